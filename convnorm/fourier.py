@@ -1,0 +1,115 @@
+r"""The kernel power spectrum and the ConvNorm normalizer, for 1D and 2D layers.
+
+Notation (the paper's section 3.2 and appendix B). A layer's weight is
+:math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times \dots \times k_d}` with
+:math:`d \in \{1, 2\}`. For a circular signal of size :math:`n = (n_1, \dots, n_d)`
+let :math:`\hat a_{ki} = \mathcal{F}_n(a_{ki})` be the (unnormalised) DFT of the kernel
+zero-padded to size :math:`n`. The *power spectrum* of output channel :math:`k` is
+
+.. math:: s_k(\omega) = \sum_{i=1}^{C_I} |\hat a_{ki}(\omega)|^2,
+
+and the ConvNorm *normalizer* is the filter :math:`v_k` with
+
+.. math:: \hat v_k(\omega) = \bigl(s_k(\omega) + \varepsilon\bigr)^{-1/2},
+
+so that :math:`P_k = (A_k A_k^\top)^{-1/2} = C_{v_k}` (exactly so when
+:math:`\varepsilon = 0`).
+
+Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from the
+*summed autocorrelation* :math:`r_k = \sum_i a_{ki} \star a_{ki}`, which has only
+:math:`(2k_1 - 1) \times \dots` taps: :math:`s_k = \mathcal{F}_n(r_k)` once the lags of
+:math:`r_k` are wrapped circularly onto size :math:`n`. One FFT per output channel.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from ._validation import as_size, check_finite
+
+_CONV = {1: F.conv1d, 2: F.conv2d}
+
+
+def _kernel_dims(weight: torch.Tensor) -> int:
+    if not isinstance(weight, torch.Tensor):
+        raise ValueError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
+    if weight.dim() not in (3, 4):
+        raise ValueError(
+            "weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), "
+            f"got {tuple(weight.shape)}"
+        )
+    return weight.dim() - 2
+
+
+def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
+    r"""Summed autocorrelation :math:`r_k[\tau] = \sum_i \sum_t a_{ki}[t]\, a_{ki}[t + \tau]`.
+
+    Args:
+        weight: ``(C_out, C_in, *kernel)`` with one or two kernel dimensions.
+
+    Returns:
+        ``(C_out, *(2 * kernel - 1))``; lag :math:`\tau` is stored at index
+        :math:`\tau + k - 1`, so the zero lag sits in the middle.
+    """
+    d = _kernel_dims(weight)
+    c_out, c_in, *kernel = weight.shape
+    padding = [k - 1 for k in kernel]
+    signal = weight.reshape(1, c_out * c_in, *kernel)
+    # Grouped cross-correlation: group k sees the C_in kernels of output channel k,
+    # correlated with themselves and summed over i.
+    return _CONV[d](signal, weight, padding=padding, groups=c_out)[0]
+
+
+def _wrap_lags(autocorrelation: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
+    """Fold lags ``-(k-1) … k-1`` circularly onto ``0 … n-1`` (summing aliases)."""
+    wrapped = autocorrelation
+    for axis, n in enumerate(size, start=1):
+        length = wrapped.shape[axis]
+        half = (length - 1) // 2
+        lags = torch.arange(length, device=wrapped.device) - half
+        fold = torch.zeros(n, length, dtype=wrapped.dtype, device=wrapped.device)
+        fold[lags % n, torch.arange(length, device=wrapped.device)] = 1
+        wrapped = torch.movedim(torch.tensordot(fold, torch.movedim(wrapped, axis, 0), dims=1), 0, axis)
+    return wrapped
+
+
+def kernel_power_spectrum(
+    weight: torch.Tensor, size: int | Sequence[int], onesided: bool = True
+) -> torch.Tensor:
+    r""":math:`s_k(\omega) = \sum_i |\hat a_{ki}(\omega)|^2` at signal size ``size``.
+
+    Args:
+        weight: ``(C_out, C_in, *kernel)``, one or two kernel dimensions.
+        size: the circular signal size :math:`n` (an int, or one int per kernel dim).
+            It may be smaller than the kernel: the spectrum is then that of the
+            kernel wrapped circularly, as for a DFT of that size.
+        onesided: if True return the ``rfft`` half-spectrum (last axis ``n_d // 2 + 1``),
+            else the full spectrum.
+
+    Returns:
+        A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
+    """
+    d = _kernel_dims(weight)
+    n = as_size("size", size, d)
+    check_finite("weight", weight)
+    real = weight if weight.is_floating_point() else weight.double()
+    wrapped = _wrap_lags(kernel_autocorrelation(real), n)
+    dims = tuple(range(1, d + 1))
+    spectrum = torch.fft.rfftn(wrapped, dim=dims) if onesided else torch.fft.fftn(wrapped, dim=dims)
+    # r_k is symmetric (r[-τ] = r[τ]), so its DFT is real and non-negative up to rounding.
+    return spectrum.real.clamp_min(0)
+
+
+def normalizer_spectrum(
+    weight: torch.Tensor, size: int | Sequence[int], eps: float = 0.0, onesided: bool = True
+) -> torch.Tensor:
+    r"""The ConvNorm normalizer :math:`\hat v_k(\omega) = (s_k(\omega) + \varepsilon)^{-1/2}`.
+
+    With ``eps = 0`` a frequency where every kernel of a channel vanishes gives
+    ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
+    """
+    if eps < 0:
+        raise ValueError(f"eps must be non-negative, got {eps}")
+    return (kernel_power_spectrum(weight, size, onesided) + eps).rsqrt()

@@ -1,0 +1,26 @@
+"""Helpers that build the website (the same command as the README's Quick start)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD_ARGS = ["-W", "-n", "--keep-going"]
+
+
+def jupyter_book_build(source: Path, output: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``jupyter-book build SOURCE -W -n --keep-going`` and return the finished process."""
+    command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+               "build", str(source), *BUILD_ARGS]
+    if output is not None:
+        command += ["--path-output", str(output)]
+    return subprocess.run(command, cwd=source, capture_output=True, text=True)
+
+
+def build_site() -> Path:
+    """Build the book (incremental: cached notebooks are not re-run); return ``_build/html``."""
+    result = jupyter_book_build(ROOT)
+    if result.returncode != 0:
+        raise AssertionError(f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
+    return ROOT / "_build" / "html"

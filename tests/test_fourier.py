@@ -1,0 +1,66 @@
+"""convnorm.fourier: the power spectrum from the summed autocorrelation equals the
+direct sum of |FFT|^2, the normalizer whitens it, and bad input is named."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from convnorm.figures_intro import normalized_kernel_spectrum
+from convnorm.fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
+
+
+def direct_power_spectrum(weight, n, onesided):
+    """Σ_i |DFT_n(a_ki)|² with the kernel wrapped circularly onto size n."""
+    d = weight.dim() - 2
+    wrapped = torch.zeros(*weight.shape[:2], *([n] * d), dtype=weight.dtype)
+    for idx in itertools.product(*(range(k) for k in weight.shape[2:])):
+        wrapped[(..., *[i % n for i in idx])] += weight[(..., *idx)]
+    fft = torch.fft.rfftn if onesided else torch.fft.fftn
+    return (fft(wrapped, dim=tuple(range(2, 2 + d))).abs() ** 2).sum(1)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+@pytest.mark.parametrize("k, n", [(3, 8), (3, 7), (5, 5), (2, 6), (1, 3), (5, 3), (4, 9)])
+@pytest.mark.parametrize("onesided", [True, False])
+def test_power_spectrum_matches_direct_fft(d, k, n, onesided):
+    weight = torch.randn(4, 3, *([k] * d), dtype=torch.float64)
+    expected = direct_power_spectrum(weight, n, onesided)
+    assert torch.allclose(kernel_power_spectrum(weight, n, onesided), expected, atol=1e-10)
+
+
+def test_autocorrelation_zero_lag_is_energy():
+    weight = torch.randn(5, 2, 3, 3, dtype=torch.float64)
+    r = kernel_autocorrelation(weight)
+    assert r.shape == (5, 5, 5)
+    assert torch.allclose(r[:, 2, 2], (weight ** 2).sum((1, 2, 3)))
+    assert torch.allclose(r, r.flip(1, 2)), "r[-tau] = r[tau]"
+
+
+@pytest.mark.parametrize("n", [6, 7])
+def test_normalizer_whitens_each_output_channel(n):
+    weight = torch.randn(3, 4, 3, dtype=torch.float64)
+    a_hat = torch.fft.rfft(weight, n=n)
+    v_hat = normalizer_spectrum(weight, n)
+    assert torch.allclose(((a_hat * v_hat[:, None]).abs() ** 2).sum(1), torch.ones(3, n // 2 + 1, dtype=torch.float64))
+
+
+def test_eps_bounds_the_gain():
+    weight = torch.zeros(1, 1, 3, dtype=torch.float64)
+    assert torch.isinf(normalizer_spectrum(weight, 8)).all()
+    assert torch.allclose(normalizer_spectrum(weight, 8, eps=1e-4), torch.full((1, 5), 100.0, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda: kernel_power_spectrum(torch.randn(3, 3), 8), "weight must have shape"),
+    (lambda: kernel_power_spectrum(torch.randn(2, 2, 3), 0), "size must be a positive integer"),
+    (lambda: kernel_power_spectrum(torch.randn(2, 2, 3, 3), (8,)), "size must have 2 entries"),
+    (lambda: kernel_power_spectrum(torch.tensor([[[1.0, float("nan")]]]), 4), "weight contains non-finite"),
+    (lambda: normalizer_spectrum(torch.randn(2, 2, 3), 8, eps=-1.0), "eps must be non-negative"),
+    (lambda: normalized_kernel_spectrum([1.0, 2.0, 3.0], 2), "larger than the signal size"),
+    (lambda: normalized_kernel_spectrum([[1.0]], 4), "non-empty 1D"),
+])
+def test_bad_input_is_named(bad, message):
+    with pytest.raises(ValueError, match=message):
+        bad()
