@@ -68,11 +68,45 @@ def _wrap_lags(autocorrelation: torch.Tensor, size: Sequence[int]) -> torch.Tens
     for axis, n in enumerate(size, start=1):
         length = wrapped.shape[axis]
         half = (length - 1) // 2
+        if length <= n:  # no alias: zero-pad to n, then rotate lag 0 to index 0
+            pad = [0, 0] * (wrapped.dim() - 1 - axis) + [0, n - length]
+            wrapped = torch.roll(F.pad(wrapped, pad), -half, dims=axis)
+            continue
         lags = torch.arange(length, device=wrapped.device) - half
         fold = torch.zeros(n, length, dtype=wrapped.dtype, device=wrapped.device)
         fold[lags % n, torch.arange(length, device=wrapped.device)] = 1
         wrapped = torch.movedim(torch.tensordot(fold, torch.movedim(wrapped, axis, 0), dims=1), 0, axis)
     return wrapped
+
+
+def autocorrelation_power_spectrum(
+    autocorrelation: torch.Tensor, size: int | Sequence[int], onesided: bool = True
+) -> torch.Tensor:
+    r""":math:`s_k = \mathcal{F}_n(r_k)`: the power spectrum from a summed autocorrelation.
+
+    Args:
+        autocorrelation: ``(C_out, *(2 * kernel - 1))`` as returned by
+            :func:`kernel_autocorrelation` (or an average of such arrays: the map is
+            linear, which is why the ConvNorm layer keeps its running average in this
+            size-independent form).
+        size: the circular signal size :math:`n`, one int per kernel dimension.
+        onesided: ``rfft`` half-spectrum (True) or full spectrum.
+
+    Returns:
+        A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
+    """
+    d = autocorrelation.dim() - 1
+    if d not in (1, 2) or any(length % 2 == 0 for length in autocorrelation.shape[1:]):
+        raise ValueError(
+            "autocorrelation must have shape (C_out, 2k-1) or (C_out, 2k_h-1, 2k_w-1), "
+            f"got {tuple(autocorrelation.shape)}"
+        )
+    n = as_size("size", size, d)
+    wrapped = _wrap_lags(autocorrelation, n)
+    dims = tuple(range(1, d + 1))
+    spectrum = torch.fft.rfftn(wrapped, dim=dims) if onesided else torch.fft.fftn(wrapped, dim=dims)
+    # r_k is symmetric (r[-τ] = r[τ]), so its DFT is real and non-negative up to rounding.
+    return spectrum.real.clamp_min(0)
 
 
 def kernel_power_spectrum(
@@ -92,14 +126,10 @@ def kernel_power_spectrum(
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
     """
     d = _kernel_dims(weight)
-    n = as_size("size", size, d)
+    as_size("size", size, d)
     check_finite("weight", weight)
     real = weight if weight.is_floating_point() else weight.double()
-    wrapped = _wrap_lags(kernel_autocorrelation(real), n)
-    dims = tuple(range(1, d + 1))
-    spectrum = torch.fft.rfftn(wrapped, dim=dims) if onesided else torch.fft.fftn(wrapped, dim=dims)
-    # r_k is symmetric (r[-τ] = r[τ]), so its DFT is real and non-negative up to rounding.
-    return spectrum.real.clamp_min(0)
+    return autocorrelation_power_spectrum(kernel_autocorrelation(real), size, onesided)
 
 
 def normalizer_spectrum(
