@@ -22,6 +22,7 @@ Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -46,6 +47,10 @@ def _kernel_dims(weight: torch.Tensor) -> int:
 def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     r"""Summed autocorrelation :math:`r_k[\tau] = \sum_i \sum_t a_{ki}[t]\, a_{ki}[t + \tau]`.
 
+    Computed from the per-channel Gram matrices :math:`G_k[s, t] = \sum_i a_{ki}[s]\, a_{ki}[t]`
+    (one small batched matmul) by summing each :math:`G_k` along its lag :math:`\tau = t - s`;
+    large kernels use a grouped convolution instead.
+
     Args:
         weight: ``(C_out, C_in, *kernel)`` with one or two kernel dimensions.
 
@@ -55,11 +60,29 @@ def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     """
     d = _kernel_dims(weight)
     c_out, c_in, *kernel = weight.shape
-    padding = [k - 1 for k in kernel]
-    signal = weight.reshape(1, c_out * c_in, *kernel)
-    # Grouped cross-correlation: group k sees the C_in kernels of output channel k,
-    # correlated with themselves and summed over i.
-    return _CONV[d](signal, weight, padding=padding, groups=c_out)[0]
+    taps = math.prod(kernel)
+    lags = [2 * k - 1 for k in kernel]
+    if taps * taps * math.prod(lags) > 2**20:  # the lag map would be large: grouped convolution
+        signal = weight.reshape(1, c_out * c_in, *kernel)
+        # Group k correlates the C_in kernels of output channel k with themselves, summed over i.
+        return _CONV[d](signal, weight, padding=[k - 1 for k in kernel], groups=c_out)[0]
+    flat = weight.reshape(c_out, c_in, taps)
+    gram = flat.transpose(1, 2) @ flat  # (C_out, taps, taps)
+    return (gram.reshape(c_out, taps * taps) @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
+
+
+def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """0/1 matrix ``(taps², Π(2k-1))`` sending Gram entry ``(s, t)`` to lag ``t - s`` (shifted by ``k - 1``)."""
+    lags = [2 * k - 1 for k in kernel]
+    position = torch.stack(torch.meshgrid(*[torch.arange(k, device=device) for k in kernel], indexing="ij"), -1)
+    position = position.reshape(-1, len(kernel))  # (taps, d)
+    lag = position[None, :, :] - position[:, None, :] + torch.tensor(kernel, device=device) - 1  # (taps, taps, d)
+    index = torch.zeros(lag.shape[:2], dtype=torch.long, device=device)
+    for axis, k in enumerate(kernel):
+        index = index * (2 * k - 1) + lag[..., axis]
+    lag_map = torch.zeros(index.numel(), math.prod(lags), dtype=dtype, device=device)
+    lag_map[torch.arange(index.numel(), device=device), index.flatten()] = 1
+    return lag_map
 
 
 def _wrap_lags(autocorrelation: torch.Tensor, size: Sequence[int]) -> torch.Tensor:

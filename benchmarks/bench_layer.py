@@ -1,0 +1,143 @@
+"""ConvNorm2d+BN against Conv2d+BN: CIFAR ResNet18 training step, time and peak memory.
+
+Prints the ratios measured side by side in one process (time: interleaved steps,
+medians) and writes them with their provenance to ``benchmarks/results/bench_layer.json``.
+Peak memory is measured two ways: the bytes autograd saves for backward (exact,
+deterministic) and the growth of resident memory over a few training steps of a fresh
+subprocess, after its first step (peak ``VmHWM`` minus ``VmRSS`` before; Linux; the
+subprocesses of both models alternate, medians).
+
+    python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
+    python benchmarks/bench_layer.py --repeats 3 --no-rss
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+from convnorm.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
+from convnorm.models import build_model
+from convnorm.training.results import provenance, save_results
+
+NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
+HERE = Path(__file__).resolve().parent
+
+
+def batch(size: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(size, 3, 32, 32, generator=g), torch.randint(0, 10, (size,), generator=g)
+
+
+def model(norm: str) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return build_model("resnet18", norm=norm)
+
+
+def rss_child(norm: str, batch_size: int, steps: int) -> None:
+    """In a fresh process: peak RSS growth (bytes) over ``steps`` training steps."""
+    net = model(norm)
+    images, labels = batch(batch_size)
+    step = make_train_step(net, images, labels)
+    step()  # first step allocates gradients and optimizer state
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
+    before = proc_status_bytes("VmRSS")
+    for _ in range(steps):
+        step()
+    peak = proc_status_bytes("VmHWM")
+    print(json.dumps({"peak_rss_growth_bytes": peak - before, "peak_rss_bytes": peak}))
+
+
+def proc_status_bytes(field: str) -> int:
+    """A memory field of ``/proc/self/status`` (Linux), in bytes. (``ru_maxrss`` would not
+    do: Linux carries the parent's peak into a child across exec.)"""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"{field} not found in /proc/self/status")
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--rss-repeats", type=int, default=3)
+    parser.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS measurement")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_layer.json")
+    parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.rss_child:
+        rss_child(args.rss_child, args.batch, steps=3)
+        return
+
+    start = time.time()
+    images, labels = batch(args.batch)
+    nets = {name: model(norm) for name, norm in NORMS.items()}
+    timing = interleaved_medians({name: make_train_step(net, images, labels) for name, net in nets.items()},
+                                 repeats=args.repeats)
+    saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
+    base, ours = "conv2d+bn", "convnorm2d+bn"
+    results = {
+        "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
+                  "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
+                  "cpu": cpu_name(), "threads": torch.get_num_threads(), "python": platform.python_version()},
+        "time": timing,
+        "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
+        "saved_activation_bytes": saved,
+        "saved_activation_ratio": saved[ours] / saved[base],
+    }
+    if not args.no_rss:
+        rss = {key: {name: [] for name in NORMS} for key in ("peak_rss_growth_bytes", "peak_rss_bytes")}
+        for _ in range(args.rss_repeats):
+            for name, norm in NORMS.items():
+                out = subprocess.run([sys.executable, __file__, "--rss-child", norm, "--batch", str(args.batch),
+                                      *(["--threads", str(args.threads)] if args.threads else [])],
+                                     capture_output=True, text=True, check=True)
+                record = json.loads(out.stdout.strip().splitlines()[-1])
+                for key in rss:
+                    rss[key][name].append(record[key])
+        for key, values in rss.items():
+            results[key] = values
+            results[key.replace("_bytes", "_ratio_median")] = (statistics.median(values[ours])
+                                                               / statistics.median(values[base]))
+
+    spread = {n: (t["max_s"] - t["min_s"]) / t["median_s"] for n, t in timing.items()}
+    print(f"ResNet18 CIFAR train step, batch {args.batch}, {torch.get_num_threads()} threads, {cpu_name()}")
+    for name, t in timing.items():
+        print(f"  {name:14s} median {t['median_s'] * 1e3:8.1f} ms  (min {t['min_s'] * 1e3:.1f}, "
+              f"max {t['max_s'] * 1e3:.1f}, spread {spread[name]:.0%})")
+    print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {results['time_ratio_median']:.2f}")
+    print(f"  saved-activation ratio: {results['saved_activation_ratio']:.2f} "
+          f"({saved[ours] / 2**20:.1f} MiB vs {saved[base] / 2**20:.1f} MiB)")
+    if "peak_rss_ratio_median" in results:
+        print(f"  training-step memory growth ratio (peak RSS minus RSS before, medians of {args.rss_repeats} "
+              f"fresh processes each): {results['peak_rss_growth_ratio_median']:.2f}")
+        print(f"  whole-process peak RSS ratio: {results['peak_rss_ratio_median']:.2f}")
+    path = save_results(args.out, provenance("bench_layer", f"batch{args.batch}", 0, None, time.time() - start),
+                        {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    print(f"written {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Time the spectral analysis of every conv layer of a CIFAR ResNet18 at 32x32 (CPU).
+
+Prints, for a freshly initialised ``convnorm.models`` ResNet18 (BatchNorm variant):
+
+* the time to compute *all* singular values of every 3x3 conv layer
+  (:func:`convnorm.spectral.conv_singular_values`, float32), and
+* the time of :func:`convnorm.spectral.analyse_conv_layers` (spectral norm with and
+  without ConvNorm, mean channel condition numbers: the data of the paper's Figure 2).
+
+The spectral functions run single-threaded by design (see ``convnorm.spectral._one_thread``).
+
+Usage: ``python benchmarks/bench_spectral.py [--repeats R]``.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from convnorm.models import build_model
+from convnorm.spectral import analyse_conv_layers, conv_singular_values
+
+
+def best_of(repeats: int, fn) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = build_model("resnet18", "bn")
+    report = analyse_conv_layers(model, 32)
+    weights = {name: module.weight.detach() for name, module in model.named_modules()
+               if isinstance(module, torch.nn.Conv2d)}
+    layers = [(weights[r.name], r.input_size) for r in report]
+
+    def all_singular_values() -> int:
+        return sum(conv_singular_values(w, size).numel() for w, size in layers)
+
+    count = all_singular_values()
+    t_svd = best_of(args.repeats, all_singular_values)
+    t_report = best_of(args.repeats, lambda: analyse_conv_layers(model, 32))
+    print(f"CIFAR ResNet18, {len(layers)} 3x3 conv layers at 32x32 input, torch {torch.__version__}, "
+          f"best of {args.repeats}")
+    print(f"  all {count:,} singular values (conv_singular_values): {t_svd:.2f} s")
+    print(f"  analyse_conv_layers (norms with/without ConvNorm, condition numbers): {t_report:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

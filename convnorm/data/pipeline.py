@@ -1,0 +1,159 @@
+"""Batches, augmentation and the assembled train/validation/test sets.
+
+Everything runs on tensors (no torchvision): images stay uint8 until a batch is
+formed, then become float in [0, 1]. Per-channel standardisation is part of each
+model (``convnorm.models.Standardize``), so attacks work directly in pixel space.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from .._validation import check_positive_int
+from .cifar import CifarSource, cached_arrays, find_cifar
+from .splits import LabelNoise, balanced_subset, symmetric_label_noise, train_val_split
+
+
+def random_crop_flip(images: torch.Tensor, generator: torch.Generator, padding: int = 4,
+                     flip: bool = True) -> torch.Tensor:
+    """Standard CIFAR augmentation of a batch ``(N, C, H, W)``.
+
+    Each image is zero-padded by ``padding`` pixels per side, an ``H x W`` window at a
+    uniformly random offset in ``{0, ..., 2 padding}^2`` is cut out, and with
+    probability 1/2 (if ``flip``) it is mirrored left-right. The random numbers come
+    from ``generator`` (on the CPU) so a seeded run repeats exactly.
+    """
+    if images.dim() != 4:
+        raise ValueError(f"images must have shape (N, C, H, W), got {tuple(images.shape)}")
+    n, _, h, w = images.shape
+    offsets = torch.randint(0, 2 * padding + 1, (2, n), generator=generator).to(images.device)
+    mirror = (torch.rand(n, generator=generator) < 0.5).to(images.device) if flip else None
+    padded = torch.nn.functional.pad(images, (padding,) * 4)
+    rows = offsets[0, :, None] + torch.arange(h, device=images.device)  # (N, H)
+    cols = offsets[1, :, None] + torch.arange(w, device=images.device)  # (N, W)
+    if mirror is not None:
+        cols = torch.where(mirror[:, None], cols.flip(1), cols)
+    batch = torch.arange(n, device=images.device)[:, None, None]
+    out = padded.permute(0, 2, 3, 1)[batch, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
+    return out.permute(0, 3, 1, 2).contiguous()
+
+
+class BatchLoader:
+    """Minibatches of ``(images in [0, 1], labels)`` from uint8 tensors.
+
+    ``epoch(e)`` shuffles (if ``shuffle``) and augments (if ``augment``) with a
+    generator seeded by ``(seed, e)``, so epoch ``e`` is the same whether or not a
+    run was interrupted before it: this is what makes checkpoint resumption exact.
+    """
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int = 128,
+                 shuffle: bool = False, augment: bool = False, seed: int = 0,
+                 device: torch.device | str = "cpu"):
+        if images.dtype != torch.uint8 or images.dim() != 4:
+            raise ValueError(f"images must be a uint8 tensor (N, C, H, W), got {images.dtype} {tuple(images.shape)}")
+        if labels.shape != (len(images),):
+            raise ValueError(f"labels must have shape ({len(images)},), got {tuple(labels.shape)}")
+        self.images, self.labels = images, labels
+        self.batch_size = check_positive_int("batch_size", batch_size)
+        self.shuffle, self.augment, self.seed = shuffle, augment, int(seed)
+        self.device = torch.device(device)
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.labels) / self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return self.epoch(0)
+
+    def epoch(self, epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + int(epoch))
+        order = torch.randperm(len(self.labels), generator=gen) if self.shuffle else torch.arange(len(self.labels))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            x = self.images[idx].to(self.device, non_blocking=True)
+            if self.augment:
+                x = random_crop_flip(x, gen)
+            yield x.float().div_(255), self.labels[idx].to(self.device, non_blocking=True)
+
+
+@dataclass
+class CifarSplits:
+    """Train / validation / test sets (uint8 images, int64 labels) and how they were made.
+
+    ``indices`` holds each set's positions in the official training (train, val) or
+    test (test) arrays; ``info`` the sizes, noise statistics and data copy.
+    """
+
+    train: tuple[torch.Tensor, torch.Tensor]
+    val: tuple[torch.Tensor, torch.Tensor]
+    test: tuple[torch.Tensor, torch.Tensor]
+    num_classes: int
+    source: CifarSource
+    info: dict = field(default_factory=dict)
+    indices: dict = field(default_factory=dict)
+
+    def loaders(self, batch_size: int = 128, augment: bool = True, seed: int = 0,
+                device: torch.device | str = "cpu", eval_batch_size: int = 500) -> dict[str, BatchLoader]:
+        """A shuffled (optionally augmented) train loader and plain val/test loaders."""
+        return {
+            "train": BatchLoader(*self.train, batch_size, shuffle=True, augment=augment, seed=seed, device=device),
+            "val": BatchLoader(*self.val, eval_batch_size, device=device),
+            "test": BatchLoader(*self.test, eval_batch_size, device=device),
+        }
+
+
+def _take(arrays, split: str, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    index = idx.numpy()
+    return torch.from_numpy(arrays[f"{split}_x"][index]), torch.from_numpy(arrays[f"{split}_y"][index])
+
+
+def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, *, seed: int = 0,
+                  val_fraction: float = 0.1, train_fraction: float = 1.0, label_noise: float = 0.0,
+                  noise_include_true_class: bool = True, max_train: int | None = None,
+                  max_val: int | None = None, max_test: int | None = None,
+                  download: bool = False) -> CifarSplits:
+    """The paper's data protocol in one call.
+
+    1. Hold out ``val_fraction`` of the training set (stratified, seeded) as validation.
+    2. Cut the rest to at most ``max_train`` images (a balanced random cut, for reduced
+       presets), then keep a class-balanced ``train_fraction`` of them (data scarcity).
+    3. Apply symmetric label noise of rate ``label_noise`` to the training *and*
+       validation labels, as the paper does; the test labels stay clean.
+    ``max_val`` / ``max_test`` cut the evaluation sets (balanced, seeded) for quick runs.
+    Only the selected images are read from the memory-mapped cache.
+    """
+    source = find_cifar(name, root, download)
+    arrays = cached_arrays(source)
+    num_classes = 10 if name == "cifar10" else 100
+    all_labels = torch.from_numpy(arrays["train_y"][:].copy())
+    train_idx, val_idx = train_val_split(all_labels, val_fraction, seed)
+    info: dict = {"val_fraction": val_fraction, "train_fraction": train_fraction}
+
+    def cut(idx: torch.Tensor, labels: torch.Tensor, limit: int | None, salt: int) -> torch.Tensor:
+        if limit is None or limit >= len(idx):
+            return idx
+        check_positive_int("limit", limit)
+        return idx[balanced_subset(labels[idx], limit / len(idx), seed + salt)]
+
+    train_idx = cut(train_idx, all_labels, max_train, 2)
+    if train_fraction < 1.0:
+        train_idx = train_idx[balanced_subset(all_labels[train_idx], train_fraction, seed + 1)]
+    val_idx = cut(val_idx, all_labels, max_val, 3)
+    test_labels = torch.from_numpy(arrays["test_y"][:].copy())
+    test_idx = cut(torch.arange(len(test_labels)), test_labels, max_test, 4)
+    train, val, test = _take(arrays, "train", train_idx), _take(arrays, "train", val_idx), _take(arrays, "test", test_idx)
+    if label_noise > 0:
+        noisy: list[LabelNoise] = [
+            symmetric_label_noise(part[1], label_noise, num_classes, seed + salt, noise_include_true_class)
+            for part, salt in ((train, 5), (val, 6))
+        ]
+        train, val = (train[0], noisy[0].labels), (val[0], noisy[1].labels)
+        info.update(label_noise=label_noise, noise_include_true_class=noise_include_true_class,
+                    train_flip_rate=noisy[0].flip_rate, val_flip_rate=noisy[1].flip_rate,
+                    expected_flip_rate=noisy[0].expected_flip_rate)
+    info.update(n_train=len(train[1]), n_val=len(val[1]), n_test=len(test[1]), source=source.description)
+    indices = {"train": train_idx, "val": val_idx, "test": test_idx}
+    return CifarSplits(train, val, test, num_classes, source, info, indices)

@@ -1,0 +1,22 @@
+"""The paper's experiments at three scales (presets ``smoke``, ``cpu``, ``paper``).
+
+From Python or a notebook::
+
+    from convnorm.experiments import run_experiment
+    payload = run_experiment("label-noise", preset="cpu", data_dir="data")
+    payload["results"]["0.8"]["convnorm+bn"]["summary"]
+
+From a terminal (``--help`` lists the experiments and presets)::
+
+    python -m convnorm.experiments label-noise --preset cpu --data-dir data
+
+On Colab, add ``--download`` (or ``download=True``) to fetch the official archive,
+checked against its published MD5. Results go to ``results/NAME-PRESET-seedN.json``
+with their provenance; checkpoints to ``results/checkpoints/`` (``--resume``
+continues from them).
+"""
+from .presets import PRESETS, Preset, get_preset
+from .runners import EXPERIMENTS, Context, Experiment, result_path, run_experiment
+
+__all__ = ["EXPERIMENTS", "PRESETS", "Context", "Experiment", "Preset", "get_preset", "result_path",
+           "run_experiment"]

@@ -1,0 +1,393 @@
+r"""The ConvNorm layer as a function: convolution, spectral normalization, affine, stride.
+
+Notation as in :mod:`convnorm.fourier`: weight :math:`a \in \mathbb{R}^{C_O \times C_I/g
+\times m}` (``m`` the kernel size, one or two dims), input :math:`x` of spatial size
+:math:`n`, padding :math:`p`, stride :math:`s`, and per output channel :math:`k` the
+summed autocorrelation :math:`r_k = \sum_i a_{ki} \star a_{ki}`.
+
+What is computed (the paper's appendix B, made exact; Liu et al. 2021):
+
+``padding_mode='zeros'`` (padding :math:`0 \le p \le m - 1`)
+    1. the *full* cross-correlation :math:`y = a \star x` (input zero-padded by
+       :math:`m - 1`), of size :math:`L = n + m - 1`;
+    2. per channel the circular normalization at size :math:`L`,
+       :math:`\tilde y_k = \mathcal{F}_L^{-1}\bigl[\hat v_k \odot \mathcal{F}_L y_k\bigr]`
+       with :math:`\hat v_k = (\mathcal{F}_L r_k + \varepsilon)^{-1/2}`;
+    3. the optional affine kernel :math:`\rho_k` (the paper's :math:`r_k`; renamed here
+       because :math:`r_k` is the autocorrelation), applied as a *circular*
+       cross-correlation at size :math:`L`, centred on index
+       :math:`\lfloor (m_\rho - 1)/2 \rfloor` (so a centred delta is the identity), as in
+       the paper's Algorithm 1;
+    4. crop :math:`m - 1 - p` samples at the start (the output of ``nn.Conv2d`` with
+       padding :math:`p` starts there) and keep every :math:`s`-th sample:
+       :math:`z[t] = \bar y[m - 1 - p + s t]`, :math:`0 \le t < \lfloor (n + 2p - m)/s \rfloor + 1`;
+    5. add the bias.
+
+``padding_mode='circular'`` (padding :math:`p = (m - 1)/2`, ``m`` odd)
+    The circular cross-correlation :math:`A_k x` at size :math:`n`, normalized at size
+    :math:`n`: per output channel the layer applies
+    :math:`Q_k = (A_k A_k^\top)^{-1/2} A_k` (with :math:`\varepsilon = 0`), so
+    :math:`Q_k Q_k^\top = I`; then affine, stride and bias as above.
+
+``1 × 1`` kernels
+    :math:`\hat v_k` is the constant :math:`(\sum_i a_{ki}^2 + \varepsilon)^{-1/2}`: the
+    output channel is divided by the norm of its kernel. The scale is folded into the
+    weight of one direct convolution (no FFT).
+
+Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version of size
+:math:`d(m-1)+1` (whose autocorrelation is :math:`r_k` zero-stuffed). Groups are exact:
+:math:`A_k` only involves the input channels of its group, so the sum in :math:`r_k`
+runs over those.
+
+How it is computed (fast path). The direct convolution (oneDNN) gives :math:`y`; one
+``rfftn`` of :math:`y` is multiplied by a single per-channel spectrum
+:math:`G_k(\omega) = \hat v_k(\omega)\,\hat\rho_k(\omega)\,e^{2\pi i \omega c/L}` that
+also carries the crop offset :math:`c = m - 1 - p` as a phase, so the crop becomes
+"keep the first samples". A stride :math:`s` that divides :math:`L` along the first
+spatial axis is folded into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of
+the :math:`s` aliased sub-spectra), so the inverse FFT runs at size :math:`L/s` there.
+
+Stop-gradient: by default :math:`\hat v_k` is computed from the *detached* weight, so the
+weight gradient flows through the convolution only (the paper's choice). Mixed
+precision: under ``torch.autocast`` the whole computation runs in float32 (FFTs of
+half-precision data lose too much) and the result is cast to the autocast dtype, like
+the output of a convolution under autocast.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+
+PADDING_MODES = ("zeros", "circular")
+_CONV = {1: F.conv1d, 2: F.conv2d}
+
+
+def _tuple(name: str, value: int | Sequence[int], d: int, minimum: int) -> tuple[int, ...]:
+    values = (value,) * d if isinstance(value, int) and not isinstance(value, bool) else tuple(value)
+    if len(values) != d or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in values):
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ValueError(f"{name} must be a {kind} int or a tuple of {d} such ints, got {value!r}")
+    return values
+
+
+def conv_geometry(
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int] | str,
+    dilation: Sequence[int],
+    padding_mode: str,
+) -> tuple[int, ...]:
+    """Check that the appendix procedure is defined for these arguments; return the padding.
+
+    Resolves ``padding='same'``/``'valid'`` to integers and raises ``ValueError`` (naming
+    the argument) for anything ConvNorm cannot honour exactly: other padding modes,
+    zeros padding larger than ``dilation * (kernel_size - 1)`` (the full output would
+    not contain the requested one), circular padding other than half the (odd) effective
+    kernel (the operator would not be a circulant on the input), ``'same'`` with a
+    stride or an even effective kernel.
+    """
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(
+            f"padding_mode must be one of {PADDING_MODES} (ConvNorm is defined for zero and "
+            f"circular padding only), got padding_mode={padding_mode!r}"
+        )
+    span = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel_size, dilation))
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * len(span)
+        if padding != "same":
+            raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"padding='same' requires stride 1, got stride={tuple(stride)}")
+        if any(m % 2 == 0 for m in span):
+            raise ValueError(f"padding='same' needs an odd effective kernel size, got {span}")
+        padding = tuple((m - 1) // 2 for m in span)
+    if padding_mode == "zeros" and any(p > m - 1 for p, m in zip(padding, span)):
+        raise ValueError(
+            f"padding must be at most dilation * (kernel_size - 1) = {tuple(m - 1 for m in span)} "
+            f"with padding_mode='zeros', got padding={tuple(padding)}"
+        )
+    if padding_mode == "circular" and any(2 * p != m - 1 for p, m in zip(padding, span)):
+        raise ValueError(
+            "padding must equal (dilation * (kernel_size - 1)) / 2 with padding_mode='circular' "
+            f"(an odd effective kernel {span}), got padding={tuple(padding)}"
+        )
+    return tuple(padding)
+
+
+def _dilate(autocorrelation: torch.Tensor, dilation: Sequence[int]) -> torch.Tensor:
+    """Zero-stuff ``r`` by ``dilation``: the autocorrelation of the dilated kernel."""
+    if all(dl == 1 for dl in dilation):
+        return autocorrelation
+    c, *lengths = autocorrelation.shape
+    out = autocorrelation.new_zeros(c, *((length - 1) * dl + 1 for length, dl in zip(lengths, dilation)))
+    out[(slice(None), *(slice(None, None, dl) for dl in dilation))] = autocorrelation
+    return out
+
+
+def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Sequence[int]) -> torch.Tensor:
+    r"""Half spectrum :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}`.
+
+    This is the multiplier, on the ``rfftn`` grid of size ``size`` (:math:`L`), of the
+    circular cross-correlation :math:`y[t] = \sum_j \rho[j]\, x[t + j + \text{shift}]`.
+    Computed with one small DFT matrix per axis (the kernel has few taps).
+
+    Args:
+        kernel: ``(C, *taps)``, one or two tap dimensions.
+        shift: one int per tap dimension.
+        size: :math:`L`, one int per tap dimension.
+
+    Returns:
+        Complex ``(C, L_1, …, L_d // 2 + 1)``.
+    """
+    d = kernel.dim() - 1
+    cdtype = torch.complex128 if kernel.dtype == torch.float64 else torch.complex64
+    result = kernel.to(cdtype)
+    for axis, (taps, sh, n) in enumerate(zip(kernel.shape[1:], shift, size), start=1):
+        freqs = torch.arange(n // 2 + 1 if axis == d else n, device=kernel.device, dtype=kernel.dtype)
+        lags = torch.arange(taps, device=kernel.device, dtype=kernel.dtype) + sh
+        basis = torch.polar(torch.ones((), dtype=kernel.dtype, device=kernel.device),
+                            2 * math.pi * torch.outer(lags, freqs) / n)
+        result = torch.movedim(torch.tensordot(torch.movedim(result, axis, -1), basis, dims=1), -1, axis)
+    return result
+
+
+def _fp32_region(input: torch.Tensor):
+    """Disable autocast (if on) and report the dtype a conv under autocast would return."""
+    device_type = input.device.type
+    if torch.is_autocast_enabled(device_type):
+        return torch.autocast(device_type, enabled=False), torch.get_autocast_dtype(device_type)
+    return contextlib.nullcontext(), None
+
+
+def _as_float(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | None:
+    return t if t is None or dtype is None or not t.is_floating_point() else t.float()
+
+
+def conv_norm(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+    eps: float = 1e-5,
+    affine_weight: torch.Tensor | None = None,
+    autocorrelation: torch.Tensor | None = None,
+    stop_gradient: bool = True,
+) -> torch.Tensor:
+    r"""Normalized convolution (ConvNorm), 1D or 2D: see the module docstring for the math.
+
+    Args:
+        input: ``(N, C_in, n)`` or ``(N, C_in, n_h, n_w)``.
+        weight: ``(C_out, C_in / groups, *kernel)``; its number of kernel dims (1 or 2)
+            selects 1D or 2D.
+        bias: ``(C_out,)`` added last, or None.
+        stride, padding, dilation, groups: as for ``torch.nn.functional.conv2d``;
+            ``padding`` also accepts ``'same'`` and ``'valid'``.
+        padding_mode: ``'zeros'`` or ``'circular'``.
+        eps: :math:`\varepsilon \ge 0` in :math:`\hat v_k = (s_k + \varepsilon)^{-1/2}`.
+        affine_weight: ``(C_out, *taps)`` affine kernels :math:`\rho_k` (any tap count up
+            to the normalization size), or None for no affine transform.
+        autocorrelation: ``(C_out, *(2 * kernel - 1))`` summed autocorrelation of the
+            (undilated) kernels to normalize with, e.g. a running average; None
+            computes it from ``weight``.
+        stop_gradient: compute :math:`\hat v` from ``weight.detach()`` (default, as the
+            paper); if False the gradient also flows through :math:`\hat v`.
+
+    Returns:
+        ``(N, C_out, *out)`` with ``out = (n + 2 p - d (m - 1) - 1) // s + 1``, the same
+        shape as the convolution with these arguments.
+    """
+    d = weight.dim() - 2
+    if d not in (1, 2):
+        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    if input.dim() != d + 2:
+        layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
+        raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or weight.shape[0] % groups:
+        raise ValueError(f"groups must be a positive int dividing C_out = {weight.shape[0]}, got {groups!r}")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
+            f"(weight {tuple(weight.shape)}, groups={groups})"
+        )
+    if not eps >= 0:
+        raise ValueError(f"eps must be non-negative, got {eps}")
+    kernel = tuple(weight.shape[2:])
+    stride = _tuple("stride", stride, d, 1)
+    dilation = _tuple("dilation", dilation, d, 1)
+    if not isinstance(padding, str):
+        padding = _tuple("padding", padding, d, 0)
+    padding = conv_geometry(kernel, stride, padding, dilation, padding_mode)
+    if affine_weight is not None and (affine_weight.dim() != d + 1 or affine_weight.shape[0] != weight.shape[0]):
+        raise ValueError(f"affine_weight must have shape (C_out, *taps) with C_out = {weight.shape[0]}, "
+                         f"got {tuple(affine_weight.shape)}")
+    expected = (weight.shape[0], *(2 * k - 1 for k in kernel))
+    if autocorrelation is not None and tuple(autocorrelation.shape) != expected:
+        raise ValueError(f"autocorrelation must have shape {expected}, got {tuple(autocorrelation.shape)}")
+
+    region, out_dtype = _fp32_region(input)
+    with region:
+        input, weight, bias, affine_weight, autocorrelation = (
+            _as_float(t, out_dtype) for t in (input, weight, bias, affine_weight, autocorrelation))
+        if autocorrelation is None:
+            autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
+        out = _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps,
+                         affine_weight, _dilate(autocorrelation, dilation))
+    return out if out_dtype is None else out.to(out_dtype)
+
+
+def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps,
+               affine_weight, autocorrelation):
+    """The computation, arguments already checked and tuples (see :func:`conv_norm`)."""
+    d = weight.dim() - 2
+    conv = _CONV[d]
+    c_out = weight.shape[0]
+    size = tuple(input.shape[2:])
+    span = tuple(autocorrelation.shape[1:])  # 2 m - 1 per axis, m the effective kernel
+    m = tuple((length + 1) // 2 for length in span)
+
+    if all(k == 1 for k in m):  # 1x1: a scalar per output channel, folded into the weight
+        scale = (autocorrelation.reshape(c_out) + eps).rsqrt()
+        if affine_weight is not None:
+            if affine_weight[0].numel() != 1:
+                raise ValueError(f"affine_weight of a 1x1 layer must have one tap per channel, "
+                                 f"got {tuple(affine_weight.shape)}")
+            scale = scale * affine_weight.reshape(c_out)
+        weight = weight * scale.reshape(c_out, *([1] * (d + 1)))
+        return conv(input, weight, bias, stride, 0, dilation, groups)
+
+    if padding_mode == "circular":
+        if any(k > n for k, n in zip(m, size)):
+            raise ValueError(f"kernel size {m} (with dilation) is larger than the input size {size}")
+        pad = [p for p in reversed(padding) for _ in range(2)]
+        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, dilation, groups)
+        length = size
+        offset = (0,) * d
+    else:
+        y = conv(input, weight, None, 1, tuple(k - 1 for k in m), dilation, groups)
+        length = tuple(n + k - 1 for n, k in zip(size, m))
+        offset = tuple(k - 1 - p for k, p in zip(m, padding))
+    out_size = tuple((n + 2 * p - k) // s + 1 for n, p, k, s in zip(size, padding, m, stride))
+    if any(o < 1 for o in out_size):
+        raise ValueError(f"input size {size} is too small for kernel {m} with padding {padding}")
+
+    gain = (autocorrelation_power_spectrum(autocorrelation, length) + eps).rsqrt()
+    if affine_weight is not None:
+        taps = tuple(affine_weight.shape[1:])
+        if any(t > n for t, n in zip(taps, length)):
+            raise ValueError(f"affine kernel {taps} is larger than the normalization size {length}")
+        shift = tuple(c - (t - 1) // 2 for c, t in zip(offset, taps))
+    else:
+        affine_weight = torch.ones(c_out, *([1] * d), dtype=y.dtype, device=y.device)
+        shift = offset
+    geometry = (shift, length, stride, out_size)
+    if gain.requires_grad:  # no stop-gradient: let autograd differentiate through v-hat too
+        z = _spectral_filter(y, affine_weight, gain, geometry)
+    else:
+        z = _SpectralFilter.apply(y, affine_weight, gain, geometry)
+    if bias is not None:
+        z = z + bias.reshape(c_out, *([1] * d))
+    return z
+
+
+def _sample(spectrum: torch.Tensor, length, stride, out_size) -> torch.Tensor:
+    r"""Inverse ``rfftn`` of ``spectrum`` at size ``length``, then ``z[s t]`` for ``t < out_size``.
+
+    A stride dividing the first axis of a 2D signal is folded into the spectrum: the DFT
+    of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased sub-spectra."""
+    d = len(length)
+    first = stride[0]
+    if d == 2 and first > 1 and length[0] % first == 0:
+        spectrum = spectrum.unflatten(-2, (first, length[0] // first)).mean(-3)
+        z = torch.fft.irfft(torch.fft.ifft(spectrum, dim=-2), n=length[1], dim=-1)
+        return z[..., : out_size[0], : (out_size[1] - 1) * stride[1] + 1 : stride[1]]
+    z = torch.fft.irfftn(spectrum, s=length, dim=tuple(range(-d, 0)))
+    return z[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_size, stride)))]
+
+
+def _embed_spectrum(grad: torch.Tensor, length, stride) -> torch.Tensor:
+    r"""``rfftn`` of the adjoint of :func:`_sample`'s sampling: ``grad`` placed at positions
+    ``s t`` of a zero signal of size ``length``. The spectrum of a signal upsampled by
+    :math:`s` along an axis is the spectrum at size :math:`L/s` repeated :math:`s` times."""
+    d = len(length)
+    first = stride[0]
+    fold = d == 2 and first > 1 and length[0] % first == 0
+    rows = length[0] // first if fold else length[0]
+    full = grad.new_zeros(*grad.shape[:-d], *((rows,) + tuple(length[1:])))
+    full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], (1 if fold else first,) + tuple(stride[1:]))))] = grad
+    spectrum = torch.fft.rfftn(full, dim=tuple(range(-d, 0)))
+    return spectrum.repeat(*([1] * (spectrum.dim() - 2)), first, 1) if fold else spectrum
+
+
+def _spectral_filter(y, affine_weight, gain, geometry):
+    """Differentiable-by-autograd version of :class:`_SpectralFilter` (used without stop-gradient)."""
+    shift, length, stride, out_size = geometry
+    d = len(length)
+    multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
+    return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
+
+
+class _SpectralFilter(torch.autograd.Function):
+    r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr)` with
+    a hand-written backward that keeps only what it needs: nothing but the (small)
+    multiplier for the input gradient, plus the conv output :math:`y` when the affine
+    kernel needs a gradient (autograd would also keep :math:`y` and the spectrum).
+
+    Backward: the map is real-linear in :math:`y` with adjoint
+    :math:`\mathcal F^{-1}[\overline{\hat v \hat\rho}\,\mathcal F \operatorname{embed}_s(g)]`, and
+    :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k \circledast y)[t + j + \text{shift}]`,
+    a circular cross-correlation computed in the Fourier domain.
+    """
+
+    @staticmethod
+    def forward(ctx, y, affine_weight, gain, geometry):
+        shift, length, stride, out_size = geometry
+        d = len(length)
+        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
+        ctx.geometry = geometry
+        ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, affine_weight, gain)
+        return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        y, affine_weight, gain = ctx.saved_tensors
+        shift, length, stride, out_size = ctx.geometry
+        d = len(length)
+        dims = tuple(range(-d, 0))
+        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
+        grad_spectrum = _embed_spectrum(grad, length, stride)
+        grad_y = grad_affine = None
+        if ctx.needs_input_grad[0]:
+            grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=length, dim=dims)
+        if ctx.needs_input_grad[1]:
+            cross = (grad_spectrum.conj() * torch.fft.rfftn(y, dim=dims)).sum(0) * gain
+            cross = torch.fft.irfftn(cross, s=length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
+            taps = affine_weight.shape[1:]
+            index = [(torch.arange(t, device=y.device) + sh) % n for t, sh, n in zip(taps, shift, length)]
+            grad_affine = cross[(slice(None), *torch.meshgrid(*index, indexing="ij"))]
+        return grad_y, grad_affine, None, None
+
+
+def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+    """:func:`conv_norm` for 2D: input ``(N, C_in, H, W)``, weight ``(C_out, C_in/g, k_h, k_w)``."""
+    if weight.dim() != 4:
+        raise ValueError(f"weight must have shape (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    return conv_norm(input, weight, *args, **kwargs)
+
+
+def conv_norm1d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+    """:func:`conv_norm` for 1D: input ``(N, C_in, n)``, weight ``(C_out, C_in/g, k)``."""
+    if weight.dim() != 3:
+        raise ValueError(f"weight must have shape (C_out, C_in, k), got {tuple(weight.shape)}")
+    return conv_norm(input, weight, *args, **kwargs)

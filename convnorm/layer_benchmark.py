@@ -1,0 +1,71 @@
+"""Timing and memory of training steps, to compare ConvNorm2d with Conv2d side by side.
+
+Used by ``benchmarks/bench_layer.py`` and by chapter 6. Timings of different models
+are *interleaved* (one step of each in turn, repeated) and summarised by medians, so
+a slow spell of a shared machine hits every model alike.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ._validation import check_positive_int
+
+
+def make_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
+                    lr: float = 0.1) -> Callable[[], float]:
+    """One SGD step (cross-entropy, momentum 0.9) of ``model`` on a fixed batch, as a closure."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    model.train()
+
+    def step() -> float:
+        optimizer.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return float(loss.detach())
+
+    return step
+
+
+def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int = 7,
+                        warmup: int = 2) -> dict[str, dict[str, float | list[float]]]:
+    """Seconds per call of each closure: ``warmup`` untimed rounds, then ``repeats``
+    rounds calling every closure once in turn. Returns per name the median, the
+    min/max and all samples."""
+    check_positive_int("repeats", repeats)
+    for _ in range(warmup):
+        for fn in steps.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, fn in steps.items():
+            start = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+    return {name: {"median_s": statistics.median(s), "min_s": min(s), "max_s": max(s), "samples_s": s}
+            for name, s in samples.items()}
+
+
+def saved_activation_bytes(model: nn.Module, images: torch.Tensor) -> int:
+    """Bytes of the tensors autograd keeps for the backward pass of one forward
+    (the activation memory of a training step, parameters excluded), counting each
+    storage once."""
+    storages: dict[int, int] = {}
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in params:
+            storages[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(images).sum()
+    return sum(storages.values())

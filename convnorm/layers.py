@@ -1,0 +1,245 @@
+r"""``ConvNorm1d`` and ``ConvNorm2d``: drop-in replacements for ``nn.Conv1d``/``nn.Conv2d``
+that normalize every output channel spectrally (Liu et al. 2021).
+
+The math lives in :func:`convnorm.functional.conv_norm`; this module keeps the
+bookkeeping: the parameters (``weight``, ``bias``, ``affine_weight``), the running
+average and its step count (buffers), and the train/eval switch.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+from ._validation import check_positive_int
+from .fourier import kernel_autocorrelation
+from .functional import _fp32_region, _tuple, conv_geometry, conv_norm
+
+_DOC = r"""{title}
+
+Applies, per output channel :math:`k`,
+
+.. math::
+    z_k = \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k \circledast
+          (v_k \circledast (a_k \star x))\bigr] + b_k,\qquad
+    \hat v_k = \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
+
+where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
+:math:`\circledast` circular convolution at size :math:`L`, :math:`\rho_k` the affine
+kernel and :math:`b_k` the bias (see :mod:`convnorm.functional` for the exact
+procedure, circular padding and 1x1 kernels). With ``padding_mode='circular'`` the
+normalized operator of channel :math:`k` is :math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a
+tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
+
+Where things happen:
+
+* **Affine transform** (``affine=True``): a learnable kernel :math:`\rho_k` per output
+  channel, of the same size as the conv kernel, applied after the normalization as a
+  circular cross-correlation at the normalization size :math:`L`, *before* the crop and
+  the stride (the paper's Algorithm 1). It is initialised to a centred delta, so a fresh
+  layer is pure normalization. The bias is added last.
+* **Normalizer and gradient**: in training mode :math:`\hat v` comes from the current
+  weight, detached (stop-gradient, as in the paper) unless ``stop_gradient=False``.
+* **Running average**: every training forward updates
+  ``running_autocorrelation`` :math:`\bar r \leftarrow f_t\, r + (1 - f_t)\,\bar r` with the
+  summed kernel autocorrelation :math:`r_k = \sum_i a_{{ki}} \star a_{{ki}}` of the current
+  weight, :math:`f_t = \max\bigl(\tfrac12(1 + \cos(\pi \min(t, T)/T)),\ f_{{\min}}\bigr)`,
+  :math:`T` = ``ramp_steps``, :math:`f_{{\min}}` = ``ramp_floor`` and :math:`t` =
+  ``num_steps_tracked``, which then advances by one. The count advances **once per
+  training forward** (as BatchNorm's ``num_batches_tracked``): a loop that calls the
+  model several times per optimizer step advances it several times. The update is
+  skipped (and the count kept) if the weight is not finite; the buffers depend on the
+  weight only, so a non-finite *input* cannot reach them.
+* **Eval mode** normalizes with :math:`\hat v = (\mathcal{{F}}_L \bar r + \varepsilon)^{{-1/2}}`.
+  The paper averages :math:`\hat v` itself; averaging :math:`r` instead (that is, the
+  power spectrum, which is linear in :math:`r`) gives a state of fixed shape that is
+  valid at *every* input size, so a layer trained on 32x32 images evaluates exactly on
+  any other size. Both averages agree once the weights stop moving. Before the first
+  training step (``num_steps_tracked == 0``) eval mode uses the current weight.
+
+The buffers are updated in place, so under ``DataParallel`` the update of the first
+replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
+BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
+Under ``torch.autocast`` the layer computes in float32 and returns the autocast dtype,
+like a convolution. It compiles with ``torch.compile(fullgraph=True)``; inductor
+generates no code for complex tensors, so the FFT part runs as eager kernels inside
+the compiled graph (inductor warns about it).
+
+Args:
+    in_channels (int): channels of the input.
+    out_channels (int): channels of the output.
+    kernel_size (int or tuple): size of the kernel.
+    stride (int or tuple): stride. Default: 1
+    padding (int, tuple or str): zero padding (at most ``dilation * (kernel_size - 1)``),
+        or ``(kernel_size - 1) / 2`` with ``padding_mode='circular'``; ``'same'`` and
+        ``'valid'`` as for ``nn.Conv2d``. Default: 0
+    dilation (int or tuple): kernel dilation. Default: 1
+    groups (int): blocked connections, as for ``nn.Conv2d``. Default: 1
+    bias (bool): add a learnable bias after everything. Default: ``True``
+    padding_mode (str): ``'zeros'`` or ``'circular'``; others raise ``ValueError``.
+        Default: ``'zeros'``
+    affine (bool): learn the per-channel affine kernel :math:`\rho_k`. Default: ``True``
+    eps (float): :math:`\varepsilon`, bounds the gain by :math:`\varepsilon^{{-1/2}}`.
+        Default: 1e-5
+    ramp_steps (int): :math:`T`, length of the cosine ramp. Default: 40000 (the paper's)
+    ramp_floor (float): :math:`f_{{\min}}`, the smallest averaging factor. Default: 0.01
+        (as the authors' code)
+    stop_gradient (bool): treat :math:`\hat v` as a constant in backpropagation.
+        Default: ``True``
+
+Shape:
+    - Input: :math:`{input_shape}`
+    - Output: :math:`{output_shape}`, the shape ``{conv}`` gives with the same
+      arguments: :math:`n_{{out}} = \lfloor (n + 2p - d(m - 1) - 1)/s \rfloor + 1`.
+
+Attributes:
+    weight: ``(C_out, C_in / groups, *kernel_size)``, same shape and initialisation as
+        ``{conv}`` (weights copy either way).
+    bias: ``(C_out,)`` or None.
+    affine_weight: ``(C_out, *kernel_size)``, a centred delta at initialisation, or None.
+    running_autocorrelation: buffer ``(C_out, *(2 * kernel_size - 1))``.
+    num_steps_tracked: buffer, int64 scalar, training forwards so far.
+
+Example::
+
+    >>> layer = {name}(3, 8, 3, padding=1)
+    >>> layer({example}).shape
+    torch.Size({example_shape})
+"""
+
+
+class _ConvNormNd(nn.Module):
+    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "eps", "ramp_steps",
+                     "ramp_floor", "stop_gradient", "in_channels", "out_channels", "kernel_size"]
+    _ndim = 0
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
+                 stop_gradient=True, device=None, dtype=None):
+        super().__init__()
+        d = self._ndim
+        check_positive_int("in_channels", in_channels)
+        check_positive_int("out_channels", out_channels)
+        check_positive_int("groups", groups)
+        if in_channels % groups:
+            raise ValueError(f"in_channels must be divisible by groups, got {in_channels} and groups={groups}")
+        if out_channels % groups:
+            raise ValueError(f"out_channels must be divisible by groups, got {out_channels} and groups={groups}")
+        kernel_size = _tuple("kernel_size", kernel_size, d, 1)
+        stride = _tuple("stride", stride, d, 1)
+        dilation = _tuple("dilation", dilation, d, 1)
+        if not isinstance(padding, str):
+            padding = _tuple("padding", padding, d, 0)
+        conv_geometry(kernel_size, stride, padding, dilation, padding_mode)
+        if not (isinstance(eps, (int, float)) and eps >= 0):
+            raise ValueError(f"eps must be a non-negative number, got {eps!r}")
+        check_positive_int("ramp_steps", ramp_steps)
+        if not (isinstance(ramp_floor, (int, float)) and 0 <= ramp_floor <= 1):
+            raise ValueError(f"ramp_floor must be in [0, 1], got {ramp_floor!r}")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.padding_mode, self.eps = padding_mode, float(eps)
+        self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, float(ramp_floor), bool(stop_gradient)
+        factory = {"device": device, "dtype": dtype}
+        self.weight = nn.Parameter(torch.empty(out_channels, in_channels // groups, *kernel_size, **factory))
+        self.register_parameter("bias", nn.Parameter(torch.empty(out_channels, **factory)) if bias else None)
+        self.register_parameter(
+            "affine_weight", nn.Parameter(torch.empty(out_channels, *kernel_size, **factory)) if affine else None)
+        self.register_buffer("running_autocorrelation",
+                             torch.zeros(out_channels, *(2 * k - 1 for k in kernel_size), **factory))
+        self.register_buffer("num_steps_tracked", torch.tensor(0, dtype=torch.long, device=device))
+        self.reset_parameters()
+
+    @property
+    def affine(self) -> bool:
+        return self.affine_weight is not None
+
+    def reset_running_stats(self) -> None:
+        """Forget the running average: zero it and the step count."""
+        self.running_autocorrelation.zero_()
+        self.num_steps_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """``nn.Conv2d``'s initialisation for weight and bias, a centred delta for the
+        affine kernel (the layer starts as pure normalization), and fresh running stats."""
+        # Same as nn.Conv2d: kaiming_uniform_ with a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.weight[0].numel())
+            nn.init.uniform_(self.bias, -bound, bound)
+        if self.affine_weight is not None:
+            with torch.no_grad():
+                self.affine_weight.zero_()
+                self.affine_weight[(slice(None), *((k - 1) // 2 for k in self.kernel_size))] = 1
+        self.reset_running_stats()
+
+    def ramp_factor(self, step: torch.Tensor | int) -> torch.Tensor:
+        r""":math:`f_t = \max(\tfrac12(1 + \cos(\pi \min(t, T)/T)), f_{\min})`, weight of the new value."""
+        t = torch.as_tensor(step, dtype=torch.float64).clamp(max=self.ramp_steps)
+        return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
+
+    @torch.no_grad()
+    def _update_running(self, autocorrelation: torch.Tensor) -> None:
+        running = self.running_autocorrelation
+        f = self.ramp_factor(self.num_steps_tracked).to(running.dtype)
+        finite = torch.isfinite(autocorrelation).all()
+        updated = torch.lerp(running, autocorrelation.to(running.dtype), f)
+        running.copy_(torch.where(finite, updated, running))  # in place: DataParallel keeps it
+        self.num_steps_tracked.add_(finite.to(torch.long))
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        region, autocast_dtype = _fp32_region(input)
+        with region:  # r in float32 under autocast, like the FFTs
+            weight = self.weight if autocast_dtype is None else self.weight.float()
+            current = kernel_autocorrelation(weight.detach() if self.stop_gradient else weight)
+        if self.training:
+            self._update_running(current.detach())
+            autocorrelation = current
+        else:
+            started = self.num_steps_tracked > 0
+            autocorrelation = torch.where(started, self.running_autocorrelation.to(current.dtype), current.detach())
+        return conv_norm(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                         self.padding_mode, self.eps, self.affine_weight, autocorrelation)
+
+    def extra_repr(self) -> str:
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * self._ndim:
+            s += ", padding={padding}"
+        if self.dilation != (1,) * self._ndim:
+            s += ", dilation={dilation}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        if not self.affine:
+            s += ", affine=False"
+        if self.eps != 1e-5:
+            s += ", eps={eps}"
+        if self.ramp_steps != 40000:
+            s += ", ramp_steps={ramp_steps}"
+        if self.ramp_floor != 0.01:
+            s += ", ramp_floor={ramp_floor}"
+        if not self.stop_gradient:
+            s += ", stop_gradient=False"
+        return s.format(**self.__dict__, affine=self.affine)
+
+
+class ConvNorm2d(_ConvNormNd):
+    _ndim = 2
+    __doc__ = _DOC.format(
+        title="2D convolution with ConvNorm: a drop-in for ``nn.Conv2d``.",
+        input_shape="(N, C_{in}, H_{in}, W_{in})", output_shape="(N, C_{out}, H_{out}, W_{out})",
+        conv="nn.Conv2d", name="ConvNorm2d", example="torch.randn(2, 3, 32, 32)",
+        example_shape="[2, 8, 32, 32]")
+
+
+class ConvNorm1d(_ConvNormNd):
+    _ndim = 1
+    __doc__ = _DOC.format(
+        title="1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.",
+        input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
+        conv="nn.Conv1d", name="ConvNorm1d", example="torch.randn(2, 3, 50)",
+        example_shape="[2, 8, 50]")

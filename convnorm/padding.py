@@ -1,0 +1,219 @@
+r"""Linear convolution, cross-correlation, padding, cropping and stride (the book's chapter 4).
+
+Signals and kernels are indexed from 0; :math:`x \in \mathbb{R}^n`, :math:`a \in \mathbb{R}^m`.
+
+* Linear convolution, length :math:`n + m - 1`:
+  :math:`(a \circledast x)[t] = \sum_j a[j]\, x[t - j]`, with :math:`x` zero outside :math:`0..n-1`.
+* Cross-correlation with zero padding :math:`p` (PyTorch's ``conv1d``), length
+  :math:`n + 2p - m + 1`: :math:`(a \star_p x)[t] = \sum_j a[j]\, x[t + j - p]`.
+* Cross-correlation is a flipped, cropped linear convolution:
+  :math:`(a \star_p x)[t] = (\operatorname{flip}(a) \circledast x)[t + m - 1 - p]`.
+* Linear convolution is circular convolution after zero padding both to :math:`n + m - 1`.
+
+The four-step ConvNorm procedure for a zero-padded, strided layer (the paper's
+appendix B), implemented plainly by :func:`convnorm_four_step`:
+
+1. zero-pad the input by :math:`m - 1` on each side;
+2. cross-correlate: the *full* output, of length :math:`L = n + m - 1`;
+3. normalize every output channel circularly at length :math:`L` with
+   :math:`\hat v_k = (s_k + \varepsilon)^{-1/2}` (:mod:`convnorm.fourier`);
+4. crop :math:`m - 1 - p` samples at each end (:math:`(m-1)/2` for "same" padding),
+   then keep every :math:`s`-th sample (stride).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ._validation import check_finite, check_positive_int
+from .circulant import ArrayLike, as_real_array, circular_convolve, zero_pad
+from .fourier import normalizer_spectrum
+
+__all__ = [
+    "linear_convolve",
+    "linear_cross_correlate",
+    "linear_as_circular",
+    "crop",
+    "downsample",
+    "dilate_kernel",
+    "convnorm_four_step",
+    "channel_blocks",
+    "tight_frame_distance",
+]
+
+_CONV = {1: F.conv1d, 2: F.conv2d}
+
+
+def _signal_and_kernel(a: ArrayLike, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    return as_real_array("a", a, 1, "(m,)"), as_real_array("x", x, 1, "(n,)")
+
+
+def linear_convolve(a: ArrayLike, x: ArrayLike) -> np.ndarray:
+    r"""Linear convolution :math:`y[t] = \sum_{j=0}^{m-1} a[j]\, x[t-j]`, :math:`0 \le t < n + m - 1`.
+
+    Computed from the definition: the sum of the shifted copies :math:`a[j]\, x[\cdot - j]`.
+    """
+    a, x = _signal_and_kernel(a, x)
+    y = np.zeros(x.size + a.size - 1)
+    for j, tap in enumerate(a):
+        y[j : j + x.size] += tap * x
+    return y
+
+
+def linear_cross_correlate(a: ArrayLike, x: ArrayLike, padding: int = 0) -> np.ndarray:
+    r"""Cross-correlation with zero padding :math:`p`: :math:`y[t] = \sum_j a[j]\, x[t + j - p]`.
+
+    Output length :math:`n + 2p - m + 1` (what ``torch.nn.functional.conv1d`` returns).
+    Computed from the definition, one shifted window per kernel tap.
+    """
+    a, x = _signal_and_kernel(a, x)
+    if isinstance(padding, bool) or not isinstance(padding, (int, np.integer)) or padding < 0:
+        raise ValueError(f"padding must be a non-negative int, got {padding!r}")
+    padded = np.concatenate([np.zeros(padding), x, np.zeros(padding)])
+    length = padded.size - a.size + 1
+    if length < 1:
+        raise ValueError(f"kernel of length {a.size} is longer than the padded signal ({padded.size})")
+    y = np.zeros(length)
+    for j, tap in enumerate(a):
+        y += tap * padded[j : j + length]
+    return y
+
+
+def linear_as_circular(a: ArrayLike, x: ArrayLike) -> np.ndarray:
+    r"""Linear convolution computed as a circular one: zero-pad ``a`` and ``x`` to :math:`L = n + m - 1`,
+    then :math:`y = a * x` at length :math:`L` (no wrap-around can occur)."""
+    a, x = _signal_and_kernel(a, x)
+    length = a.size + x.size - 1
+    return circular_convolve(zero_pad(a, length), zero_pad(x, length))
+
+
+def _last_axes(name: str, y, amounts: Sequence[int], minimum: int) -> tuple[int, ...]:
+    values = tuple(amounts)
+    if not values or len(values) > y.ndim:
+        raise ValueError(f"{name} needs between 1 and {y.ndim} entries, got {amounts!r}")
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum for v in values):
+        raise ValueError(f"{name} must contain ints >= {minimum}, got {amounts!r}")
+    return tuple(int(v) for v in values)
+
+
+def crop(y, amount: int | Sequence[int]):
+    r"""Drop ``amount`` samples at both ends of each of the last ``len(amount)`` axes.
+
+    ``crop(y, c)[t] = y[c + t]`` for :math:`0 \le t < L - 2c`. Works on numpy arrays and torch tensors.
+    """
+    amounts = _last_axes("amount", y, (amount,) if isinstance(amount, (int, np.integer)) else amount, 0)
+    shape = y.shape[y.ndim - len(amounts) :]
+    if any(2 * c >= length for c, length in zip(amounts, shape)):
+        raise ValueError(f"cannot crop {amounts} from both ends of size {tuple(shape)}")
+    return y[(..., *(slice(c, length - c) for c, length in zip(amounts, shape)))]
+
+
+def downsample(y, stride: int | Sequence[int]):
+    r"""The downsampling operator :math:`D_s`: ``downsample(y, s)[t] = y[s t]`` on the last ``len(stride)`` axes."""
+    strides = _last_axes("stride", y, (stride,) if isinstance(stride, (int, np.integer)) else stride, 1)
+    return y[(..., *(slice(None, None, s) for s in strides))]
+
+
+def dilate_kernel(weight: torch.Tensor, dilation: int | Sequence[int]) -> torch.Tensor:
+    r"""The zero-stuffed kernel of a dilated convolution: ``out[..., d * j] = weight[..., j]``, size :math:`d(m-1)+1`.
+
+    A convolution with dilation :math:`d` equals an undilated one with this kernel.
+    """
+    d = weight.dim() - 2
+    if d not in (1, 2):
+        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    dil = (dilation,) * d if isinstance(dilation, (int, np.integer)) else tuple(dilation)
+    dil = tuple(check_positive_int("dilation", v) for v in dil)
+    if len(dil) != d:
+        raise ValueError(f"dilation must have {d} entries, got {dilation!r}")
+    out = weight.new_zeros(*weight.shape[:2], *((k - 1) * v + 1 for k, v in zip(weight.shape[2:], dil)))
+    out[(..., *(slice(None, None, v) for v in dil))] = weight
+    return out
+
+
+def convnorm_four_step(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    padding: int = 0,
+    stride: int = 1,
+    eps: float = 0.0,
+    padding_mode: str = "zeros",
+) -> torch.Tensor:
+    r"""ConvNorm of a conv layer by the appendix procedure, written step by step (reference form).
+
+    ``padding_mode='zeros'``: pad by :math:`m-1`, cross-correlate (length
+    :math:`L = n + m - 1` per axis), multiply each channel's spectrum by
+    :math:`\hat v_k` at size :math:`L`, crop :math:`m - 1 - p` at both ends, downsample by
+    the stride. The result has the shape of ``conv(x, weight, padding=p, stride=s)``.
+
+    ``padding_mode='circular'``: needs :math:`p = (m-1)/2` (odd kernels); the circular
+    cross-correlation at size :math:`n` is normalized at size :math:`n`, then downsampled.
+
+    Args:
+        x: ``(N, C_in, n)`` or ``(N, C_in, n_h, n_w)``.
+        weight: ``(C_out, C_in, *kernel)`` with as many kernel dims as ``x`` has spatial dims.
+        padding: :math:`0 \le p \le m - 1` (same on every axis and both sides).
+        stride: :math:`s \ge 1`.
+        eps: :math:`\varepsilon \ge 0` in :math:`\hat v_k`.
+        padding_mode: ``'zeros'`` or ``'circular'``.
+    """
+    d = weight.dim() - 2
+    if d not in (1, 2) or x.dim() != d + 2:
+        raise ValueError(
+            f"x and weight must be (N, C_in, *size) and (C_out, C_in, *kernel) with 1 or 2 spatial dims, "
+            f"got x {tuple(x.shape)} and weight {tuple(weight.shape)}"
+        )
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"x has {x.shape[1]} channels but weight expects C_in = {weight.shape[1]}")
+    check_finite("x", x)
+    stride = check_positive_int("stride", stride)
+    if eps < 0:
+        raise ValueError(f"eps must be non-negative, got {eps}")
+    kernel, size = tuple(weight.shape[2:]), tuple(x.shape[2:])
+    if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
+        raise ValueError(f"padding must be a non-negative int, got {padding!r}")
+    dims = tuple(range(2, d + 2))
+    if padding_mode == "zeros":
+        if any(padding > m - 1 for m in kernel):
+            raise ValueError(f"padding must be at most kernel_size - 1 = {tuple(m - 1 for m in kernel)}, got {padding}")
+        full = _CONV[d](x, weight, padding=tuple(m - 1 for m in kernel))  # steps 1-2
+        length = tuple(full.shape[2:])
+        v_hat = normalizer_spectrum(weight.detach(), length, eps)
+        normalized = torch.fft.irfftn(torch.fft.rfftn(full, dim=dims) * v_hat, s=length, dim=dims)  # step 3
+        cropped = crop(normalized, tuple(m - 1 - padding for m in kernel))  # step 4
+    elif padding_mode == "circular":
+        if any(2 * padding != m - 1 for m in kernel):
+            raise ValueError(f"padding_mode='circular' needs an odd kernel and padding = (m - 1)/2, got kernel "
+                             f"{kernel} and padding {padding}")
+        out = _CONV[d](F.pad(x, [padding] * (2 * d), mode="circular"), weight)
+        v_hat = normalizer_spectrum(weight.detach(), size, eps)
+        cropped = torch.fft.irfftn(torch.fft.rfftn(out, dim=dims) * v_hat, s=size, dim=dims)
+    else:
+        raise ValueError(f"padding_mode must be 'zeros' or 'circular', got {padding_mode!r}")
+    return downsample(cropped, (stride,) * d)
+
+
+def channel_blocks(matrix: torch.Tensor, channels: int) -> list[torch.Tensor]:
+    r"""Split a layer matrix :math:`Q = [Q_1; \dots; Q_{C_O}]` into its ``channels`` row blocks :math:`Q_k`."""
+    if matrix.dim() != 2 or matrix.shape[0] % channels:
+        raise ValueError(f"matrix must be 2D with a multiple of channels={channels} rows, got {tuple(matrix.shape)}")
+    return list(matrix.reshape(channels, -1, matrix.shape[1]).unbind(0))
+
+
+def tight_frame_distance(block: torch.Tensor, ord: int | str = 2) -> float:
+    r"""How far the rows of :math:`Q_k` are from a tight frame: :math:`\|Q_k Q_k^\top - I\|`.
+
+    ``ord=2`` (spectral norm) is zero exactly when :math:`Q_k Q_k^\top = I` and bounds how
+    far every squared singular value of :math:`Q_k` is from 1; ``ord='fro'`` sums the
+    errors of all entries (so it grows with the size when the error is spread out, and
+    does not when it sits at a few boundary samples).
+    """
+    if block.dim() != 2:
+        raise ValueError(f"block must be a matrix, got shape {tuple(block.shape)}")
+    if ord not in (2, "fro"):
+        raise ValueError(f"ord must be 2 or 'fro', got {ord!r}")
+    gram = block @ block.T
+    return float(torch.linalg.matrix_norm(gram - torch.eye(gram.shape[0], dtype=gram.dtype), ord=ord))

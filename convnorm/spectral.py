@@ -1,0 +1,348 @@
+r"""Exact singular values of circular 2D convolution layers, with and without ConvNorm.
+
+A multichannel layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times k_2}`
+acting *circularly* on images of size :math:`n = (n_1, n_2)` is a linear map
+:math:`\mathbb{R}^{C_I n_1 n_2} \to \mathbb{R}^{C_O n_1 n_2}` whose matrix is a
+:math:`C_O \times C_I` array of doubly block-circulant blocks. The 2D DFT
+diagonalises every block at once, so the operator is unitarily equivalent to a block
+diagonal matrix with one :math:`C_O \times C_I` block per frequency
+:math:`\omega = (\omega_1, \omega_2)`:
+
+.. math:: \hat A(\omega)_{ki} = \hat a_{ki}(\omega), \qquad
+          \sigma(\text{layer}) = \bigcup_{\omega} \sigma\bigl(\hat A(\omega)\bigr)
+
+(Sedghi, Gupta and Long, 2019). PyTorch's cross-correlation conjugates
+:math:`\hat A(\omega)` and multiplies it by a phase, which changes no singular value.
+Since the weight is real, :math:`\hat A(-\omega) = \overline{\hat A(\omega)}`, so the
+half-spectrum of ``torch.fft.rfft2`` holds every distinct block.
+
+ConvNorm multiplies row :math:`k` of every block by :math:`\hat v_k(\omega) =
+(s_k(\omega) + \varepsilon)^{-1/2}` (see :mod:`convnorm.fourier`), which gives each row
+unit norm when :math:`\varepsilon = 0`. Output channel :math:`k` alone is the wide
+operator :math:`A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}]`, with singular values
+:math:`\sqrt{s_k(\omega)}` over all :math:`\omega`: its condition number is
+:math:`\sqrt{\max_\omega s_k / \min_\omega s_k}`.
+
+The functions that batch LAPACK calls (:func:`spectrum_singular_values` and what calls
+it, :func:`layer_spectral_norm`, :func:`analyse_conv_layers`) run on one thread and
+restore torch's thread count afterwards: on small matrices and a shared CPU that was
+measured to be much faster than letting threads compete.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ._validation import as_size, check_finite, check_kernel_fits
+from .fourier import kernel_power_spectrum, normalizer_spectrum
+
+__all__ = [
+    "kernel_spectrum",
+    "normalized_kernel_spectrum",
+    "spectrum_singular_values",
+    "conv_singular_values",
+    "convnorm_singular_values",
+    "channel_condition_numbers",
+    "layer_spectral_norm",
+    "operator_matrix",
+    "LayerSpectrum",
+    "analyse_conv_layers",
+]
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the wrapped function on one thread, then restore the thread count.
+
+    The per-frequency matrices are small (at most a few hundred rows); on a loaded
+    2-core machine a multi-threaded batched ``svdvals`` was measured 5-12x *slower* than
+    a single-threaded one (threads spin waiting for each other), while on an idle
+    machine threads gained at most 1.5x.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _check_weight_2d(weight: torch.Tensor) -> None:
+    if not isinstance(weight, torch.Tensor):
+        raise ValueError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
+    if weight.dim() != 4:
+        raise ValueError(f"weight must have shape (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    check_finite("weight", weight)
+
+
+def kernel_spectrum(weight: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
+    r"""The per-frequency matrices :math:`\hat A(\omega)_{ki} = \hat a_{ki}(\omega)`.
+
+    Each kernel is zero-padded (at the top-left corner) to ``input_size`` and
+    transformed with ``rfft2``; the kernel must fit in the image.
+
+    Args:
+        weight: ``(C_out, C_in, k_h, k_w)`` real tensor.
+        input_size: the circular image size :math:`(n_1, n_2)` (or one int for both).
+
+    Returns:
+        complex ``(n_1, n_2 // 2 + 1, C_out, C_in)``: one :math:`C_O \times C_I` matrix
+        per frequency of the half-spectrum.
+    """
+    _check_weight_2d(weight)
+    size = as_size("input_size", input_size, 2)
+    check_kernel_fits(weight.shape[2:], size, "input")
+    real = weight if weight.is_floating_point() else weight.double()
+    spectrum = torch.fft.rfft2(real, s=size)  # (C_out, C_in, n1, n2//2+1)
+    return spectrum.permute(2, 3, 0, 1)
+
+
+def normalized_kernel_spectrum(
+    weight: torch.Tensor, input_size: int | Sequence[int], eps: float = 0.0
+) -> torch.Tensor:
+    r"""Per-frequency matrices of the ConvNorm layer: :math:`\hat v_k(\omega)\,\hat a_{ki}(\omega)`.
+
+    With ``eps = 0`` every row of every matrix has unit Euclidean norm (a frequency
+    where a channel's kernels all vanish gives ``nan``; use ``eps > 0`` there).
+    Same shape as :func:`kernel_spectrum`.
+    """
+    spectrum = kernel_spectrum(weight, input_size)
+    v_hat = normalizer_spectrum(weight.detach(), as_size("input_size", input_size, 2), eps=eps)
+    return spectrum * v_hat.permute(1, 2, 0).unsqueeze(-1)  # (n1, m2, C_out, 1)
+
+
+def _full_grid_index(n1: int, n2: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Map every frequency of the full ``n1 x n2`` grid to its half-spectrum partner."""
+    rows = torch.arange(n1, device=device).unsqueeze(1).expand(n1, n2)
+    cols = torch.arange(n2, device=device).unsqueeze(0).expand(n1, n2)
+    mirrored = cols > n2 // 2  # these are conjugates of (-ω1, -ω2)
+    return torch.where(mirrored, (-rows) % n1, rows), torch.where(mirrored, n2 - cols, cols)
+
+
+@_one_thread()
+def spectrum_singular_values(spectrum: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
+    r"""All singular values of the circular layer whose half-spectrum is ``spectrum``.
+
+    Computes ``torch.linalg.svdvals`` of every :math:`C_O \times C_I` block of the
+    half-spectrum (one batched call) and repeats each block's values for its mirrored
+    frequency :math:`-\omega`, whose block is the complex conjugate.
+
+    Args:
+        spectrum: complex ``(n_1, n_2 // 2 + 1, C_out, C_in)``, e.g. from :func:`kernel_spectrum`.
+        input_size: :math:`(n_1, n_2)`; needed because ``n_2`` is not recoverable from
+            the half-spectrum.
+
+    Returns:
+        ``(n_1 n_2 \min(C_O, C_I),)`` real tensor, sorted in decreasing order: the
+        singular values, with multiplicity, of the dense
+        :math:`C_O n_1 n_2 \times C_I n_1 n_2` operator.
+    """
+    n1, n2 = as_size("input_size", input_size, 2)
+    if spectrum.dim() != 4 or tuple(spectrum.shape[:2]) != (n1, n2 // 2 + 1):
+        raise ValueError(
+            f"spectrum must have shape ({n1}, {n2 // 2 + 1}, C_out, C_in) for input_size "
+            f"{(n1, n2)}, got {tuple(spectrum.shape)}"
+        )
+    half = torch.linalg.svdvals(spectrum.contiguous())  # (n1, m2, min(C_O, C_I))
+    rows, cols = _full_grid_index(n1, n2, half.device)
+    return half[rows, cols].flatten().sort(descending=True).values
+
+
+def conv_singular_values(weight: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
+    r"""Exact singular values of the circular 2D conv layer ``weight`` on ``input_size`` images.
+
+    :math:`\sigma(\text{layer}) = \bigcup_\omega \sigma(\hat A(\omega))`: one batched
+    ``rfft2`` of the kernels and one batched ``svdvals``. Valid for a stride-1,
+    ungrouped, undilated layer with circular padding (the padding amount only shifts
+    the output, which leaves the singular values unchanged).
+
+    Args:
+        weight: ``(C_out, C_in, k_h, k_w)``.
+        input_size: :math:`(n_1, n_2)` or an int; each kernel side must be at most
+            the image side.
+
+    Returns:
+        ``(n_1 n_2 \min(C_O, C_I),)``, sorted in decreasing order.
+
+    Example:
+        >>> w = torch.randn(4, 3, 3, 3, dtype=torch.float64)
+        >>> conv_singular_values(w, 8).shape
+        torch.Size([192])
+    """
+    return spectrum_singular_values(kernel_spectrum(weight, input_size), input_size)
+
+
+def convnorm_singular_values(
+    weight: torch.Tensor, input_size: int | Sequence[int], eps: float = 0.0
+) -> torch.Tensor:
+    """Singular values of the circular layer after ConvNorm (see :func:`normalized_kernel_spectrum`).
+
+    Same shape and order as :func:`conv_singular_values`.
+    """
+    return spectrum_singular_values(normalized_kernel_spectrum(weight, input_size, eps), input_size)
+
+
+def channel_condition_numbers(
+    weight: torch.Tensor, input_size: int | Sequence[int], normalized: bool = False, eps: float = 0.0
+) -> torch.Tensor:
+    r"""Condition number of each output channel's operator :math:`A_k` (or :math:`Q_k`).
+
+    :math:`A_k A_k^\top` is circulant with eigenvalues :math:`s_k(\omega)`, so
+    :math:`\kappa(A_k) = \sqrt{\max_\omega s_k(\omega) / \min_\omega s_k(\omega)}`. With
+    ``normalized=True`` the spectrum is that of :math:`Q_k = P_k A_k`,
+    :math:`s_k / (s_k + \varepsilon)`, whose condition number is 1 when ``eps = 0``.
+
+    Returns:
+        ``(C_out,)``; ``inf`` for a channel whose spectrum vanishes somewhere.
+    """
+    _check_weight_2d(weight)
+    size = as_size("input_size", input_size, 2)
+    check_kernel_fits(weight.shape[2:], size, "input")
+    if eps < 0:
+        raise ValueError(f"eps must be non-negative, got {eps}")
+    power = kernel_power_spectrum(weight.detach(), size)  # (C_out, n1, m2)
+    if normalized:
+        power = power / (power + eps)
+    flat = power.flatten(1)
+    return (flat.amax(1) / flat.amin(1)).sqrt()
+
+
+@_one_thread()
+def layer_spectral_norm(
+    weight: torch.Tensor, input_size: int | Sequence[int], normalized: bool = False, eps: float = 0.0
+) -> torch.Tensor:
+    r"""Largest singular value of the circular layer, :math:`\max_\omega \|\hat A(\omega)\|_2`.
+
+    With ``normalized=True``, that of the ConvNorm layer, which is at most
+    :math:`\sqrt{C_O}` because every row of :math:`\hat v \odot \hat A(\omega)` has unit norm.
+    Computed as :math:`\sqrt{\lambda_{\max}}` of the smaller Gram matrix per frequency.
+    """
+    spectrum = (
+        normalized_kernel_spectrum(weight, input_size, eps) if normalized else kernel_spectrum(weight, input_size)
+    )
+    # sigma_max^2 is the largest eigenvalue of the smaller Gram matrix (cheaper than an SVD)
+    gram = spectrum.mH @ spectrum if spectrum.shape[-1] <= spectrum.shape[-2] else spectrum @ spectrum.mH
+    top = torch.linalg.eigvalsh(gram)[..., -1]
+    return top.amax().clamp_min(0).sqrt()
+
+
+def operator_matrix(fn: Callable[[torch.Tensor], torch.Tensor], input_shape: Sequence[int]) -> torch.Tensor:
+    r"""The dense matrix :math:`M` of a linear map ``fn``, with :math:`M \operatorname{vec}(x) =
+    \operatorname{vec}(\mathrm{fn}(x))`.
+
+    ``fn`` is applied once to a batch holding every standard basis tensor of shape
+    ``input_shape`` (so ``fn`` must accept a leading batch dimension); column ``j`` of
+    the result is ``fn(e_j)`` flattened. Use it on small sizes only: the batch has
+    ``prod(input_shape)`` entries.
+
+    Returns:
+        float64 ``(prod(output_shape), prod(input_shape))``.
+    """
+    shape = tuple(int(s) for s in input_shape)
+    if not shape or any(s < 1 for s in shape):
+        raise ValueError(f"input_shape must be a non-empty tuple of positive ints, got {input_shape!r}")
+    numel = 1
+    for s in shape:
+        numel *= s
+    basis = torch.eye(numel, dtype=torch.float64).reshape(numel, *shape)
+    return fn(basis).reshape(numel, -1).T.contiguous()
+
+
+@dataclass(frozen=True)
+class LayerSpectrum:
+    """Spectral summary of one conv layer, vanilla and after ConvNorm (``eps = 0``).
+
+    Attributes:
+        name: module name in the model.
+        shape: weight shape ``(C_out, C_in, k_h, k_w)``.
+        input_size: spatial size of the layer's input, at which the circular operator is taken.
+        spectral_norm / spectral_norm_convnorm: largest singular value of the layer.
+        condition_number / condition_number_convnorm: per-channel condition number,
+            averaged over output channels.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    input_size: tuple[int, int]
+    spectral_norm: float
+    spectral_norm_convnorm: float
+    condition_number: float
+    condition_number_convnorm: float
+
+
+def _summarise(name: str, weight: torch.Tensor, size: tuple[int, int]) -> LayerSpectrum:
+    w = weight.detach()
+    return LayerSpectrum(
+        name=name,
+        shape=tuple(w.shape),
+        input_size=size,
+        spectral_norm=float(layer_spectral_norm(w, size)),
+        spectral_norm_convnorm=float(layer_spectral_norm(w, size, normalized=True)),
+        condition_number=float(channel_condition_numbers(w, size).mean()),
+        condition_number_convnorm=float(channel_condition_numbers(w, size, normalized=True).mean()),
+    )
+
+
+def _is_conv2d(module: nn.Module) -> bool:
+    weight = getattr(module, "weight", None)
+    return isinstance(module, nn.Conv2d) or (
+        isinstance(weight, torch.Tensor) and weight.dim() == 4 and hasattr(module, "kernel_size")
+    )
+
+
+@_one_thread()
+def analyse_conv_layers(
+    model: nn.Module, input_size: int | Sequence[int], in_channels: int = 3, skip_pointwise: bool = True
+) -> list[LayerSpectrum]:
+    r"""Spectral norm and mean channel condition number of every 2D conv layer of ``model``.
+
+    One forward pass of a zero image of size ``input_size`` records the spatial size
+    each conv layer sees; each layer is then analysed as the stride-1 circular
+    operator at that size (the analysis of the paper's Figure 2, after Sedghi et al.).
+
+    Args:
+        model: any ``nn.Module``; conv layers are ``nn.Conv2d`` instances or modules
+            with a 4D ``weight`` and a ``kernel_size`` attribute.
+        input_size: the model's input image size.
+        in_channels: channels of the dummy input.
+        skip_pointwise: leave out 1x1 convolutions (in a ResNet, the projection shortcuts).
+
+    Raises:
+        ValueError: for grouped or dilated conv layers, whose operator is not the one
+            analysed here.
+    """
+    size = as_size("input_size", input_size, 2)
+    in_channels = int(in_channels)
+    convs = [(name, m) for name, m in model.named_modules() if _is_conv2d(m)]
+    for name, m in convs:
+        if getattr(m, "groups", 1) != 1 or tuple(getattr(m, "dilation", (1, 1))) != (1, 1):
+            raise ValueError(f"conv layer {name!r} is grouped or dilated; only groups=1, dilation=1 are supported")
+    seen: dict[str, tuple[int, int]] = {}
+
+    def record(name: str):
+        def hook(_module: nn.Module, args: tuple) -> None:
+            seen.setdefault(name, tuple(args[0].shape[-2:]))
+        return hook
+
+    hooks = [m.register_forward_pre_hook(record(name)) for name, m in convs]
+    was_training = model.training
+    try:
+        model.eval()
+        with torch.no_grad():
+            param = next(model.parameters(), None)
+            dtype = param.dtype if param is not None else torch.float32
+            model(torch.zeros(1, in_channels, *size, dtype=dtype))
+    finally:
+        for h in hooks:
+            h.remove()
+        model.train(was_training)
+    return [
+        _summarise(name, m.weight, seen[name])
+        for name, m in convs
+        if name in seen and not (skip_pointwise and tuple(m.weight.shape[2:]) == (1, 1))
+    ]
+

@@ -1,0 +1,81 @@
+"""Result files: JSON with the provenance needed to trust a number later.
+
+Every file records the experiment, preset, seed, device name, torch version, git
+commit of the code, wall time and which copy of the data was used, next to the
+results themselves.
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+
+def device_name(device: torch.device | str | None = None) -> str:
+    """A human-readable name of the device that ran the code."""
+    device = torch.device(device) if device is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
+def git_commit() -> str:
+    """The commit of the checkout this package runs from, ``+dirty`` if the package's
+    files differ from it (modified or not yet committed), or ``"unknown"`` outside a
+    git checkout."""
+    package = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=package, capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "."],
+                               cwd=package, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def provenance(experiment: str, preset: str, seed: int, data: str | None,
+               wall_time_s: float, device: torch.device | str | None = None) -> dict:
+    """The provenance block of a result file."""
+    return {
+        "experiment": experiment,
+        "preset": preset,
+        "seed": seed,
+        "device": device_name(device),
+        "torch_version": torch.__version__,
+        "git_commit": git_commit(),
+        "data": data,
+        "wall_time_s": round(wall_time_s, 3),
+        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _clean(value):
+    """JSON-safe copy: tensors become lists, NaN/inf become None."""
+    if isinstance(value, torch.Tensor):
+        return _clean(value.tolist())
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def save_results(path: str | Path, provenance_block: dict, results: dict) -> Path:
+    """Write ``{"provenance": ..., "results": ...}`` as indented JSON; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"provenance": _clean(provenance_block), "results": _clean(results)}, indent=1))
+    return path
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a file written by :func:`save_results`."""
+    return json.loads(Path(path).read_text())

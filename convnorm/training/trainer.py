@@ -1,0 +1,345 @@
+"""One training loop for every experiment.
+
+Defaults are the paper's CIFAR protocol: SGD with learning rate 0.1, momentum 0.9,
+weight decay 1e-4, batch 128, the learning rate divided by 10 at fixed epochs
+(CIFAR-10: 120 epochs, milestones 40 and 80; CIFAR-100: 150 epochs, 60 and 120).
+The loop evaluates on the validation and test sets after every epoch, writes a
+checkpoint after every epoch, and resumes from it reproducing the uninterrupted run
+(same batches, same augmentation, same RNG state, same optimizer state): bit for bit
+on the CPU; on a GPU up to the non-determinism of some CUDA kernels.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .._validation import check_positive_int
+from ..data.pipeline import BatchLoader
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters of one run (defaults: the paper's CIFAR-10 setting).
+
+    ``free_replays = m > 0`` switches to "free" adversarial training
+    (:func:`convnorm.attacks.free_adversarial_step`): every minibatch is replayed
+    ``m`` times with a perturbation of ℓ∞ radius ``free_eps`` that is carried over to
+    the next minibatch (or reset per batch with ``free_reset_per_batch``, as the
+    authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
+    """
+
+    epochs: int = 120
+    batch_size: int = 128
+    lr: float = 0.1
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    milestones: tuple[int, ...] = (40, 80)
+    gamma: float = 0.1
+    augment: bool = True
+    amp: bool = False
+    seed: int = 0
+    free_replays: int = 0
+    free_eps: float = 8 / 255
+    free_reset_per_batch: bool = False
+    max_batches_per_epoch: int | None = None
+
+    def __post_init__(self):
+        check_positive_int("epochs", self.epochs)
+        check_positive_int("batch_size", self.batch_size)
+        for name in ("lr", "momentum", "weight_decay", "gamma", "free_eps"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite non-negative number, got {value}")
+        if self.lr == 0:
+            raise ValueError("lr must be positive")
+        self.milestones = tuple(int(m) for m in self.milestones)
+        if list(self.milestones) != sorted(self.milestones) or any(m < 1 for m in self.milestones):
+            raise ValueError(f"milestones must be increasing positive epochs, got {self.milestones}")
+        if self.free_replays < 0:
+            raise ValueError(f"free_replays must be >= 0, got {self.free_replays}")
+        if self.max_batches_per_epoch is not None:
+            check_positive_int("max_batches_per_epoch", self.max_batches_per_epoch)
+
+
+def paper_config(dataset: str = "cifar10", **overrides) -> TrainConfig:
+    """The paper's schedule for ``"cifar10"`` (120 epochs, ÷10 at 40, 80) or
+    ``"cifar100"`` (150 epochs, ÷10 at 60, 120); keyword overrides win."""
+    schedules = {"cifar10": (120, (40, 80)), "cifar100": (150, (60, 120))}
+    if dataset not in schedules:
+        raise ValueError(f"dataset must be one of {sorted(schedules)}, got {dataset!r}")
+    epochs, milestones = schedules[dataset]
+    return TrainConfig(**{"epochs": epochs, "milestones": milestones, **overrides})
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA) random number generators."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def default_device() -> torch.device:
+    """CUDA if available, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@dataclass
+class History:
+    """Per-epoch metrics; ``steps`` counts optimizer updates so far."""
+
+    epoch: list[int] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    train_acc: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
+    val_acc: list[float] = field(default_factory=list)
+    test_loss: list[float] = field(default_factory=list)
+    test_acc: list[float] = field(default_factory=list)
+    epoch_time: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def summary(self) -> dict:
+        """Test accuracy at the best validation epoch (model selection as in the
+        paper), the maximum test accuracy, and the mean epoch time."""
+        if not self.epoch:
+            return {}
+        best = int(np.argmax(self.val_acc)) if self.val_acc else len(self.epoch) - 1
+        return {
+            "best_val_epoch": self.epoch[best],
+            "best_val_acc": self.val_acc[best] if self.val_acc else None,
+            "test_acc_at_best_val": self.test_acc[best] if self.test_acc else None,
+            "max_test_acc": max(self.test_acc) if self.test_acc else None,
+            "final_test_acc": self.test_acc[-1] if self.test_acc else None,
+            "final_train_acc": self.train_acc[-1],
+            "mean_epoch_time_s": float(np.mean(self.epoch_time)),
+        }
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, loader: BatchLoader, device: torch.device | None = None,
+             amp: bool = False) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy of ``model`` (in eval mode) over ``loader``."""
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    loss_sum, correct, count = 0.0, 0, 0
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        with _autocast(device, amp):
+            logits = model(x)
+        loss_sum += float(F.cross_entropy(logits.float(), y, reduction="sum"))
+        correct += int((logits.argmax(1) == y).sum())
+        count += len(y)
+    model.train(was_training)
+    return loss_sum / max(count, 1), correct / max(count, 1)
+
+
+def _autocast(device: torch.device, enabled: bool):
+    dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    return torch.autocast(device.type, dtype=dtype, enabled=enabled)
+
+
+class Trainer:
+    """Train ``model`` on ``loaders["train"]``, evaluating on ``"val"`` and ``"test"``.
+
+    Args:
+        model: the network (moved to ``device``).
+        loaders: ``{"train": BatchLoader, "val": ..., "test": ...}`` (val/test optional).
+        config: a :class:`TrainConfig`; it sets the train loader's batch size,
+            augmentation and seed, so the config alone describes the run.
+        checkpoint: file written after every epoch (None: no checkpoints).
+        regularizer: ``model -> scalar`` added to the loss; for an ``"ocnn"``
+            model pass ``convnorm.baselines.OCNNRegularizer(λ)`` (its penalty times λ).
+        progress: show tqdm bars (notebook widgets or terminal text).
+        device: default :func:`default_device`.
+        keep_best: keep a copy of the weights of the epoch with the best validation
+            accuracy (``best_state``; :meth:`load_best` restores it), the paper's
+            model selection.
+    """
+
+    def __init__(self, model: nn.Module, loaders: dict[str, BatchLoader], config: TrainConfig,
+                 checkpoint: str | os.PathLike | None = None,
+                 regularizer: Callable[[nn.Module], torch.Tensor] | None = None,
+                 progress: bool = True, device: torch.device | str | None = None, keep_best: bool = False):
+        if "train" not in loaders:
+            raise ValueError("loaders must contain a 'train' BatchLoader")
+        self.device = torch.device(device) if device is not None else default_device()
+        self.model = model.to(self.device)
+        self.loaders = loaders
+        for loader in loaders.values():
+            loader.device = self.device
+        train = loaders["train"]
+        train.batch_size, train.augment, train.seed, train.shuffle = (config.batch_size, config.augment,
+                                                                      config.seed, True)
+        self.config = config
+        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.regularizer = regularizer
+        self.progress = progress
+        self.amp = config.amp
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
+                                         weight_decay=config.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.MultiStepLR(self.optimizer, list(config.milestones),
+                                                              gamma=config.gamma)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp and self.device.type == "cuda")
+        self.history = History()
+        self.steps = 0
+        self.start_epoch = 0
+        self.delta: torch.Tensor | None = None  # free adversarial training perturbation
+        self.keep_best = keep_best
+        self.best_state: dict | None = None
+
+    # ----------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "epochs_done": self.start_epoch,
+            "steps": self.steps,
+            "history": self.history.as_dict(),
+            "config": dataclasses.asdict(self.config),
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "delta": None if self.delta is None else self.delta.cpu(),
+            "best_state": self.best_state,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        saved = dict(state["config"])
+        saved["milestones"] = tuple(saved["milestones"])
+        current = dataclasses.asdict(self.config)
+        differs = {k for k in current if current[k] != saved.get(k) and k != "epochs"}
+        if differs:
+            raise ValueError(f"checkpoint was written with a different config ({sorted(differs)})")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        self.start_epoch, self.steps = state["epochs_done"], state["steps"]
+        self.history = History(**state["history"])
+        torch.set_rng_state(state["torch_rng"])
+        if state["cuda_rng"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        self.delta = None if state["delta"] is None else state["delta"].to(self.device)
+        self.best_state = state["best_state"]
+
+    def load_best(self) -> None:
+        """Put the weights of the best validation epoch back into the model."""
+        if self.best_state is None:
+            raise ValueError("no best state kept: construct the Trainer with keep_best=True and fit it")
+        self.model.load_state_dict(self.best_state)
+
+    def save_checkpoint(self) -> None:
+        if self.checkpoint is None:
+            return
+        self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
+        torch.save(self.state_dict(), tmp)
+        tmp.replace(self.checkpoint)  # atomic: an interruption never leaves half a file
+
+    def resume(self) -> bool:
+        """Load the checkpoint if it exists; return whether one was loaded."""
+        if self.checkpoint is None or not self.checkpoint.exists():
+            return False
+        self.load_state_dict(torch.load(self.checkpoint, map_location=self.device, weights_only=False))
+        return True
+
+    # ------------------------------------------------------------------- training
+    def _loss(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with _autocast(self.device, self.amp):
+            logits = self.model(x)
+            loss = F.cross_entropy(logits.float(), y)
+            if self.regularizer is not None:
+                loss = loss + self.regularizer(self.model)
+        return loss, logits
+
+    def _standard_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, int]:
+        loss, logits = self._loss(x, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.steps += 1
+        return float(loss.detach()), int((logits.argmax(1) == y).sum())
+
+    def _free_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, int]:
+        from ..attacks.free import free_adversarial_step
+
+        cfg = self.config
+        if self.delta is None or cfg.free_reset_per_batch:
+            self.delta = torch.zeros(self.loaders["train"].batch_size, *x.shape[1:], device=self.device)
+        loss, correct, self.delta = free_adversarial_step(
+            self.model, x, y, self.delta, self.optimizer, lambda xx, yy: self._loss(xx, yy),
+            cfg.free_replays, cfg.free_eps, self.scaler)
+        self.steps += cfg.free_replays
+        return loss, correct
+
+    def train_epoch(self, epoch: int) -> tuple[float, float]:
+        """One pass over the training loader; returns mean loss and accuracy."""
+        self.model.train()
+        loader = self.loaders["train"]
+        total = len(loader) if self.config.max_batches_per_epoch is None else min(len(loader), self.config.max_batches_per_epoch)
+        step = self._free_step if self.config.free_replays > 0 else self._standard_step
+        loss_sum, correct, count = 0.0, 0, 0
+        bar = tqdm(loader.epoch(epoch), total=total, desc=f"epoch {epoch + 1}", leave=False,
+                   disable=not self.progress)
+        for i, (x, y) in enumerate(bar):
+            if i >= total:
+                break
+            loss, hits = step(x, y)
+            if not np.isfinite(loss):
+                raise FloatingPointError(f"training loss became {loss} at epoch {epoch + 1}, batch {i + 1}")
+            loss_sum += loss * len(y)
+            correct += hits
+            count += len(y)
+            bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{correct / count:.3f}")
+        bar.close()
+        return loss_sum / count, correct / count
+
+    def fit(self, resume: bool = False) -> History:
+        """Train for ``config.epochs`` epochs (continuing a checkpoint if ``resume``)."""
+        if resume:
+            self.resume()
+        epochs = tqdm(range(self.start_epoch, self.config.epochs), initial=self.start_epoch,
+                      total=self.config.epochs, desc="training", disable=not self.progress)
+        for epoch in epochs:
+            start = time.perf_counter()
+            lr = self.optimizer.param_groups[0]["lr"]
+            train_loss, train_acc = self.train_epoch(epoch)
+            self.scheduler.step()
+            elapsed = time.perf_counter() - start
+            h = self.history
+            h.epoch.append(epoch + 1)
+            h.steps.append(self.steps)
+            h.lr.append(lr)
+            h.train_loss.append(train_loss)
+            h.train_acc.append(train_acc)
+            h.epoch_time.append(elapsed)
+            for split in ("val", "test"):
+                if split in self.loaders:
+                    loss, acc = evaluate(self.model, self.loaders[split], self.device, self.amp)
+                    getattr(h, f"{split}_loss").append(loss)
+                    getattr(h, f"{split}_acc").append(acc)
+            if self.keep_best and h.val_acc and (len(h.val_acc) == 1 or h.val_acc[-1] > max(h.val_acc[:-1])):
+                self.best_state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
+            epochs.set_postfix(train_acc=f"{train_acc:.3f}",
+                               val_acc=f"{h.val_acc[-1]:.3f}" if h.val_acc else "-")
+            self.start_epoch = epoch + 1
+            self.save_checkpoint()
+        epochs.close()
+        return self.history

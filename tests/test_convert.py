@@ -1,0 +1,75 @@
+"""convnorm.convert: one call swaps every Conv2d/Conv1d for a ConvNorm layer with the
+same weights and arguments, honours skip rules, and names layers it cannot convert."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from convnorm.convert import convert, convnorm_from_conv, skip_pointwise
+from convnorm.functional import conv_norm
+from convnorm.layers import ConvNorm1d, ConvNorm2d
+
+
+def small_net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.Sequential(nn.Conv2d(8, 8, 3, stride=2, padding=1, bias=False), nn.Conv2d(8, 4, 1)))
+
+
+def test_every_conv_is_replaced_with_its_weights():
+    net = small_net()
+    originals = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
+    convert(net)
+    layers = [m for m in net.modules() if isinstance(m, ConvNorm2d)]
+    assert len(layers) == len(originals) == 3 and not any(type(m) is nn.Conv2d for m in net.modules())
+    for conv, layer in zip(originals, layers):
+        assert torch.equal(layer.weight, conv.weight) and layer.weight is not conv.weight
+        assert (layer.bias is None) == (conv.bias is None)
+        assert (layer.stride, layer.padding) == (conv.stride, conv.padding)
+        x = torch.randn(2, conv.in_channels, 8, 8)
+        torch.testing.assert_close(layer(x), conv_norm(x, conv.weight, conv.bias, conv.stride, conv.padding,
+                                                       affine_weight=layer.affine_weight))
+
+
+def test_skip_by_name_and_by_rule():
+    net = convert(small_net(), skip=["3.0"])
+    assert type(net[3][0]) is nn.Conv2d and isinstance(net[0], ConvNorm2d)
+    net = convert(small_net(), skip=skip_pointwise, affine=False, eps=0.0)
+    assert type(net[3][1]) is nn.Conv2d and isinstance(net[3][0], ConvNorm2d)
+    assert not net[0].affine and net[0].eps == 0.0
+
+
+def test_conv1d_mode_device_dtype_are_kept():
+    conv = nn.Conv1d(2, 3, 5, padding=2).double().eval()
+    layer = convnorm_from_conv(conv)
+    assert isinstance(layer, ConvNorm1d) and not layer.training and layer.weight.dtype == torch.float64
+    assert isinstance(convert(conv), ConvNorm1d), "a bare conv comes back converted"
+
+
+def test_converted_model_trains():
+    net = convert(small_net())
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(4, 3, 8, 8)
+    before = net[0].weight.detach().clone()
+    net(x).square().mean().backward()
+    opt.step()
+    assert not torch.equal(before, net[0].weight) and int(net[0].num_steps_tracked) == 1
+
+
+def test_unconvertible_layers_are_named():
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"))
+    with pytest.raises(ValueError, match=r"cannot convert layer '0': padding_mode must be one of"):
+        convert(net)
+    assert isinstance(convert(net, skip=["0"])[0], nn.Conv2d)
+    with pytest.raises(ValueError, match="skip must be a callable"):
+        convert(net, skip="0")
+    with pytest.raises(ValueError, match="conv must be an nn.Conv1d or nn.Conv2d"):
+        convnorm_from_conv(nn.Linear(2, 2))
+
+
+def test_torchvision_resnet18():
+    models = pytest.importorskip("torchvision.models")
+    net = convert(models.resnet18(num_classes=10), skip=skip_pointwise)
+    assert sum(isinstance(m, ConvNorm2d) for m in net.modules()) == 17
+    assert net(torch.randn(1, 3, 64, 64)).shape == (1, 10)

@@ -1,0 +1,155 @@
+"""convnorm.data: the real CIFAR loaders, seeded splits, label noise, subsets, augmentation."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from convnorm.data import (BatchLoader, CifarNotFoundError, balanced_subset, find_cifar, load_cifar,
+                           random_crop_flip, symmetric_label_noise, train_val_split)
+
+
+def test_load_cifar_test_split(cifar_root):
+    images, labels = load_cifar("cifar10", cifar_root, train=False)
+    assert images.shape == (10000, 3, 32, 32) and images.dtype == torch.uint8
+    assert labels.shape == (10000,) and labels.dtype == torch.int64
+    assert torch.equal(torch.bincount(labels), torch.full((10,), 1000))
+    # a natural image set: per-channel means near the published CIFAR-10 values
+    mean = images.float().mean((0, 2, 3)) / 255
+    assert torch.allclose(mean, torch.tensor([0.4914, 0.4822, 0.4465]), atol=0.01)
+
+
+def test_missing_data_says_how_to_get_it(tmp_path, monkeypatch):
+    with pytest.raises(CifarNotFoundError, match="download=True.*cifar-10-python.tar.gz.*cifar10-jpeg-q75"):
+        load_cifar("cifar10", tmp_path)
+    monkeypatch.delenv("CONVNORM_DATA_DIR", raising=False)
+    with pytest.raises(CifarNotFoundError, match="CONVNORM_DATA_DIR"):
+        load_cifar("cifar10")
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_cifar("mnist", tmp_path)
+
+
+def test_corrupt_official_archive_is_rejected(tmp_path):
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"not the archive")
+    with pytest.raises(ValueError, match="md5"):
+        find_cifar("cifar10", tmp_path)
+
+
+def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
+    """The python-format reader: batches of 10 rows of 3072 bytes become (N, 3, 32, 32)."""
+    monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    batches = {}
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batches[name] = {"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8),
+                         "labels": list(rng.integers(0, 10, 10))}
+        (folder / name).write_bytes(pickle.dumps(batches[name]))
+    images, labels = load_cifar("cifar10", tmp_path, train=True)
+    assert images.shape == (50, 3, 32, 32)
+    first = batches["data_batch_1"]["data"][0]
+    assert torch.equal(images[0, 1, 0, :], torch.from_numpy(first[1024:1056]))  # green row 0
+    assert labels.tolist() == sum((batches[f"data_batch_{i}"]["labels"] for i in range(1, 6)), [])
+    test_images, _ = load_cifar("cifar10", tmp_path, train=False)
+    assert test_images.shape == (10, 3, 32, 32)
+    # decoded once into $CONVNORM_CACHE_DIR (never into the data folder) and reused
+    assert not (folder.parent / ".convnorm-cache").exists()
+    cached = list((tmp_path / "cache").glob("cifar10-official-*/train_x.npy"))
+    assert len(cached) == 1
+    (folder / "data_batch_1").unlink()  # the folder is now incomplete: found no more
+    with pytest.raises(CifarNotFoundError):
+        load_cifar("cifar10", tmp_path)
+
+
+def test_validation_split_is_disjoint_stratified_and_seeded():
+    labels = torch.arange(10).repeat_interleave(500)
+    train, val = train_val_split(labels, 0.1, seed=3)
+    assert len(set(train.tolist()) & set(val.tolist())) == 0
+    assert sorted(train.tolist() + val.tolist()) == list(range(5000))
+    assert torch.equal(torch.bincount(labels[val]), torch.full((10,), 50))
+    assert torch.equal(train_val_split(labels, 0.1, seed=3)[1], val)
+    assert not torch.equal(train_val_split(labels, 0.1, seed=4)[1], val)
+    with pytest.raises(ValueError, match="val_fraction"):
+        train_val_split(labels, 1.5)
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.3, 0.5, 0.7])
+def test_scarce_subsets_are_class_balanced(fraction):
+    labels = torch.arange(10).repeat_interleave(450)
+    subset = balanced_subset(labels, fraction, seed=1)
+    assert len(torch.unique(subset)) == len(subset)
+    assert torch.equal(torch.bincount(labels[subset], minlength=10), torch.full((10,), round(450 * fraction)))
+
+
+@pytest.mark.parametrize("include_true_class", [True, False])
+@pytest.mark.parametrize("rate", [0.2, 0.8])
+def test_symmetric_label_noise_statistics(rate, include_true_class):
+    n, k = 200_000, 10
+    labels = torch.randint(k, (n,), generator=torch.Generator().manual_seed(0))
+    noise = symmetric_label_noise(labels, rate, k, seed=1, include_true_class=include_true_class)
+    expected = rate * (k - 1) / k if include_true_class else rate
+    assert noise.expected_flip_rate == pytest.approx(expected)
+    assert abs(noise.flip_rate - expected) < 4 * np.sqrt(expected * (1 - expected) / n)
+    assert noise.flip_rate == pytest.approx(float((noise.labels != labels).float().mean()))
+    # flipped labels are spread uniformly over the other classes
+    flipped = noise.labels != labels
+    offsets = (noise.labels[flipped] - labels[flipped]) % k
+    counts = torch.bincount(offsets, minlength=k)[1:].float()
+    assert float(counts.std() / counts.mean()) < 0.05
+
+
+def test_label_noise_edge_cases_and_errors():
+    labels = torch.arange(10).repeat(100)
+    assert torch.equal(symmetric_label_noise(labels, 0.0, 10).labels, labels)
+    assert symmetric_label_noise(labels, 1.0, 10, include_true_class=False).flip_rate == 1.0
+    with pytest.raises(ValueError, match="rate"):
+        symmetric_label_noise(labels, 1.2, 10)
+    with pytest.raises(ValueError, match="labels must lie"):
+        symmetric_label_noise(labels, 0.2, 5)
+
+
+def test_random_crop_flip_is_a_shifted_padded_window():
+    h = w = 6
+    image = (torch.arange(h * w).reshape(1, 1, h, w) + 1).repeat(64, 3, 1, 1)
+    out = random_crop_flip(image, torch.Generator().manual_seed(0), padding=2)
+    padded = torch.nn.functional.pad(image, (2,) * 4)
+    for i in range(64):
+        windows = [padded[i, :, a:a + h, b:b + w] for a in range(5) for b in range(5)]
+        windows += [win.flip(-1) for win in windows]
+        assert any(torch.equal(out[i], win) for win in windows)
+    assert (out == 0).any() and (out[:, :, :, 0] == out[:, :, :, 0]).all()
+    unflipped = random_crop_flip(image, torch.Generator().manual_seed(0), padding=0, flip=False)
+    assert torch.equal(unflipped, image)
+
+
+def test_batch_loader_is_seeded_per_epoch():
+    images = torch.arange(50, dtype=torch.uint8).reshape(50, 1, 1, 1).expand(50, 3, 8, 8).contiguous()
+    labels = torch.arange(50)
+    loader = BatchLoader(images, labels, batch_size=16, shuffle=True, augment=True, seed=5)
+    first = [y for _, y in loader.epoch(2)]
+    assert len(first) == len(loader) == 4
+    assert sorted(torch.cat(first).tolist()) == list(range(50))
+    assert all(torch.equal(a, b) for a, b in zip(first, [y for _, y in loader.epoch(2)]))
+    assert not torch.equal(torch.cat(first), torch.cat([y for _, y in loader.epoch(3)]))
+    x, _ = next(loader.epoch(0))
+    assert x.dtype == torch.float32 and float(x.max()) <= 49 / 255 + 1e-6
+
+
+def test_prepare_cifar_protocol(cifar_root):
+    from convnorm.data import prepare_cifar
+
+    splits = prepare_cifar("cifar10", cifar_root, seed=0, train_fraction=0.3, label_noise=0.6,
+                           max_val=500, max_test=200)
+    idx = splits.indices
+    assert len(set(idx["train"].tolist()) & set(idx["val"].tolist())) == 0
+    assert splits.info["n_train"] == 10 * round(0.3 * 4500) and len(splits.val[1]) == 500
+    assert splits.info["expected_flip_rate"] == pytest.approx(0.54)
+    assert abs(splits.info["train_flip_rate"] - 0.54) < 0.03
+    # noise touches training and validation labels, never the test labels
+    _, clean = load_cifar("cifar10", cifar_root, train=False)
+    assert torch.equal(splits.test[1], clean[idx["test"]])
+    assert "cifar10" in splits.info["source"]

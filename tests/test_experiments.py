@@ -1,0 +1,101 @@
+"""convnorm.experiments: every experiment's smoke preset runs on real data and writes a
+result file whose numbers obey the experiment's own definitions; the CLI lists them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from convnorm.experiments import EXPERIMENTS, PRESETS, run_experiment
+from convnorm.experiments.__main__ import main
+
+PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s"}
+
+
+def check_records(records: dict):
+    """Every training record carries a history and the paper's model-selection summary."""
+    for record in records.values():
+        assert not record["diverged"]
+        history, summary = record["history"], record["summary"]
+        assert len(history["val_acc"]) == len(history["test_acc"]) == record["epochs"]
+        best = history["val_acc"].index(max(history["val_acc"]))
+        assert summary["test_acc_at_best_val"] == history["test_acc"][best]
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_smoke_preset_runs(name, cifar_root, tmp_path):
+    payload = run_experiment(name, "smoke", cifar_root, tmp_path, seed=0, progress=False)
+    saved = json.loads((tmp_path / f"{name}-smoke-seed0.json").read_text())
+    assert PROVENANCE <= set(saved["provenance"]) and saved["provenance"]["experiment"] == name
+    assert "cifar10" in saved["provenance"]["data"] and saved["provenance"]["preset_settings"]["reduced"]
+    results = payload["results"]
+    if name in ("convergence",):
+        for records in results.values():
+            check_records(records)
+            assert all(r["weight_decay"] == 0 and not r["augment"] and r["milestones"] == [] for r in records.values())
+    elif name == "generalization":
+        check_records(results["cifar10"])
+    elif name == "ablation":
+        check_records(results)
+        assert {r["affine"] for r in results.values()} == {True, False}
+    elif name == "adversarial":
+        check_records(results)
+        for record in results.values():
+            robust = record["robust"]
+            assert set(robust) == {"clean", "fgsm", "pgd2", "n_test"} and robust["n_test"] == 20
+            assert all(0 <= robust[k] <= 1 for k in ("clean", "fgsm", "pgd2"))
+        assert results["oni+bn"]["lr"] == 0.01 and results["ocnn+bn"]["ocnn_lambda"] == 1e-4
+    elif name == "simba":
+        check_records(results)
+        for record in results.values():
+            for basis in ("pixel", "dct"):
+                outcome = record["simba"][basis]
+                assert 0 <= outcome["success_rate"] <= 1
+                assert 1 <= outcome["average_queries"] <= 2 * outcome["iterations"]
+    elif name == "label-noise":
+        noise = results["0.4"]["noise"]
+        assert noise["expected_flip_rate"] == pytest.approx(0.36) and noise["noise_include_true_class"]
+        check_records({k: v for k, v in results["0.4"].items() if k != "noise"})
+    elif name == "data-scarcity":
+        assert results["0.3"]["n_train"] <= 200
+        check_records({k: v for k, v in results["0.3"].items() if k != "n_train"})
+    elif name == "conditioning":
+        assert results["none"]["rho"] == pytest.approx(1.0)
+        for record in results.values():
+            assert all(layer["condition_number"] >= 1 for layer in record["layers"])
+        # ConvNorm makes every channel a tight frame: channel condition number 1 (up to eps)
+        assert all(layer["channel_condition_number"] == pytest.approx(1, abs=1e-3)
+                   for layer in results["convnorm"]["layers"])
+    elif name == "runtime":
+        assert results["bn"]["relative_to_bn"] == 1.0
+        assert all(r["seconds_per_step"] > 0 for r in results.values())
+
+
+def test_resume_reuses_finished_runs(cifar_root, tmp_path):
+    first = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False)
+    assert len(list((tmp_path / "checkpoints" / "ablation-smoke-seed0").glob("*.pt"))) == 4
+    again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
+    for key, record in first["results"].items():
+        assert again["results"][key]["history"] == record["history"]
+
+
+def test_cli_lists_every_experiment_and_preset(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for name in list(EXPERIMENTS) + list(PRESETS):
+        assert f"\n  {name} " in text
+
+
+def test_cli_without_data_explains_how_to_get_it(tmp_path, capsys):
+    assert main(["runtime", "--data-dir", str(tmp_path), "--output", str(tmp_path), "--no-progress"]) == 2
+    assert "download" in capsys.readouterr().err
+
+
+def test_unknown_names_are_rejected():
+    with pytest.raises(ValueError, match="experiment must be one of"):
+        run_experiment("gan")
+    with pytest.raises(ValueError, match="preset must be one of"):
+        run_experiment("runtime", preset="huge")

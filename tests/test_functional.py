@@ -1,0 +1,261 @@
+"""convnorm.functional: the fast normalized convolution equals a straightforward float64
+reference of the paper's appendix procedure, the circular layer is a tight frame per
+output channel, stride is downsampling, 1x1 is division by the kernel norm, the weight
+gradient is the stop-gradient one, and bad arguments are named."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d
+
+CONV = {1: F.conv1d, 2: F.conv2d}
+FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
+
+
+def dilated(weight, dilation):
+    """The zero-stuffed kernel that a dilated convolution applies."""
+    d = weight.dim() - 2
+    span = [dilation * (k - 1) + 1 for k in weight.shape[2:]]
+    out = weight.new_zeros(*weight.shape[:2], *span)
+    out[(..., *([slice(None, None, dilation)] * d))] = weight
+    return out
+
+
+def appendix_reference(x, w, padding, stride, dilation=1, groups=1, eps=0.0, affine=None, bias=None,
+                       padding_mode="zeros", stop_gradient=True):
+    """The paper's procedure, written plainly: pad by m-1, full cross-correlation,
+    per-channel circular normalization with v = (Σ_i |FFT_L(a_ki)|² + eps)^(-1/2) from
+    one FFT per kernel, circular affine, crop m-1-p, keep every s-th sample, bias."""
+    d = w.dim() - 2
+    wd = dilated(w, dilation)
+    m = wd.shape[2:]
+    if padding_mode == "zeros":
+        y = CONV[d](F.pad(x, [k - 1 for k in reversed(m) for _ in range(2)]), wd, groups=groups)
+        crop = [k - 1 - padding for k in m]
+    else:
+        y = CONV[d](F.pad(x, [padding] * 2 * d, mode="circular"), wd, groups=groups)
+        crop = [0] * d
+    L = y.shape[2:]
+    a = wd.detach() if stop_gradient else wd
+    v = ((FFT[d](a, L).abs() ** 2).sum(1) + eps).rsqrt()
+    y = torch.fft.ifftn(torch.fft.fftn(y, dim=tuple(range(2, 2 + d))) * v, dim=tuple(range(2, 2 + d))).real
+    if affine is not None:  # circular cross-correlation centred on (taps - 1) // 2
+        centre = [(t - 1) // 2 for t in affine.shape[1:]]
+        out = torch.zeros_like(y)
+        for j in itertools.product(*(range(t) for t in affine.shape[1:])):
+            shifts = [-(jj - c) for jj, c in zip(j, centre)]
+            out = out + affine[(slice(None), *j)].reshape(-1, *([1] * d)) * torch.roll(y, shifts, tuple(range(2, 2 + d)))
+        y = out
+    n = x.shape[2:]
+    keep = [nn + 2 * padding - k + 1 for nn, k in zip(n, m)]
+    y = y[(..., *(slice(c, c + kk, stride) for c, kk in zip(crop, keep)))]
+    return y if bias is None else y + bias.reshape(-1, *([1] * d))
+
+
+ZEROS_CASES = [
+    # d, n, k, padding, stride, dilation, groups
+    (2, (8, 8), 3, 1, 1, 1, 1),
+    (2, (7, 9), 3, 0, 1, 1, 1),
+    (2, (8, 8), 3, 2, 1, 1, 1),
+    (2, (8, 6), 3, 1, 2, 1, 1),   # L = 10, 8: stride folded into the spectrum
+    (2, (9, 9), 3, 1, 2, 1, 1),   # L = 11: stride by slicing
+    (2, (10, 10), 3, 1, 3, 1, 1),
+    (2, (8, 8), 2, 1, 1, 1, 1),   # even kernel
+    (2, (9, 8), 5, 2, 2, 1, 2),   # groups
+    (2, (9, 9), 3, 2, 1, 2, 1),   # dilation
+    (1, (11,), 3, 1, 1, 1, 1),
+    (1, (10,), 4, 3, 2, 1, 1),
+    (1, (12,), 3, 1, 1, 3, 2),
+]
+
+
+@pytest.mark.parametrize("d, n, k, padding, stride, dilation, groups", ZEROS_CASES)
+def test_zeros_mode_is_the_appendix_procedure(d, n, k, padding, stride, dilation, groups):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, *n, dtype=torch.float64)
+    w = torch.randn(6, 4 // groups, *([k] * d), dtype=torch.float64)
+    b = torch.randn(6, dtype=torch.float64)
+    got = conv_norm(x, w, b, stride, padding, dilation, groups, eps=0.0)
+    want = appendix_reference(x, w, padding, stride, dilation, groups, bias=b)
+    assert got.shape == CONV[d](x, w, b, stride, padding, dilation, groups).shape
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("d, n, k, stride", [(2, (8, 8), 3, 1), (2, (7, 8), 5, 2), (2, (9, 9), 3, 3), (1, (9,), 3, 2)])
+def test_circular_mode_is_the_appendix_procedure(d, n, k, stride):
+    torch.manual_seed(1)
+    x = torch.randn(2, 3, *n, dtype=torch.float64)
+    w = torch.randn(5, 3, *([k] * d), dtype=torch.float64)
+    got = conv_norm(x, w, None, stride, (k - 1) // 2, padding_mode="circular", eps=0.0)
+    torch.testing.assert_close(got, appendix_reference(x, w, (k - 1) // 2, stride, padding_mode="circular"))
+
+
+def operator_matrix(fn, c_in, size):
+    """Dense matrix of a linear map (C_in, *size) -> (C_out, *out), from its basis images."""
+    numel = c_in * size[0] * size[1]
+    basis = torch.eye(numel, dtype=torch.float64).reshape(numel, c_in, *size)
+    return fn(basis).reshape(numel, -1).T
+
+
+@pytest.mark.parametrize("n, k", [((6, 6), 3), ((5, 7), 3), ((6, 5), 5)])
+def test_circular_mode_is_a_tight_frame_per_channel(n, k):
+    """Q_k Q_kᵀ = I, and Q_k = (A_k A_kᵀ)^(-1/2) A_k, from the layer's own operator matrix."""
+    torch.manual_seed(2)
+    c_in, c_out, p = 3, 4, (k - 1) // 2
+    w = torch.randn(c_out, c_in, k, k, dtype=torch.float64)
+    q = operator_matrix(lambda x: conv_norm2d(x, w, padding=p, padding_mode="circular", eps=0.0), c_in, n)
+    a = operator_matrix(lambda x: F.conv2d(F.pad(x, [p] * 4, mode="circular"), w), c_in, n)
+    rows = n[0] * n[1]
+    for ch in range(c_out):
+        q_k, a_k = q[ch * rows:(ch + 1) * rows], a[ch * rows:(ch + 1) * rows]
+        torch.testing.assert_close(q_k @ q_k.T, torch.eye(rows, dtype=torch.float64), rtol=0, atol=1e-10)
+        evals, evecs = torch.linalg.eigh(a_k @ a_k.T)
+        torch.testing.assert_close(q_k, evecs @ torch.diag(evals.rsqrt()) @ evecs.T @ a_k, rtol=0, atol=1e-9)
+
+
+def test_eps_shrinks_the_frame_by_s_over_s_plus_eps():
+    torch.manual_seed(3)
+    w = torch.randn(1, 2, 3, 3, dtype=torch.float64)
+    eps = 0.3
+    q = operator_matrix(lambda x: conv_norm2d(x, w, padding=1, padding_mode="circular", eps=eps), 2, (5, 5))
+    s = (torch.fft.fft2(w, s=(5, 5)).abs() ** 2).sum(1).flatten()
+    torch.testing.assert_close(torch.linalg.eigvalsh(q @ q.T), (s / (s + eps)).sort().values)
+
+
+@pytest.mark.parametrize("mode, n, stride", [("zeros", (10, 10), 2), ("zeros", (9, 11), 2), ("zeros", (12, 12), 3),
+                                             ("circular", (8, 8), 2), ("circular", (9, 8), 2)])
+def test_stride_is_the_downsampled_stride_one_output(mode, n, stride):
+    torch.manual_seed(4)
+    x = torch.randn(2, 3, *n, dtype=torch.float64)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    rho = torch.randn(4, 3, 3, dtype=torch.float64)
+    full = conv_norm2d(x, w, padding=1, padding_mode=mode, affine_weight=rho)
+    strided = conv_norm2d(x, w, stride=stride, padding=1, padding_mode=mode, affine_weight=rho)
+    torch.testing.assert_close(strided, full[..., ::stride, ::stride])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_one_by_one_divides_each_channel_by_its_kernel_norm(stride):
+    torch.manual_seed(5)
+    x = torch.randn(2, 6, 7, 7, dtype=torch.float64)
+    w = torch.randn(5, 6, 1, 1, dtype=torch.float64)
+    want = F.conv2d(x, w, stride=stride) / w.flatten(1).norm(dim=1).reshape(1, 5, 1, 1)
+    torch.testing.assert_close(conv_norm2d(x, w, stride=stride, eps=0.0), want)
+
+
+def test_affine_kernel_is_a_circular_filter_before_the_crop():
+    torch.manual_seed(6)
+    x = torch.randn(2, 3, 8, 7, dtype=torch.float64)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    rho = torch.randn(4, 3, 3, dtype=torch.float64)
+    got = conv_norm2d(x, w, padding=1, stride=2, affine_weight=rho, eps=0.0)
+    torch.testing.assert_close(got, appendix_reference(x, w, 1, 2, affine=rho))
+    delta = torch.zeros(4, 3, 3, dtype=torch.float64)
+    delta[:, 1, 1] = 1
+    torch.testing.assert_close(conv_norm2d(x, w, padding=1, affine_weight=delta), conv_norm2d(x, w, padding=1))
+
+
+@pytest.mark.parametrize("stop_gradient", [True, False])
+@pytest.mark.parametrize("size, stride, mode", [((7, 8), 2, "zeros"), ((8, 9), 2, "zeros"), ((9, 9), 1, "zeros"),
+                                                ((8, 8), 2, "circular"), ((7, 6), 3, "circular")])
+def test_gradients_match_the_reference(stop_gradient, size, stride, mode):
+    """Input, weight and affine gradients (the hand-written backward with stop-gradient,
+    autograd without) equal autograd through the plain reference."""
+    torch.manual_seed(7)
+    x = torch.randn(2, 3, *size, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+    rho = torch.randn(4, 2, 3, dtype=torch.float64, requires_grad=True)
+    out = conv_norm2d(x, w, None, stride, 1, padding_mode=mode, affine_weight=rho, eps=1e-3,
+                      stop_gradient=stop_gradient)
+    probe = torch.randn_like(out)
+    want = appendix_reference(x, w, 1, stride, eps=1e-3, affine=rho, padding_mode=mode, stop_gradient=stop_gradient)
+    grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho)) for o in (out, want)]
+    for got, want in zip(*grads):
+        torch.testing.assert_close(got, want)
+
+
+def test_stop_gradient_drops_the_normalizer_term():
+    """With the stop-gradient the weight gradient is the conv's gradient scaled by v:
+    for a 1x1 kernel, d/da of <probe, (a/|a|) * x> is probe·x / |a|, not its projection."""
+    torch.manual_seed(8)
+    x = torch.randn(3, 4, 5, 5, dtype=torch.float64)
+    w = torch.randn(1, 4, 1, 1, dtype=torch.float64, requires_grad=True)
+    probe = torch.randn(3, 1, 5, 5, dtype=torch.float64)
+    (g_stop,) = torch.autograd.grad((conv_norm2d(x, w, eps=0.0) * probe).sum(), w)
+    (g_full,) = torch.autograd.grad((conv_norm2d(x, w, eps=0.0, stop_gradient=False) * probe).sum(), w)
+    raw = (probe * x).sum((0, 2, 3)).reshape(1, 4, 1, 1)
+    torch.testing.assert_close(g_stop, raw / w.norm())
+    u = (w / w.norm()).detach()
+    torch.testing.assert_close(g_full, (raw - (raw * u).sum() * u) / w.norm())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_autocast_cpu_returns_the_autocast_dtype_from_float32_ffts(dtype):
+    torch.manual_seed(9)
+    x = torch.randn(2, 3, 8, 8)
+    w = torch.randn(4, 3, 3, 3)
+    with torch.autocast("cpu", dtype=dtype):
+        got = conv_norm2d(x, w, padding=1)
+        conv_dtype = F.conv2d(x, w, padding=1).dtype
+    assert got.dtype == conv_dtype == dtype
+    torch.testing.assert_close(got.float(), conv_norm2d(x, w, padding=1), rtol=1e-2, atol=2e-2)
+
+
+def test_one_dimensional_wrapper_matches_generic():
+    x = torch.randn(2, 3, 9, dtype=torch.float64)
+    w = torch.randn(4, 3, 3, dtype=torch.float64)
+    torch.testing.assert_close(conv_norm1d(x, w, padding=1), conv_norm(x, w, padding=1))
+
+
+X, W = torch.randn(1, 3, 8, 8), torch.randn(4, 3, 3, 3)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"padding_mode": "reflect"}, "padding_mode must be one of"),
+    ({"padding": 3}, "padding must be at most"),
+    ({"padding": 0, "padding_mode": "circular"}, "padding must equal"),
+    ({"padding": "same", "stride": 2}, "padding='same' requires stride 1"),
+    ({"padding": "full"}, "padding must be an int"),
+    ({"stride": 0}, "stride must be a positive int"),
+    ({"dilation": (1, 2, 3)}, "dilation must be a positive int"),
+    ({"groups": 3}, "groups must be a positive int dividing"),
+    ({"eps": -1.0}, "eps must be non-negative"),
+    ({"affine_weight": torch.ones(3, 3, 3)}, "affine_weight must have shape"),
+    ({"autocorrelation": torch.ones(4, 3, 3)}, "autocorrelation must have shape"),
+])
+def test_bad_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        conv_norm2d(X, W, **kwargs)
+
+
+def test_bad_shapes_are_named():
+    with pytest.raises(ValueError, match="input must have shape"):
+        conv_norm2d(X[0], W)
+    with pytest.raises(ValueError, match="input has 2 channels"):
+        conv_norm2d(X[:, :2], W)
+    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k_h, k_w\)"):
+        conv_norm2d(X, W[..., 0])
+    with pytest.raises(ValueError, match="larger than the input size"):
+        conv_norm2d(torch.randn(1, 3, 2, 2), W, padding=1, padding_mode="circular")
+    with pytest.raises(ValueError, match="one tap per channel"):
+        conv_norm2d(X, W[..., :1, :1], affine_weight=torch.ones(4, 3, 3))
+
+
+def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
+    """Kernels too large for the Gram lag map use a grouped convolution: same result,
+    and the power spectrum from r equals the direct sum of |FFT|²."""
+    from convnorm.fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+
+    torch.manual_seed(12)
+    w = torch.randn(3, 2, 11, 11, dtype=torch.float64)
+    r = kernel_autocorrelation(w)
+    assert r.shape == (3, 21, 21)
+    torch.testing.assert_close(r[:, 10, 10], (w ** 2).sum((1, 2, 3)))
+    direct = (torch.fft.rfft2(w, s=(16, 13)).abs() ** 2).sum(1)
+    torch.testing.assert_close(autocorrelation_power_spectrum(r, (16, 13)), direct)
+    with pytest.raises(ValueError, match="autocorrelation must have shape"):
+        autocorrelation_power_spectrum(torch.ones(3, 4, 4), 8)

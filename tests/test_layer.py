@@ -1,0 +1,250 @@
+"""convnorm.layers: ConvNorm2d/ConvNorm1d mirror nn.Conv2d/nn.Conv1d (shapes, weights,
+arguments), start as pure normalization, keep a running average with the cosine ramp
+in buffers that round-trip through state_dict, evaluate at other sizes, never take in
+non-finite values, and run under autocast, torch.compile and DDP."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+
+from convnorm.fourier import kernel_autocorrelation
+from convnorm.functional import conv_norm
+from convnorm.layers import ConvNorm1d, ConvNorm2d
+
+CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=(3, 5), padding=(0, 2)),
+         dict(kernel_size=1, stride=2, bias=False), dict(kernel_size=3, padding=2, dilation=2, groups=2),
+         dict(kernel_size=3, padding=1, padding_mode="circular"), dict(kernel_size=4, padding="valid"),
+         dict(kernel_size=5, padding="same")]
+
+
+@pytest.mark.parametrize("kwargs", CASES)
+def test_shapes_and_parameters_mirror_conv2d(kwargs):
+    torch.manual_seed(0)
+    conv, layer = nn.Conv2d(4, 6, **kwargs), ConvNorm2d(4, 6, **kwargs)
+    x = torch.randn(2, 4, 11, 10)
+    assert layer(x).shape == conv(x).shape
+    assert layer.weight.shape == conv.weight.shape
+    assert (layer.bias is None) == (conv.bias is None)
+    layer.load_state_dict(conv.state_dict(), strict=False)  # weights copy across
+    torch.testing.assert_close(layer.weight, conv.weight)
+
+
+def test_fresh_layer_is_pure_normalization_and_train_equals_eval_before_training():
+    torch.manual_seed(1)
+    layer = ConvNorm2d(3, 5, 3, padding=1, bias=False).double()
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    plain = conv_norm(x, layer.weight, padding=1)
+    torch.testing.assert_close(layer(x), plain)  # affine kernel starts as the identity
+    layer.reset_running_stats()
+    torch.testing.assert_close(layer.eval()(x), plain)  # eval before any step: current weight
+
+
+def test_ramp_factor_values():
+    layer = ConvNorm2d(1, 1, 3, ramp_steps=100, ramp_floor=0.01)
+    assert float(layer.ramp_factor(0)) == 1.0
+    assert math.isclose(float(layer.ramp_factor(50)), 0.5, abs_tol=1e-12)
+    assert math.isclose(float(layer.ramp_factor(25)), 0.5 * (1 + math.cos(math.pi / 4)), abs_tol=1e-12)
+    assert float(layer.ramp_factor(100)) == float(layer.ramp_factor(10**6)) == 0.01
+
+
+def test_running_average_follows_the_ramp_and_counts_training_forwards():
+    torch.manual_seed(2)
+    layer = ConvNorm2d(2, 3, 3, padding=1, ramp_steps=4).double()
+    x = torch.randn(1, 2, 6, 6, dtype=torch.float64)
+    expected = torch.zeros_like(layer.running_autocorrelation)
+    for t in range(6):
+        with torch.no_grad():
+            layer.weight.add_(0.1 * torch.randn_like(layer.weight))
+        layer(x)
+        f = max(0.5 * (1 + math.cos(math.pi * min(t, 4) / 4)), 0.01)
+        expected = f * kernel_autocorrelation(layer.weight.detach()) + (1 - f) * expected
+        torch.testing.assert_close(layer.running_autocorrelation, expected)
+        assert int(layer.num_steps_tracked) == t + 1
+    layer.eval()(x)
+    assert int(layer.num_steps_tracked) == 6, "eval forwards do not count"
+
+
+def test_eval_uses_the_average_train_the_current_weight():
+    torch.manual_seed(3)
+    layer = ConvNorm2d(2, 3, 3, padding=1).double()
+    x = torch.randn(1, 2, 7, 7, dtype=torch.float64)
+    layer(x)
+    old = layer.weight.detach().clone()
+    with torch.no_grad():
+        layer.weight.mul_(torch.rand_like(layer.weight) + 0.5)
+    train_out = layer(x)  # f = 0.5 * (1 + cos(pi / 40000)): almost all new
+    torch.testing.assert_close(train_out, conv_norm(x, layer.weight, layer.bias, padding=1,
+                                                    affine_weight=layer.affine_weight))
+    eval_out = layer.eval()(x)
+    torch.testing.assert_close(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1, affine_weight=layer.affine_weight,
+                                                   autocorrelation=layer.running_autocorrelation))
+    assert not torch.allclose(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1,
+                                                  autocorrelation=kernel_autocorrelation(old)))
+
+
+@pytest.mark.parametrize("size", [(5, 5), (9, 12), (16, 16)])
+def test_eval_at_another_resolution_is_exact(size):
+    """The average is kept as an autocorrelation, valid at any size: after training on
+    8x8 with fixed weights, eval at another size equals train mode at that size."""
+    torch.manual_seed(4)
+    layer = ConvNorm2d(3, 4, 3, stride=2, padding=1).double()
+    for _ in range(3):
+        layer(torch.randn(2, 3, 8, 8, dtype=torch.float64))
+    x = torch.randn(2, 3, *size, dtype=torch.float64)
+    torch.testing.assert_close(layer.eval()(x), layer.train()(x))
+
+
+def test_state_dict_round_trip_and_ramp_resumes():
+    torch.manual_seed(5)
+    a = ConvNorm2d(2, 3, 3, padding=1, ramp_steps=10)
+    opt = torch.optim.SGD(a.parameters(), lr=0.1)
+    x = torch.randn(2, 2, 8, 8)
+    for _ in range(4):
+        opt.zero_grad()
+        a(x).square().mean().backward()
+        opt.step()
+    state = a.state_dict()
+    assert set(state) == {"weight", "bias", "affine_weight", "running_autocorrelation", "num_steps_tracked"}
+    b = ConvNorm2d(2, 3, 3, padding=1, ramp_steps=10)
+    b.load_state_dict(state)
+    assert int(b.num_steps_tracked) == 4
+    torch.testing.assert_close(b.eval()(x), a.eval()(x))
+    a.train()(x)
+    b.train()(x)
+    torch.testing.assert_close(b.running_autocorrelation, a.running_autocorrelation)
+    assert int(b.num_steps_tracked) == 5
+
+
+def test_non_finite_values_never_reach_the_buffers():
+    torch.manual_seed(6)
+    layer = ConvNorm2d(2, 3, 3, padding=1)
+    layer(torch.randn(1, 2, 6, 6))
+    out = layer(torch.full((1, 2, 6, 6), float("nan")))  # a NaN input: buffers depend on weights only
+    assert out.isnan().all() and torch.isfinite(layer.running_autocorrelation).all()
+    assert int(layer.num_steps_tracked) == 2
+    with torch.no_grad():
+        layer.weight[0, 0, 0, 0] = float("inf")
+    after_nan_input = layer.running_autocorrelation.clone()
+    steps = int(layer.num_steps_tracked)
+    layer(torch.randn(1, 2, 6, 6))  # a non-finite weight: update skipped, count kept
+    torch.testing.assert_close(layer.running_autocorrelation, after_nan_input)
+    assert int(layer.num_steps_tracked) == steps
+
+
+def test_buffers_are_updated_in_place():
+    """In-place updates are what lets DataParallel's first replica reach the module."""
+    layer = ConvNorm2d(2, 3, 3, padding=1)
+    ptrs = (layer.running_autocorrelation.data_ptr(), layer.num_steps_tracked.data_ptr())
+    layer(torch.randn(1, 2, 6, 6))
+    assert (layer.running_autocorrelation.data_ptr(), layer.num_steps_tracked.data_ptr()) == ptrs
+
+
+def test_weight_gradient_is_the_stop_gradient_one():
+    torch.manual_seed(7)
+    layer = ConvNorm2d(2, 3, 3, padding=1).double()
+    x = torch.randn(2, 2, 7, 7, dtype=torch.float64)
+    probe = torch.randn(2, 3, 7, 7, dtype=torch.float64)
+    (layer(x) * probe).sum().backward()
+    w = layer.weight.detach().clone().requires_grad_()
+    ref = conv_norm(x, w, layer.bias.detach(), padding=1, affine_weight=layer.affine_weight.detach(),
+                    autocorrelation=kernel_autocorrelation(w.detach()))
+    (g,) = torch.autograd.grad((ref * probe).sum(), w)
+    torch.testing.assert_close(layer.weight.grad, g)
+    full = ConvNorm2d(2, 3, 3, padding=1, stop_gradient=False).double()
+    full.load_state_dict(layer.state_dict())
+    (full(x) * probe).sum().backward()
+    assert not torch.allclose(full.weight.grad, g)
+
+
+def test_autocast_bfloat16_on_cpu():
+    torch.manual_seed(8)
+    layer = ConvNorm2d(3, 4, 3, padding=1)
+    x = torch.randn(2, 3, 8, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = layer(x)
+    assert out.dtype == torch.bfloat16
+    assert layer.running_autocorrelation.dtype == torch.float32
+    torch.testing.assert_close(out.float(), layer(x).detach(), rtol=1e-2, atol=2e-2)
+    out.float().sum().backward()
+    assert layer.weight.grad.dtype == torch.float32 and torch.isfinite(layer.weight.grad).all()
+
+
+def test_torch_compile_matches_eager():
+    torch.manual_seed(9)
+    eager = ConvNorm2d(3, 4, 3, stride=2, padding=1)
+    compiled_layer = ConvNorm2d(3, 4, 3, stride=2, padding=1)
+    compiled_layer.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_layer, backend="aot_eager", fullgraph=True)
+    x = torch.randn(2, 3, 8, 8)
+    torch.testing.assert_close(compiled(x), eager(x))
+    compiled(x).sum().backward()
+    eager(x).sum().backward()
+    torch.testing.assert_close(compiled_layer.weight.grad, eager.weight.grad)
+    torch.testing.assert_close(compiled_layer.running_autocorrelation, eager.running_autocorrelation)
+    assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
+
+
+def test_distributed_data_parallel_updates_buffers(tmp_path):
+    dist = pytest.importorskip("torch.distributed")
+    if not dist.is_available():
+        pytest.skip("torch.distributed unavailable")
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        torch.manual_seed(10)
+        layer = ConvNorm2d(2, 3, 3, padding=1)
+        reference = ConvNorm2d(2, 3, 3, padding=1)
+        reference.load_state_dict(layer.state_dict())
+        ddp = nn.parallel.DistributedDataParallel(layer)
+        x = torch.randn(2, 2, 6, 6)
+        ddp(x).sum().backward()
+        reference(x).sum().backward()
+        torch.testing.assert_close(layer.running_autocorrelation, reference.running_autocorrelation)
+        assert int(layer.num_steps_tracked) == 1
+        torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_conv1d_layer():
+    torch.manual_seed(11)
+    conv, layer = nn.Conv1d(3, 4, 5, stride=2, padding=2), ConvNorm1d(3, 4, 5, stride=2, padding=2).double()
+    x = torch.randn(2, 3, 21, dtype=torch.float64)
+    assert layer(x).shape == conv(x.float()).shape
+    torch.testing.assert_close(layer(x), conv_norm(x, layer.weight, layer.bias, 2, 2, affine_weight=layer.affine_weight))
+
+
+def test_extra_repr_shows_non_defaults():
+    text = repr(ConvNorm2d(3, 8, 3, stride=2, padding=1, bias=False, affine=False, eps=0.0, ramp_steps=10))
+    assert text == ("ConvNorm2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False, "
+                    "affine=False, eps=0.0, ramp_steps=10)")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(in_channels=0), "in_channels must be a positive integer"),
+    (dict(out_channels=2.5), "out_channels must be a positive integer"),
+    (dict(groups=2), "in_channels must be divisible by groups"),
+    (dict(kernel_size=0), "kernel_size must be a positive int"),
+    (dict(stride=(1, 0)), "stride must be a positive int"),
+    (dict(padding=-1), "padding must be a non-negative int"),
+    (dict(padding=3), "padding must be at most"),
+    (dict(padding_mode="reflect"), "padding_mode must be one of"),
+    (dict(padding_mode="circular", padding=0), "padding must equal"),
+    (dict(eps=-1e-3), "eps must be a non-negative number"),
+    (dict(ramp_steps=0), "ramp_steps must be a positive integer"),
+    (dict(ramp_floor=1.5), r"ramp_floor must be in \[0, 1\]"),
+])
+def test_constructor_errors_name_the_argument(kwargs, match):
+    args = dict(in_channels=3, out_channels=4, kernel_size=3) | kwargs
+    with pytest.raises(ValueError, match=match):
+        ConvNorm2d(**args)
+
+
+def test_forward_errors_name_the_problem():
+    layer = ConvNorm2d(3, 4, 3, padding=1)
+    with pytest.raises(ValueError, match="input has 2 channels"):
+        layer(torch.randn(1, 2, 8, 8))
+    with pytest.raises(ValueError, match="input must have shape"):
+        layer(torch.randn(3, 8, 8))

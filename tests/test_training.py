@@ -1,0 +1,126 @@
+"""convnorm.training: the trainer learns, checkpoints resume exactly, results carry provenance."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from cifar_data import cifar_root, one_thread, tiny_cifar  # noqa: F401 (fixtures)
+from convnorm.models import build_model
+from convnorm.training import (TrainConfig, Trainer, evaluate, load_results, paper_config, provenance,
+                               save_results, seed_everything)
+
+
+def make_trainer(splits, config, checkpoint=None, seed=0, norm="bn"):
+    seed_everything(seed)
+    model = build_model("small", norm, width=8)
+    return Trainer(model, splits.loaders(), config, checkpoint, progress=False, device="cpu")
+
+
+@pytest.mark.parametrize("free_replays", [0, 2])
+def test_resume_continues_identically(tiny_cifar, tmp_path, free_replays):
+    config = dict(epochs=2, milestones=(1,), lr=0.05, free_replays=free_replays, batch_size=100)
+    straight = make_trainer(tiny_cifar, TrainConfig(**config))
+    straight.fit()
+    # an interrupted run: one epoch, then a fresh process (other init) resumes
+    first = make_trainer(tiny_cifar, TrainConfig(**{**config, "epochs": 1}), tmp_path / "ck.pt")
+    first.fit()
+    resumed = make_trainer(tiny_cifar, TrainConfig(**config), tmp_path / "ck.pt", seed=123)
+    resumed.fit(resume=True)
+    for (name, a), b in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
+        assert torch.equal(a, b), name
+    assert resumed.history.train_loss == straight.history.train_loss
+    assert resumed.history.lr == pytest.approx([0.05, 0.005]) and resumed.history.steps[-1] == 8 * max(free_replays, 1)
+    if free_replays:  # the perturbation is carried between minibatches, within the ball
+        assert resumed.delta.abs().max() <= 8 / 255 + 1e-7 and resumed.delta.abs().max() > 0
+
+
+def test_resume_refuses_other_config(tiny_cifar, tmp_path):
+    make_trainer(tiny_cifar, TrainConfig(epochs=1), tmp_path / "ck.pt").fit()
+    with pytest.raises(ValueError, match="different config.*lr"):
+        make_trainer(tiny_cifar, TrainConfig(epochs=2, lr=0.01), tmp_path / "ck.pt").fit(resume=True)
+
+
+def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
+    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100))
+    before, _ = evaluate(trainer.model, trainer.loaders["train"])
+    history = trainer.fit()
+    after, _ = evaluate(trainer.model, trainer.loaders["train"])
+    assert after < before
+    assert history.epoch == [1, 2, 3] and len(history.val_acc) == len(history.test_acc) == 3
+    summary = history.summary()
+    best = history.val_acc.index(max(history.val_acc))
+    assert summary["test_acc_at_best_val"] == history.test_acc[best]
+
+
+@pytest.mark.parametrize("norm", ["bn", "convnorm+bn"])
+def test_mixed_precision_and_truncated_epochs(tiny_cifar, norm):
+    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=1, amp=True, batch_size=50, max_batches_per_epoch=3),
+                           norm=norm)
+    history = trainer.fit()
+    assert trainer.steps == 3 and history.train_loss[0] > 0 and 0 <= history.test_acc[0] <= 1
+    assert trainer.loaders["train"].batch_size == 50 and trainer.loaders["train"].augment
+
+
+def test_regularizer_enters_the_loss(tiny_cifar):
+    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=1))
+    x, y = next(iter(trainer.loaders["val"]))
+    plain, _ = trainer._loss(x, y)
+    trainer.regularizer = lambda model: torch.tensor(2.5)
+    assert float(trainer._loss(x, y)[0].detach()) == pytest.approx(float(plain.detach()) + 2.5)
+
+
+def test_config_validation_and_paper_defaults():
+    cfg = paper_config("cifar100")
+    assert (cfg.epochs, cfg.milestones, cfg.lr, cfg.momentum, cfg.weight_decay, cfg.batch_size) == (
+        150, (60, 120), 0.1, 0.9, 1e-4, 128)
+    assert paper_config("cifar10").milestones == (40, 80)
+    with pytest.raises(ValueError, match="milestones"):
+        TrainConfig(milestones=(80, 40))
+    with pytest.raises(ValueError, match="epochs"):
+        TrainConfig(epochs=0)
+    with pytest.raises(ValueError, match="lr"):
+        TrainConfig(lr=float("nan"))
+
+
+def test_results_file_has_provenance(tmp_path):
+    block = provenance("convergence", "smoke", 7, "cifar10: test copy", 1.23456)
+    path = save_results(tmp_path / "r.json", block, {"acc": [0.5, float("nan")], "t": torch.tensor([1.0])})
+    data = load_results(path)
+    assert json.loads(path.read_text()) == data
+    prov = data["provenance"]
+    assert {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data",
+            "wall_time_s"} <= set(prov)
+    assert prov["torch_version"] == torch.__version__ and prov["wall_time_s"] == 1.235
+    assert data["results"] == {"acc": [0.5, None], "t": [1.0]}
+
+
+@pytest.mark.parametrize("reset", [True, False])
+def test_free_training_resets_or_carries_the_perturbation(tiny_cifar, monkeypatch, reset):
+    import convnorm.attacks.free as free
+
+    seen = []
+    original = free.free_adversarial_step
+
+    def spy(model, x, y, delta, *args):
+        seen.append(delta.abs().max().item())
+        return original(model, x, y, delta, *args)
+
+    monkeypatch.setattr(free, "free_adversarial_step", spy)
+    config = TrainConfig(epochs=1, batch_size=100, free_replays=2, free_reset_per_batch=reset)
+    make_trainer(tiny_cifar, config).fit()
+    assert len(seen) == 4 and seen[0] == 0.0
+    assert (max(seen[1:]) == 0.0) == reset  # the original method starts a batch from the last δ
+
+
+def test_keep_best_restores_the_best_validation_epoch(tiny_cifar):
+    config = TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100)
+    trainer = make_trainer(tiny_cifar, config)
+    trainer.keep_best = True
+    history = trainer.fit()
+    trainer.load_best()
+    _, acc = evaluate(trainer.model, trainer.loaders["val"])
+    assert acc == max(history.val_acc)
+    with pytest.raises(ValueError, match="keep_best"):
+        make_trainer(tiny_cifar, config).load_best()
