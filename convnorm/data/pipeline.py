@@ -122,6 +122,7 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
        presets), then keep a class-balanced ``train_fraction`` of them (data scarcity).
     3. Apply symmetric label noise of rate ``label_noise`` to the training *and*
        validation labels, as the paper does; the test labels stay clean.
+
     ``max_val`` / ``max_test`` cut the evaluation sets (balanced, seeded) for quick runs.
     Only the selected images are read from the memory-mapped cache.
     """
