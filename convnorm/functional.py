@@ -39,13 +39,18 @@ Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version o
 :math:`A_k` only involves the input channels of its group, so the sum in :math:`r_k`
 runs over those.
 
-How it is computed (fast path). The direct convolution (oneDNN) gives :math:`y`; one
-``rfftn`` of :math:`y` is multiplied by a single per-channel spectrum
+How it is computed (fast path). The direct convolution (oneDNN) gives :math:`y`; its
+half spectrum is multiplied by a single per-channel spectrum
 :math:`G_k(\omega) = \hat v_k(\omega)\,\hat\rho_k(\omega)\,e^{2\pi i \omega c/L}` that
 also carries the crop offset :math:`c = m - 1 - p` as a phase, so the crop becomes
-"keep the first samples". A stride :math:`s` that divides :math:`L` along the first
-spatial axis is folded into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of
-the :math:`s` aliased sub-spectra), so the inverse FFT runs at size :math:`L/s` there.
+"keep the first samples". For the small sizes of CIFAR-like maps (2D, every
+:math:`L \le` ``DENSE_DFT_MAX_LENGTH``) the transforms are dense DFT matrices applied
+by matrix products, which beats an FFT of such short, often prime-factored, lengths on
+a CPU; the inverse matrices keep only the output rows and columns
+:math:`s t`, so crop and stride cost nothing. Otherwise ``rfftn``/``irfftn`` are used,
+and a stride :math:`s` that divides :math:`L` along the first spatial axis is folded
+into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased
+sub-spectra), so the inverse FFT runs at size :math:`L/s` there.
 
 Stop-gradient: by default :math:`\hat v_k` is computed from the *detached* weight, so the
 weight gradient flows through the convolution only (the paper's choice). Mixed
@@ -56,6 +61,7 @@ the output of a convolution under autocast.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Sequence
 
@@ -269,12 +275,9 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     if padding_mode == "circular":
         if any(k > n for k, n in zip(m, size)):
             raise ValueError(f"kernel size {m} (with dilation) is larger than the input size {size}")
-        pad = [p for p in reversed(padding) for _ in range(2)]
-        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, dilation, groups)
         length = size
         offset = (0,) * d
     else:
-        y = conv(input, weight, None, 1, tuple(k - 1 for k in m), dilation, groups)
         length = tuple(n + k - 1 for n, k in zip(size, m))
         offset = tuple(k - 1 - p for k, p in zip(m, padding))
     out_size = tuple((n + 2 * p - k) // s + 1 for n, p, k, s in zip(size, padding, m, stride))
@@ -288,9 +291,14 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
             raise ValueError(f"affine kernel {taps} is larger than the normalization size {length}")
         shift = tuple(c - (t - 1) // 2 for c, t in zip(offset, taps))
     else:
-        affine_weight = torch.ones(c_out, *([1] * d), dtype=y.dtype, device=y.device)
+        affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
     geometry = (shift, length, stride, out_size)
+    if padding_mode == "circular":
+        pad = [p for p in reversed(padding) for _ in range(2)]
+        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, dilation, groups)
+    else:
+        y = conv(input, weight, None, 1, tuple(k - 1 for k in m), dilation, groups)
     if gain.requires_grad:  # no stop-gradient: let autograd differentiate through v-hat too
         z = _spectral_filter(y, affine_weight, gain, geometry)
     else:
@@ -337,16 +345,84 @@ def _spectral_filter(y, affine_weight, gain, geometry):
     return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
 
 
+DENSE_DFT_MAX_LENGTH = 50
+"""Largest normalization size :math:`L` (per axis, 2D layers) for which the transforms are
+dense DFT matrix products rather than FFTs (measured faster on a CPU up to about this size)."""
+
+
+@functools.lru_cache(maxsize=32)
+def _dft_matrices(length: tuple[int, int], stride: tuple[int, int], out_size: tuple[int, int],
+                  dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, ...]:
+    r"""Dense DFT matrices for a 2D signal of size :math:`L = (L_0, L_1)`, :math:`K = L_1 // 2 + 1`.
+
+    Returns, in ``dtype`` (their complex counterpart where complex):
+
+    - ``rfft_cols`` ``(L_1, 2K)``: ``y @ rfft_cols`` is :math:`\sum_t y[t] e^{-2\pi i k t/L_1}`
+      (``rfft`` along the last axis), real and imaginary parts interleaved;
+    - ``dft_rows`` ``(L_0, L_0)``: :math:`e^{-2\pi i a b/L_0}` (``fft`` along the rows);
+    - ``idft_rows`` ``(O_0, L_0)``: :math:`e^{2\pi i a s_0 u/L_0}/L_0`, the inverse ``fft``
+      evaluated at rows :math:`s_0 u` only;
+    - ``irfft_cols`` ``(2K, O_1)``: the inverse ``rfft`` (weights 1 at :math:`k = 0` and
+      :math:`L_1/2`, 2 elsewhere) evaluated at columns :math:`s_1 v` only;
+
+    and the adjoints used by the backward pass (transposes, conjugate transposes).
+    Angles are reduced modulo :math:`2\pi` in integers and computed in float64.
+    """
+    (l0, l1), (s0, s1), (o0, o1) = length, stride, out_size
+    k = l1 // 2 + 1
+    cdtype = torch.complex128 if dtype == torch.float64 else torch.complex64
+
+    def angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+        return 2 * math.pi * (torch.outer(a, b) % n).double() / n
+
+    rows, cols, freqs = torch.arange(l0), torch.arange(l1), torch.arange(k)
+    theta = angle(cols, freqs, l1)
+    rfft_cols = torch.stack([theta.cos(), -theta.sin()], -1).reshape(l1, 2 * k)
+    dft_rows = torch.polar(torch.ones(l0, l0, dtype=torch.float64), -angle(rows, rows, l0))
+    idft_rows = torch.polar(torch.full((o0, l0), 1 / l0, dtype=torch.float64), angle(torch.arange(o0) * s0, rows, l0))
+    weight = torch.full((k, 1), 2.0, dtype=torch.float64)
+    weight[0] = 1
+    if l1 % 2 == 0:
+        weight[-1] = 1
+    theta = angle(freqs, torch.arange(o1) * s1, l1)
+    irfft_cols = (torch.stack([theta.cos(), -theta.sin()], 1) * (weight / l1)[:, :, None]).reshape(2 * k, o1)
+    real = [m.to(dtype=dtype, device=device) for m in (rfft_cols, irfft_cols)]
+    cplx = [m.to(dtype=cdtype, device=device) for m in (dft_rows, idft_rows)]
+    return (real[0], cplx[0], cplx[1], real[1],
+            real[0].T.contiguous(), cplx[0].mH.contiguous(), cplx[1].mH.contiguous(), real[1].T.contiguous())
+
+
+def _use_dense(y: torch.Tensor, length) -> bool:
+    return len(length) == 2 and max(length) <= DENSE_DFT_MAX_LENGTH and y.dtype in (torch.float32, torch.float64)
+
+
+def _dense_rfft2(y: torch.Tensor, matrices) -> torch.Tensor:
+    """``rfftn(y, dim=(-2, -1))`` by two matrix products (complex result)."""
+    rfft_cols, dft_rows = matrices[:2]
+    half = torch.view_as_complex((y @ rfft_cols).unflatten(-1, (-1, 2)))
+    return torch.matmul(dft_rows, half)
+
+
+def _dense_irfft2_sample(spectrum: torch.Tensor, matrices) -> torch.Tensor:
+    """``irfftn`` of a half spectrum, evaluated at the output grid ``s t`` only."""
+    idft_rows, irfft_cols = matrices[2:4]
+    return torch.view_as_real(torch.matmul(idft_rows, spectrum)).flatten(-2) @ irfft_cols
+
+
 class _SpectralFilter(torch.autograd.Function):
     r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr)` with
-    a hand-written backward that keeps only what it needs: nothing but the (small)
-    multiplier for the input gradient, plus the conv output :math:`y` when the affine
-    kernel needs a gradient (autograd would also keep :math:`y` and the spectrum).
+    a hand-written backward that keeps only what it needs: the (small) multiplier
+    :math:`M = \hat v \hat\rho` for the input gradient, plus the conv output :math:`y` (or,
+    on the dense-DFT path, its half spectrum :math:`Y`, which saves a transform) when the
+    affine kernel needs a gradient.
 
     Backward: the map is real-linear in :math:`y` with adjoint
-    :math:`\mathcal F^{-1}[\overline{\hat v \hat\rho}\,\mathcal F \operatorname{embed}_s(g)]`, and
-    :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k \circledast y)[t + j + \text{shift}]`,
-    a circular cross-correlation computed in the Fourier domain.
+    :math:`\mathcal F^{-1}[\overline{M}\,\mathcal F \operatorname{embed}_s(g)]` (on the dense
+    path: the transposed, conjugate-transposed matrices in reverse order). Affine kernel:
+    with :math:`G` the gradient of the product :math:`MY` (real coordinates), the gradient of
+    :math:`M` is :math:`\sum_n \overline{Y} G`, pulled back to :math:`\rho` through the small
+    map :math:`\rho \mapsto \hat v \hat\rho` (FFT path: the equivalent circular
+    cross-correlation :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k \circledast y)[t + j + \text{shift}]`).
     """
 
     @staticmethod
@@ -355,17 +431,25 @@ class _SpectralFilter(torch.autograd.Function):
         d = len(length)
         multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
         ctx.geometry = geometry
-        ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, affine_weight, gain)
+        ctx.dense = _use_dense(y, length)
+        if ctx.dense:
+            matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
+            spectrum = _dense_rfft2(y, matrices)
+            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
+            return _dense_irfft2_sample(spectrum * multiplier, matrices)
+        ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
         return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        y, affine_weight, gain = ctx.saved_tensors
+        saved, affine_weight, gain, multiplier = ctx.saved_tensors
         shift, length, stride, out_size = ctx.geometry
+        if ctx.dense:
+            return _SpectralFilter._dense_backward(ctx, grad, saved, affine_weight, gain, multiplier)
+        y = saved
         d = len(length)
         dims = tuple(range(-d, 0))
-        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
         grad_spectrum = _embed_spectrum(grad, length, stride)
         grad_y = grad_affine = None
         if ctx.needs_input_grad[0]:
@@ -376,6 +460,25 @@ class _SpectralFilter(torch.autograd.Function):
             taps = affine_weight.shape[1:]
             index = [(torch.arange(t, device=y.device) + sh) % n for t, sh, n in zip(taps, shift, length)]
             grad_affine = cross[(slice(None), *torch.meshgrid(*index, indexing="ij"))]
+        return grad_y, grad_affine, None, None
+
+    @staticmethod
+    def _dense_backward(ctx, grad, spectrum, affine_weight, gain, multiplier):
+        shift, length, stride, out_size = ctx.geometry
+        matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), grad.dtype, grad.device)
+        rfft_cols_t, dft_rows_h, idft_rows_h, irfft_cols_t = matrices[4:]
+        # Adjoint of _dense_irfft2_sample: gradient of the product spectrum M Y.
+        grad_product = torch.matmul(idft_rows_h, torch.view_as_complex((grad @ irfft_cols_t).unflatten(-1, (-1, 2))))
+        grad_y = grad_affine = None
+        if ctx.needs_input_grad[0]:  # adjoint of _dense_rfft2 applied to conj(M) G
+            grad_y = torch.view_as_real(torch.matmul(dft_rows_h, grad_product * multiplier.conj())).flatten(-2) @ rfft_cols_t
+        if ctx.needs_input_grad[1]:
+            # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
+            weighted = torch.view_as_real((spectrum.conj() * grad_product).sum(0) * gain).flatten(1)
+            taps = affine_weight.shape[1:]
+            units = torch.eye(math.prod(taps), dtype=grad.dtype, device=grad.device).reshape(-1, *taps)
+            basis = torch.view_as_real(shifted_kernel_spectrum(units, shift, length)).flatten(1)
+            grad_affine = (weighted @ basis.T).reshape(affine_weight.shape)
         return grad_y, grad_affine, None, None
 
 
