@@ -153,3 +153,16 @@ def test_prepare_cifar_protocol(cifar_root):
     _, clean = load_cifar("cifar10", cifar_root, train=False)
     assert torch.equal(splits.test[1], clean[idx["test"]])
     assert "cifar10" in splits.info["source"]
+
+
+def test_download_can_be_allowed_by_environment(tmp_path, monkeypatch):
+    """CONVNORM_DOWNLOAD=1 (set by the Colab setup cell) lets find_cifar fetch the archive."""
+    from convnorm.data import cifar
+
+    fetched = []
+    monkeypatch.setattr(cifar, "download_cifar", lambda name, directory: fetched.append(name) or tmp_path / "x")
+    with pytest.raises(CifarNotFoundError, match="download=True"):
+        find_cifar("cifar10", tmp_path)
+    monkeypatch.setenv("CONVNORM_DOWNLOAD", "1")
+    assert find_cifar("cifar10", tmp_path).kind == "official"
+    assert fetched == ["cifar10"]

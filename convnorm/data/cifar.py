@@ -147,9 +147,18 @@ def download_cifar(name: str = "cifar10", root: str | os.PathLike | None = None)
     return target
 
 
+DOWNLOAD_ENV_VAR = "CONVNORM_DOWNLOAD"
+
+
 def find_cifar(name: str = "cifar10", root: str | os.PathLike | None = None,
                download: bool = False) -> CifarSource:
-    """Locate a copy of ``name`` under the data directory (see the module docstring)."""
+    """Locate a copy of ``name`` under the data directory (see the module docstring).
+
+    Downloading is allowed by ``download=True`` or by the environment variable
+    ``CONVNORM_DOWNLOAD=1`` (which the book's Colab setup cell sets, so every chapter can
+    fetch the official archive there without code changes).
+    """
+    download = download or os.environ.get(DOWNLOAD_ENV_VAR) == "1"
     spec = _check_name(name)
     directory = data_root(root)
     folder, archive = directory / spec.folder, directory / spec.archive
