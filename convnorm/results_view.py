@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -641,3 +642,38 @@ def run_and_load(experiment: str, preset: str, seeds: Sequence[int], output: str
         run_experiment(experiment, preset, data_dir, output, seed, resume=True, progress=preset != "smoke",
                        download=download)
     return load_runs(experiment, preset, output)
+
+
+@dataclass(frozen=True)
+class ChapterSettings:
+    """What an experiment chapter runs live and what it draws: the preset, the seeds, where
+    live runs write, the stored presets shown, the paper's reference values, and the data
+    location (``$CONVNORM_DATA_DIR``; downloading allowed in Colab)."""
+
+    preset: str
+    seeds: tuple[int, ...]
+    output: Path
+    stored: tuple[str, ...]
+    reference: dict
+    data_dir: str | None
+    download: bool
+
+    def run_live(self, experiment: str) -> list[Run]:
+        """Run ``experiment`` at this preset for every seed (resuming) and load the files."""
+        return run_and_load(experiment, self.preset, self.seeds, self.output, self.data_dir, self.download)
+
+
+def chapter_settings(cuda_available: bool) -> ChapterSettings:
+    """The settings every experiment chapter starts with: :func:`choose_preset`, one seed
+    at ``smoke`` and three otherwise (the paper reports spread over 3-4 seeds), the stored
+    ``cpu`` and ``paper`` results beside the live run."""
+    preset = choose_preset(cuda_available)
+    return ChapterSettings(
+        preset=preset,
+        seeds=(0,) if preset == "smoke" else (0, 1, 2),
+        output=live_output(preset),
+        stored=("cpu", "paper"),
+        reference=load_reference(),
+        data_dir=os.environ.get("CONVNORM_DATA_DIR"),
+        download="google.colab" in sys.modules,
+    )

@@ -263,3 +263,14 @@ def test_harness_smoke_run_reads_back(tmp_path, reference):
     table = rv.experiment_table("generalization", runs, reference)
     acc = payload["results"]["cifar10"]["bn"]["summary"]["test_acc_at_best_val"] * 100
     assert [r for r in table.rows if r[:2] == ["cifar10", "BN"]][0][2] == f"{acc:.2f} (n=1)"
+
+
+def test_chapter_settings_follow_the_preset_switch(monkeypatch):
+    monkeypatch.setenv("CONVNORM_PRESET", "smoke")
+    smoke = rv.chapter_settings(cuda_available=True)
+    assert smoke.preset == "smoke" and smoke.seeds == (0,) and smoke.stored == ("cpu", "paper")
+    assert "tables" in smoke.reference and smoke.output.is_dir() and not smoke.download
+    monkeypatch.delenv("CONVNORM_PRESET")
+    monkeypatch.setattr(rv, "live_output", lambda preset: f"results/{preset}")
+    assert rv.chapter_settings(cuda_available=True).preset == "paper"
+    assert rv.chapter_settings(cuda_available=True).seeds == (0, 1, 2)
