@@ -9,6 +9,12 @@ subprocesses of both models alternate, medians).
 
     python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
     python benchmarks/bench_layer.py --repeats 3 --no-rss
+    python benchmarks/bench_layer.py --device cuda --batch 128 --out benchmarks/results/bench_layer_cuda.json
+
+On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
+over one training step of each model (after a first step has allocated gradients and
+optimizer state), instead of the resident memory of subprocesses; the timed steps end
+with a synchronisation (the loss is read back), so they measure the GPU work.
 """
 from __future__ import annotations
 
@@ -32,14 +38,25 @@ NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
 HERE = Path(__file__).resolve().parent
 
 
-def batch(size: int, seed: int = 0):
+def batch(size: int, seed: int = 0, device: str = "cpu"):
     g = torch.Generator().manual_seed(seed)
-    return torch.rand(size, 3, 32, 32, generator=g), torch.randint(0, 10, (size,), generator=g)
+    images, labels = torch.rand(size, 3, 32, 32, generator=g), torch.randint(0, 10, (size,), generator=g)
+    return images.to(device), labels.to(device)
 
 
-def model(norm: str) -> torch.nn.Module:
+def model(norm: str, device: str = "cpu") -> torch.nn.Module:
     torch.manual_seed(0)
-    return build_model("resnet18", norm=norm)
+    return build_model("resnet18", norm=norm).to(device)
+
+
+def cuda_step_peak_bytes(step) -> int:
+    """Peak CUDA memory allocated during one call of ``step`` (after a first call)."""
+    step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated()
 
 
 def rss_child(norm: str, batch_size: int, steps: int) -> None:
@@ -65,6 +82,10 @@ def proc_status_bytes(field: str) -> int:
     raise OSError(f"{field} not found in /proc/self/status")
 
 
+def device_name(device: str) -> str:
+    return torch.cuda.get_device_name(device) if device.startswith("cuda") else cpu_name()
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -82,6 +103,7 @@ def main() -> None:
     parser.add_argument("--rss-repeats", type=int, default=3)
     parser.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS measurement")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: GPU peak memory, no RSS)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_layer.json")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -91,23 +113,30 @@ def main() -> None:
         rss_child(args.rss_child, args.batch, steps=3)
         return
 
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error("--device cuda needs a CUDA GPU")
     start = time.time()
-    images, labels = batch(args.batch)
-    nets = {name: model(norm) for name, norm in NORMS.items()}
-    timing = interleaved_medians({name: make_train_step(net, images, labels) for name, net in nets.items()},
-                                 repeats=args.repeats)
+    images, labels = batch(args.batch, device=args.device)
+    nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
+    steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
+    timing = interleaved_medians(steps, repeats=args.repeats)
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
         "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
                   "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
-                  "cpu": cpu_name(), "threads": torch.get_num_threads(), "python": platform.python_version()},
+                  "device": device_name(args.device), "cpu": cpu_name(), "threads": torch.get_num_threads(),
+                  "python": platform.python_version()},
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
         "saved_activation_bytes": saved,
         "saved_activation_ratio": saved[ours] / saved[base],
     }
-    if not args.no_rss:
+    if args.device.startswith("cuda"):
+        peak = {name: cuda_step_peak_bytes(step) for name, step in steps.items()}
+        results["cuda_step_peak_bytes"] = peak
+        results["cuda_step_peak_ratio"] = peak[ours] / peak[base]
+    elif not args.no_rss:
         rss = {key: {name: [] for name in NORMS} for key in ("peak_rss_growth_bytes", "peak_rss_bytes")}
         for _ in range(args.rss_repeats):
             for name, norm in NORMS.items():
@@ -123,18 +152,23 @@ def main() -> None:
                                                                / statistics.median(values[base]))
 
     spread = {n: (t["max_s"] - t["min_s"]) / t["median_s"] for n, t in timing.items()}
-    print(f"ResNet18 CIFAR train step, batch {args.batch}, {torch.get_num_threads()} threads, {cpu_name()}")
+    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}"
+          + ("" if args.device.startswith("cuda") else f", {torch.get_num_threads()} threads"))
     for name, t in timing.items():
         print(f"  {name:14s} median {t['median_s'] * 1e3:8.1f} ms  (min {t['min_s'] * 1e3:.1f}, "
               f"max {t['max_s'] * 1e3:.1f}, spread {spread[name]:.0%})")
     print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {results['time_ratio_median']:.2f}")
     print(f"  saved-activation ratio: {results['saved_activation_ratio']:.2f} "
           f"({saved[ours] / 2**20:.1f} MiB vs {saved[base] / 2**20:.1f} MiB)")
+    if "cuda_step_peak_ratio" in results:
+        print(f"  CUDA peak memory of a step ratio: {results['cuda_step_peak_ratio']:.2f} "
+              f"({peak[ours] / 2**20:.0f} MiB vs {peak[base] / 2**20:.0f} MiB)")
     if "peak_rss_ratio_median" in results:
         print(f"  training-step memory growth ratio (peak RSS minus RSS before, medians of {args.rss_repeats} "
               f"fresh processes each): {results['peak_rss_growth_ratio_median']:.2f}")
         print(f"  whole-process peak RSS ratio: {results['peak_rss_ratio_median']:.2f}")
-    path = save_results(args.out, provenance("bench_layer", f"batch{args.batch}", 0, None, time.time() - start),
+    path = save_results(args.out, provenance("bench_layer", f"batch{args.batch}", 0, None, time.time() - start,
+                                             args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 

@@ -1,0 +1,90 @@
+"""ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
+autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
+torch.compile (inductor) matches eager. Skipped without a GPU (CI has none; these run
+on the lent GPU machine, see ``scripts/device_check.sh``)."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from convnorm.functional import conv_norm
+from convnorm.layers import ConvNorm2d
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1),
+         dict(kernel_size=3, padding=1, padding_mode="circular"), dict(kernel_size=1, stride=2),
+         dict(kernel_size=5, padding=1, dilation=1)]
+
+
+@pytest.mark.parametrize("kwargs", CASES)
+@pytest.mark.parametrize("size", [8, 32, 61])
+def test_cuda_float32_matches_cpu_float64(kwargs, size):
+    torch.manual_seed(size)
+    x = torch.randn(4, 6, size, size, dtype=torch.float64)
+    layer = ConvNorm2d(6, 5, dtype=torch.float64, **kwargs)
+    with torch.no_grad():
+        layer.affine_weight.add_(0.1 * torch.randn_like(layer.affine_weight))
+    reference = layer(x)
+    reference.square().sum().backward()
+    reference_grad = layer.weight.grad.clone()
+    layer.zero_grad()
+    out = layer.to("cuda", torch.float32)(x.to("cuda", torch.float32))
+    torch.testing.assert_close(out.double().cpu(), reference.detach(), rtol=1e-4, atol=1e-4)
+    out.square().sum().backward()
+    torch.testing.assert_close(layer.weight.grad.double().cpu(), reference_grad, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_cuda_autocast_returns_the_conv_dtype(dtype):
+    torch.manual_seed(1)
+    layer = ConvNorm2d(3, 8, 3, stride=2, padding=1).cuda()
+    x = torch.randn(4, 3, 16, 16, device="cuda")
+    expected = layer(x).detach()
+    with torch.autocast("cuda", dtype=dtype):
+        out = layer(x)
+        conv_dtype = nn.functional.conv2d(x, layer.weight).dtype
+    assert out.dtype == conv_dtype == dtype
+    assert layer.running_autocorrelation.dtype == torch.float32
+    torch.testing.assert_close(out.float(), expected, rtol=2e-2, atol=3e-2)
+    out.float().sum().backward()
+    assert layer.weight.grad.dtype == torch.float32 and torch.isfinite(layer.weight.grad).all()
+
+
+def test_data_parallel_updates_buffers_like_batchnorm():
+    torch.manual_seed(2)
+    layer = ConvNorm2d(3, 4, 3, padding=1).cuda()
+    reference = ConvNorm2d(3, 4, 3, padding=1).cuda()
+    reference.load_state_dict(layer.state_dict())
+    parallel = nn.DataParallel(layer, device_ids=list(range(torch.cuda.device_count())))
+    x = torch.randn(2 * torch.cuda.device_count(), 3, 8, 8, device="cuda")
+    for _ in range(3):
+        parallel(x).sum().backward()
+        reference(x).sum().backward()
+    assert int(layer.num_steps_tracked) == int(reference.num_steps_tracked) == 3
+    torch.testing.assert_close(layer.running_autocorrelation, reference.running_autocorrelation)
+    torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
+
+
+def test_torch_compile_inductor_matches_eager_on_cuda():
+    torch.manual_seed(3)
+    eager = ConvNorm2d(4, 8, 3, stride=2, padding=1).cuda()
+    compiled_layer = ConvNorm2d(4, 8, 3, stride=2, padding=1).cuda()
+    compiled_layer.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_layer)
+    x = torch.randn(4, 4, 16, 16, device="cuda")
+    torch.testing.assert_close(compiled(x), eager(x), rtol=1e-4, atol=1e-4)
+    compiled(x).sum().backward()
+    eager(x).sum().backward()
+    torch.testing.assert_close(compiled_layer.weight.grad, eager.weight.grad, rtol=1e-3, atol=1e-3)
+    assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
+
+
+def test_functional_on_cuda_float64_is_exact():
+    torch.manual_seed(4)
+    x = torch.randn(2, 3, 10, 12, dtype=torch.float64)
+    weight = torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    cpu = conv_norm(x, weight, None, 2, 1)
+    gpu = conv_norm(x.cuda(), weight.cuda(), None, 2, 1)
+    torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-10, atol=1e-10)
