@@ -6,7 +6,7 @@
 #   4. the `cpu` preset of the other experiments, seeds 0-2, several processes sharing
 #      the GPU, each stopped at RUN_SECONDS (a stopped run writes no result file).
 # Results go to results/ and benchmarks/results/ (their JSON files carry the provenance),
-# logs and a tarball of both to $OUT.
+# logs to $LOGS, and tarballs of both to $OUT.
 #
 #   CONVNORM_DATA_DIR=/path/to/cifar OUT=/tmp/out bash scripts/device_check.sh
 #
@@ -19,7 +19,8 @@ OUT=${OUT:-/tmp/convnorm-device}
 RUN_SECONDS=${RUN_SECONDS:-300}
 PRESET=${PRESET:-cpu}  # of step 4 (smoke: a dry run of the loop)
 JOBS=${JOBS:-24}
-mkdir -p "$OUT/logs"
+LOGS=${LOGS:-/tmp/convnorm-device-logs}
+mkdir -p "$OUT" "$LOGS"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 export CONVNORM_CACHE_DIR=${CONVNORM_CACHE_DIR:-/tmp/convnorm-cache}
 log() { echo "[$(date -u +%T)] $*"; }
@@ -32,17 +33,17 @@ python -c "from convnorm.data import load_cifar; print(load_cifar('cifar10')[0].
 
 log "CUDA tests"
 python -m pytest -q -o addopts="" -p no:cacheprovider tests/test_layer_cuda.py tests/test_convert.py \
-    2>&1 | tee "$OUT/logs/pytest-cuda.log" | tail -n 15
+    2>&1 | tee "$LOGS/pytest-cuda.log" | tail -n 15
 
 log "layer benchmark on the GPU"
 for batch in 32 128; do
     python benchmarks/bench_layer.py --device cuda --batch "$batch" --repeats 21 \
-        --out "benchmarks/results/bench_layer_cuda_batch$batch.json" 2>&1 | tee "$OUT/logs/bench-$batch.log"
+        --out "benchmarks/results/bench_layer_cuda_batch$batch.json" 2>&1 | tee "$LOGS/bench-$batch.log"
 done
 
 log "run time at the paper's scale"
 python -m convnorm.experiments runtime --preset paper --output results/paper --no-progress \
-    2>&1 | tee "$OUT/logs/runtime-paper.log"
+    2>&1 | tee "$LOGS/runtime-paper.log"
 
 log "$PRESET preset, seeds 0-2, $JOBS processes at a time, ${RUN_SECONDS}s each at most"
 jobs_list=()
@@ -53,9 +54,9 @@ for seed in 0 1 2; do
 done
 printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -L 1 bash -c \
     'timeout '"$RUN_SECONDS"' python -m convnorm.experiments "$0" --preset '"$PRESET"' --output results/'"$PRESET"' --seed "$1" \
-        --threads 1 --no-progress > "'"$OUT"'/logs/$0-seed$1.log" 2>&1; echo "$0 seed $1: exit $?"'
+        --threads 1 --no-progress > "'"$LOGS"'/$0-seed$1.log" 2>&1; echo "$0 seed $1: exit $?"'
 
 log "done"
 ls -l "results/$PRESET" results/paper benchmarks/results
 tar czf "$OUT/results.tgz" "results/$PRESET"/*.json results/paper/*.json benchmarks/results/*.json
-tar czf "$OUT/logs.tgz" -C "$OUT" logs
+tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
