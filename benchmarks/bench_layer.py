@@ -10,6 +10,12 @@ subprocesses of both models alternate, medians).
     python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
     python benchmarks/bench_layer.py --repeats 3 --no-rss
     python benchmarks/bench_layer.py --device cuda --batch 128 --out benchmarks/results/bench_layer_cuda.json
+    python benchmarks/bench_layer.py --per-layer      # each ResNet18 3x3 layer: spatial vs frequency domain
+
+``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
+``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and
+:mod:`convnorm.frequency_domain`), the evidence behind
+``convnorm.functional.FREQUENCY_DOMAIN_MAX_SIZE``.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
 over one training step of each model (after a first step has allocated gradients and
@@ -29,7 +35,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
+import convnorm.functional as functional
 from convnorm.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
 from convnorm.models import build_model
 from convnorm.training.results import provenance, save_results
@@ -57,6 +65,47 @@ def cuda_step_peak_bytes(step) -> int:
     step()
     torch.cuda.synchronize()
     return torch.cuda.max_memory_allocated()
+
+
+RESNET18_3X3 = [(64, 64, 32, 1), (64, 128, 32, 2), (128, 128, 16, 1), (128, 256, 16, 2), (256, 256, 8, 1),
+                (256, 512, 8, 2), (512, 512, 4, 1)]  # (C_in, C_out, input size, stride)
+
+
+def per_layer(batch_size: int, repeats: int, device: str) -> dict:
+    """Forward + backward seconds of each ResNet18 3x3 layer: Conv2d, ConvNorm spatial,
+    ConvNorm frequency domain (interleaved medians), and the ratios to Conv2d."""
+    paths = {"spatial": 0, "frequency_domain": 10**9}  # FREQUENCY_DOMAIN_MAX_SIZE forcing each way
+    default = functional.FREQUENCY_DOMAIN_MAX_SIZE
+    rows = []
+    try:
+        for c_in, c_out, size, stride in RESNET18_3X3:
+            g = torch.Generator().manual_seed(size)
+            x = torch.randn(batch_size, c_in, size, size, generator=g).to(device).requires_grad_()
+            w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).to(device).requires_grad_()
+            rho = torch.zeros(c_out, 3, 3, device=device)
+            rho[:, 1, 1] = 1
+            rho.requires_grad_()
+
+            def run(path: str):
+                def step():
+                    if path == "conv2d":
+                        out = F.conv2d(x, w, None, stride, 1)
+                    else:
+                        functional.FREQUENCY_DOMAIN_MAX_SIZE = paths[path]
+                        out = functional.conv_norm2d(x, w, None, stride, 1, affine_weight=rho)
+                    out.backward(torch.ones_like(out))
+                    return float(w.grad.flatten()[0])  # synchronises a GPU
+                return step
+
+            timing = interleaved_medians({p: run(p) for p in ("conv2d", *paths)}, repeats=repeats)
+            base = timing["conv2d"]["median_s"]
+            rows.append({"c_in": c_in, "c_out": c_out, "size": size, "stride": stride, "conv2d_s": base,
+                         **{f"{p}_ratio": timing[p]["median_s"] / base for p in paths}})
+            print(f"  {c_in:4d} -> {c_out:4d}, {size:2d}x{size:<2d} stride {stride}: Conv2d {base * 1e3:7.1f} ms, "
+                  f"spatial {rows[-1]['spatial_ratio']:.2f}x, frequency domain {rows[-1]['frequency_domain_ratio']:.2f}x")
+    finally:
+        functional.FREQUENCY_DOMAIN_MAX_SIZE = default
+    return {"per_layer": rows}
 
 
 def rss_child(norm: str, batch_size: int, steps: int) -> None:
@@ -105,6 +154,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: GPU peak memory, no RSS)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_layer.json")
+    parser.add_argument("--per-layer", action="store_true",
+                        help="time each ResNet18 3x3 layer both ways instead of the whole network")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
@@ -116,6 +167,17 @@ def main() -> None:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda needs a CUDA GPU")
     start = time.time()
+    if args.per_layer:
+        print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
+              f"{torch.get_num_threads()} threads")
+        results = per_layer(args.batch, args.repeats, args.device)
+        out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
+        path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
+                                            time.time() - start, args.device),
+                            {**results, "threads": torch.get_num_threads(),
+                             "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        print(f"written {path}")
+        return
     images, labels = batch(args.batch, device=args.device)
     nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
     steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}

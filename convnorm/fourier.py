@@ -22,6 +22,7 @@ Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from 
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -71,8 +72,9 @@ def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     return (gram.reshape(c_out, taps * taps) @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
 
 
+@functools.lru_cache(maxsize=64)
 def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """0/1 matrix ``(taps², Π(2k-1))`` sending Gram entry ``(s, t)`` to lag ``t - s`` (shifted by ``k - 1``)."""
+    """Cached 0/1 matrix ``(taps², Π(2k-1))`` sending Gram entry ``(s, t)`` to lag ``t - s`` (shifted by ``k - 1``)."""
     lags = [2 * k - 1 for k in kernel]
     position = torch.stack(torch.meshgrid(*[torch.arange(k, device=device) for k in kernel], indexing="ij"), -1)
     position = position.reshape(-1, len(kernel))  # (taps, d)

@@ -52,6 +52,15 @@ and a stride :math:`s` that divides :math:`L` along the first spatial axis is fo
 into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased
 sub-spectra), so the inverse FFT runs at size :math:`L/s` there.
 
+On a CPU, 2D layers with one group, no dilation and inputs of at most
+``FREQUENCY_DOMAIN_MAX_SIZE`` (16) per axis (the deeper and strided layers of a CIFAR
+ResNet) skip the spatial convolution altogether: :mod:`convnorm.frequency_domain` computes
+the same output as one complex matrix product per frequency, which costs fewer flops than
+the full-size, unstrided convolution the appendix procedure needs. The power spectrum
+:math:`\mathcal F_L r_k` and the kernel spectra come from cached bases by one matrix
+product each (few operations per layer, which matters on a GPU where each is a kernel
+launch).
+
 Stop-gradient: by default :math:`\hat v_k` is computed from the *detached* weight, so the
 weight gradient flows through the convolution only (the paper's choice). Mixed
 precision: under ``torch.autocast`` the whole computation runs in float32 (FFTs of
@@ -68,7 +77,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+from .fourier import kernel_autocorrelation
+from .frequency_domain import FrequencyDomainConvNorm
 
 PADDING_MODES = ("zeros", "circular")
 _CONV = {1: F.conv1d, 2: F.conv2d}
@@ -127,16 +137,6 @@ def conv_geometry(
     return tuple(padding)
 
 
-def _dilate(autocorrelation: torch.Tensor, dilation: Sequence[int]) -> torch.Tensor:
-    """Zero-stuff ``r`` by ``dilation``: the autocorrelation of the dilated kernel."""
-    if all(dl == 1 for dl in dilation):
-        return autocorrelation
-    c, *lengths = autocorrelation.shape
-    out = autocorrelation.new_zeros(c, *((length - 1) * dl + 1 for length, dl in zip(lengths, dilation)))
-    out[(slice(None), *(slice(None, None, dl) for dl in dilation))] = autocorrelation
-    return out
-
-
 def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Sequence[int]) -> torch.Tensor:
     r"""Half spectrum :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}`.
 
@@ -162,6 +162,58 @@ def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Se
                             2 * math.pi * torch.outer(lags, freqs) / n)
         result = torch.movedim(torch.tensordot(torch.movedim(result, axis, -1), basis, dims=1), -1, axis)
     return result
+
+
+@functools.lru_cache(maxsize=128)
+def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], length: tuple[int, ...],
+                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    r"""``(Π lags, F)`` real: row :math:`\tau` is :math:`\cos(2\pi \sum_a \omega_a d_a \tau_a / L_a)`
+    on the ``rfftn`` grid of size :math:`L` (``F`` points), lags :math:`\tau_a` from
+    :math:`-(k_a - 1)` to :math:`k_a - 1`.
+
+    For a symmetric summed autocorrelation :math:`r` (:math:`r[-\tau] = r[\tau]`) the DFT
+    of its zero-stuffed (dilated) copy, wrapped onto size :math:`L`, is
+    :math:`\sum_\tau r[\tau] \cos(\ldots)`: one matrix product replaces the wrap and
+    the FFT of :func:`~convnorm.fourier.autocorrelation_power_spectrum` (a cached
+    constant, so few kernel launches per layer on a GPU).
+    """
+    d = len(lags)
+    angles = []
+    for axis, (lag, dl, n) in enumerate(zip(lags, dilation, length)):
+        tau = (torch.arange(lag) - (lag - 1) // 2) * dl
+        freqs = torch.arange(n // 2 + 1 if axis == d - 1 else n)
+        angles.append(2 * math.pi * (torch.outer(tau, freqs) % n).double() / n)
+    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
+    return angle.cos().reshape(math.prod(lags), -1).to(dtype=dtype, device=device)
+
+
+def _power_spectrum(autocorrelation: torch.Tensor, dilation, length) -> torch.Tensor:
+    r""":math:`s_k = \mathcal F_L(r_k)` (half spectrum, ``(C, L_1, …, L_d // 2 + 1)``) of the
+    dilated summed autocorrelation, by :func:`_cosine_basis`; clamped at 0 like
+    :func:`~convnorm.fourier.autocorrelation_power_spectrum`, which it equals."""
+    c, *lags = autocorrelation.shape
+    basis = _cosine_basis(tuple(lags), tuple(dilation), tuple(length), autocorrelation.dtype, autocorrelation.device)
+    half = (*length[:-1], length[-1] // 2 + 1)
+    return (autocorrelation.reshape(c, -1) @ basis).reshape(c, *half).clamp_min(0)
+
+
+@functools.lru_cache(maxsize=128)
+def _kernel_basis(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[int, ...],
+                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``(Π taps, 2F)`` real: :func:`shifted_kernel_spectrum` of each unit kernel (real and
+    imaginary parts interleaved), so that ``kernel @ basis`` is the spectrum of ``kernel``."""
+    units = torch.eye(math.prod(taps), dtype=torch.float64).reshape(-1, *taps)
+    spectra = torch.view_as_real(shifted_kernel_spectrum(units, shift, length))
+    return spectra.reshape(math.prod(taps), -1).to(dtype=dtype, device=device)
+
+
+def _kernel_spectrum(kernel: torch.Tensor, shift, length) -> torch.Tensor:
+    """:func:`shifted_kernel_spectrum` of ``kernel`` ``(C, *taps)`` by one product with the
+    cached :func:`_kernel_basis`."""
+    c, *taps = kernel.shape
+    basis = _kernel_basis(tuple(taps), tuple(shift), tuple(length), kernel.dtype, kernel.device)
+    half = (*length[:-1], length[-1] // 2 + 1)
+    return torch.view_as_complex((kernel.reshape(c, -1) @ basis).reshape(c, *half, 2))
 
 
 def _fp32_region(input: torch.Tensor):
@@ -248,7 +300,7 @@ def conv_norm(
         if autocorrelation is None:
             autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
         out = _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps,
-                         affine_weight, _dilate(autocorrelation, dilation))
+                         affine_weight, autocorrelation)
     return out if out_dtype is None else out.to(out_dtype)
 
 
@@ -259,8 +311,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     conv = _CONV[d]
     c_out = weight.shape[0]
     size = tuple(input.shape[2:])
-    span = tuple(autocorrelation.shape[1:])  # 2 m - 1 per axis, m the effective kernel
-    m = tuple((length + 1) // 2 for length in span)
+    m = tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))  # the effective kernel
 
     if all(k == 1 for k in m):  # 1x1: a scalar per output channel, folded into the weight
         scale = (autocorrelation.reshape(c_out) + eps).rsqrt()
@@ -284,7 +335,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     if any(o < 1 for o in out_size):
         raise ValueError(f"input size {size} is too small for kernel {m} with padding {padding}")
 
-    gain = (autocorrelation_power_spectrum(autocorrelation, length) + eps).rsqrt()
+    gain = (_power_spectrum(autocorrelation, dilation, length) + eps).rsqrt()
     if affine_weight is not None:
         taps = tuple(affine_weight.shape[1:])
         if any(t > n for t, n in zip(taps, length)):
@@ -293,6 +344,17 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
+    if _use_frequency_domain(input, groups, dilation, length, gain):
+        matrices = _dft_matrices(length, stride, out_size, input.dtype, input.device)
+        rfft_cols, dft_rows, idft_rows, irfft_cols, rfft_cols_t, dft_rows_h, idft_rows_h, irfft_cols_t = matrices
+        n0, n1 = size
+        conv_shift = tuple(-p for p in padding) if padding_mode == "circular" else tuple(1 - k for k in m)
+        constants = (rfft_cols[:n1], dft_rows[:, :n0], idft_rows, irfft_cols,
+                     rfft_cols_t[:, :n1], dft_rows_h[:n0], idft_rows_h, irfft_cols_t,
+                     _kernel_basis(m, conv_shift, length, input.dtype, input.device),
+                     _kernel_basis(tuple(affine_weight.shape[1:]), shift, length, input.dtype, input.device))
+        z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants)
+        return z if bias is None else z + bias.reshape(c_out, 1, 1)
     geometry = (shift, length, stride, out_size)
     if padding_mode == "circular":
         pad = [p for p in reversed(padding) for _ in range(2)]
@@ -341,7 +403,7 @@ def _spectral_filter(y, affine_weight, gain, geometry):
     """Differentiable-by-autograd version of :class:`_SpectralFilter` (used without stop-gradient)."""
     shift, length, stride, out_size = geometry
     d = len(length)
-    multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
+    multiplier = gain * _kernel_spectrum(affine_weight, shift, length)
     return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
 
 
@@ -392,6 +454,22 @@ def _dft_matrices(length: tuple[int, int], stride: tuple[int, int], out_size: tu
             real[0].T.contiguous(), cplx[0].mH.contiguous(), cplx[1].mH.contiguous(), real[1].T.contiguous())
 
 
+FREQUENCY_DOMAIN_MAX_SIZE = 16
+"""Largest input size (per axis) for which a 2D layer on a CPU is computed in the frequency
+domain (:mod:`convnorm.frequency_domain`): measured faster than the full spatial
+convolution for maps up to 16x16 at any stride, and about as fast or slower at 32x32
+(``python benchmarks/bench_layer.py --per-layer``)."""
+
+
+def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, gain: torch.Tensor) -> bool:
+    """Whether :mod:`convnorm.frequency_domain` computes this layer: on a CPU, 2D, one group,
+    no dilation, stop-gradient (``gain`` constant), float32/64, and an input of at most
+    ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis (so the normalization size is a dense-DFT one)."""
+    return (input.device.type == "cpu" and input.dim() == 4 and groups == 1 and all(dl == 1 for dl in dilation)
+            and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
+            and max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE and max(length) <= DENSE_DFT_MAX_LENGTH)
+
+
 def _use_dense(y: torch.Tensor, length) -> bool:
     return len(length) == 2 and max(length) <= DENSE_DFT_MAX_LENGTH and y.dtype in (torch.float32, torch.float64)
 
@@ -429,7 +507,7 @@ class _SpectralFilter(torch.autograd.Function):
     def forward(ctx, y, affine_weight, gain, geometry):
         shift, length, stride, out_size = geometry
         d = len(length)
-        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, length)
+        multiplier = gain * _kernel_spectrum(affine_weight, shift, length)
         ctx.geometry = geometry
         ctx.dense = _use_dense(y, length)
         if ctx.dense:
@@ -476,8 +554,7 @@ class _SpectralFilter(torch.autograd.Function):
             # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
             weighted = torch.view_as_real((spectrum.conj() * grad_product).sum(0) * gain).flatten(1)
             taps = affine_weight.shape[1:]
-            units = torch.eye(math.prod(taps), dtype=grad.dtype, device=grad.device).reshape(-1, *taps)
-            basis = torch.view_as_real(shifted_kernel_spectrum(units, shift, length)).flatten(1)
+            basis = _kernel_basis(tuple(taps), tuple(shift), tuple(length), grad.dtype, grad.device)
             grad_affine = (weighted @ basis.T).reshape(affine_weight.shape)
         return grad_y, grad_affine, None, None
 

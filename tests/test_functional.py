@@ -10,10 +10,21 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import convnorm.functional as functional
 from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d
 
 CONV = {1: F.conv1d, 2: F.conv2d}
 FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
+
+
+
+@pytest.fixture(autouse=True, params=["spatial", "frequency-domain"])
+def computation(request, monkeypatch):
+    """Every test runs through both computations of conv_norm: the spatial one (full
+    convolution, then the spectral filter) and :mod:`convnorm.frequency_domain` (forced
+    for every eligible layer, whatever its size and stride)."""
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 10**9 if request.param == "frequency-domain" else 0)
+    return request.param
 
 
 def dilated(weight, dilation):
@@ -259,3 +270,36 @@ def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
     torch.testing.assert_close(autocorrelation_power_spectrum(r, (16, 13)), direct)
     with pytest.raises(ValueError, match="autocorrelation must have shape"):
         autocorrelation_power_spectrum(torch.ones(3, 4, 4), 8)
+
+
+def test_frequency_domain_is_chosen_where_documented(monkeypatch):
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
+    gain = torch.ones(1)
+
+    def chosen(size, groups=1, dilation=1, device="cpu", dtype=torch.float32, gain=gain, kernel=3):
+        x = torch.empty(2, 4, size, size, device=device, dtype=dtype)
+        return functional._use_frequency_domain(x, groups, (dilation,) * 2, (size + kernel - 1,) * 2, gain)
+
+    assert chosen(16) and chosen(4) and chosen(8, dtype=torch.float64)
+    assert not chosen(32)  # a large map: the spatial convolution
+    assert not chosen(8, groups=2) and not chosen(8, dilation=2) and not chosen(8, device="meta")
+    assert not chosen(8, gain=torch.ones(1, requires_grad=True))  # no stop-gradient: autograd path
+    assert not chosen(8, kernel=49)  # normalization size beyond the dense-DFT ones
+
+
+def test_frequency_domain_never_allocates_all_kernel_spectra_at_once(monkeypatch):
+    from convnorm import frequency_domain
+
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
+    torch.manual_seed(12)
+    x = torch.randn(2, 6, 9, 9, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(5, 6, 3, 3, dtype=torch.float64, requires_grad=True)
+    results = []
+    for chunk_bytes in (frequency_domain.CHUNK_BYTES, 2**12):  # one chunk, then many small ones
+        monkeypatch.setattr(frequency_domain, "CHUNK_BYTES", chunk_bytes)
+        out = conv_norm(x, w, None, 2, 1)
+        results.append((out, *torch.autograd.grad(out.square().sum(), (x, w))))
+    assert len(frequency_domain._chunks(11 * 10, 2 * 5 * 6 * 8)) > 10
+    torch.testing.assert_close(results[0][0], appendix_reference(x.detach(), w.detach(), 1, 2, eps=1e-5))
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b)

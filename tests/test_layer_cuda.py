@@ -18,9 +18,17 @@ CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1
          dict(kernel_size=5, padding=1, dilation=1)]
 
 
+@pytest.fixture
+def full_float32(monkeypatch):
+    """No TensorFloat-32 (cuDNN uses it for float32 convolutions by default: ~1e-3 relative
+    error, as for any Conv2d), so float32 on the GPU can be held to float32 accuracy."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+
+
 @pytest.mark.parametrize("kwargs", CASES)
 @pytest.mark.parametrize("size", [8, 32, 61])
-def test_cuda_float32_matches_cpu_float64(kwargs, size):
+def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32):
     torch.manual_seed(size)
     x = torch.randn(4, 6, size, size, dtype=torch.float64)
     layer = ConvNorm2d(6, 5, dtype=torch.float64, **kwargs)
@@ -33,7 +41,8 @@ def test_cuda_float32_matches_cpu_float64(kwargs, size):
     out = layer.to("cuda", torch.float32)(x.to("cuda", torch.float32))
     torch.testing.assert_close(out.double().cpu(), reference.detach(), rtol=1e-4, atol=1e-4)
     out.square().sum().backward()
-    torch.testing.assert_close(layer.weight.grad.double().cpu(), reference_grad, rtol=1e-3, atol=1e-3)
+    scale = reference_grad.abs().max().item()  # a sum over many outputs: compare relative to its size
+    torch.testing.assert_close(layer.weight.grad.double().cpu(), reference_grad, rtol=1e-4, atol=1e-4 * scale)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

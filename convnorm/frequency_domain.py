@@ -1,0 +1,144 @@
+r"""ConvNorm computed entirely in the frequency domain (2D, one group): the CPU path for
+small maps and strided layers.
+
+:func:`convnorm.functional.conv_norm` normalizes the *full*, unstrided convolution
+:math:`y = a \star x` of size :math:`L = n + m - 1`. In the spatial domain that costs a
+convolution with :math:`L^2` outputs per channel, :math:`(L/n)^2` times a ``Conv2d`` with
+padding and :math:`s^2 (L/n)^2` times a strided one. In the frequency domain the whole layer
+is one complex matrix product per frequency :math:`\omega` of the ``rfftn`` grid of size
+:math:`L` (:math:`F = L_0 (L_1 // 2 + 1)` frequencies):
+
+.. math::
+
+    Z_{\cdot k}(\omega) = G_k(\omega) \sum_i X_{\cdot i}(\omega)\, A_{ki}(\omega), \qquad
+    A_{ki}(\omega) = \sum_j a_{ki}[j]\, e^{2\pi i \langle \omega, j - c\rangle / L}, \qquad
+    G_k = \hat v_k\, \hat\rho_k\, e^{2\pi i \langle\omega, \text{shift}\rangle / L},
+
+with :math:`X` the DFT of the input zero-padded to :math:`L` (so the circular correlation is
+the full linear one: the wrapped samples are the zero padding), :math:`c = m - 1` for zero
+padding and :math:`c = p` for circular padding, :math:`\hat v_k` the normalizer, and
+:math:`G_k` the affine kernel's spectrum with the crop offset as a phase. The output is the
+inverse DFT evaluated on the strided output grid only (dense matrices, so crop and stride
+are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real flops against
+:math:`18\, m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
+
+Implementation. The complex products run as real ones on stacked real and imaginary parts,
+:math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
+kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
+product with a cached basis, so no tensor of :math:`F C_\text{out} C_\text{in}` complex
+numbers is ever allocated (large fresh allocations page-fault on every step on Linux). The
+backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
+frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
+with :math:`\partial U = \bar G\, \partial Z`, and :math:`\partial G = \sum_n \partial Z\, \bar U`;
+the gradients of the real weights and affine kernels are the real parts of the same bases'
+adjoints.
+"""
+from __future__ import annotations
+
+import torch
+
+CHUNK_BYTES = 8 * 2**20
+"""Size of the kernel spectra built at once (bytes): small enough to be reused from the
+allocator's cache and to stay in the processor's cache while the ``bmm`` reads them."""
+
+
+def _chunks(frequencies: int, bytes_per_frequency: int) -> list[slice]:
+    step = max(1, CHUNK_BYTES // bytes_per_frequency)
+    return [slice(i, min(i + step, frequencies)) for i in range(0, frequencies, step)]
+
+
+def _to_frequency_major(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``(N, C, n_0, K)`` complex (columns transformed) → rows transformed by ``rows``
+    ``(L_0, n_0)``, laid out ``(L_0 K, N, C)``: one matrix per frequency."""
+    n, c, n0, k = t.shape
+    return (rows @ t.permute(2, 3, 0, 1).reshape(n0, -1)).reshape(rows.shape[0] * k, n, c)
+
+
+def _from_frequency_major(t: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """``(L_0 K, N, C)`` complex → ``rows @ ·`` along the first axis, then ``· @ cols`` on
+    the interleaved real/imaginary last axis: ``(N, C, O_0, O_1)`` real."""
+    _, n, c = t.shape
+    o0, l0 = rows.shape
+    k = t.shape[0] // l0
+    t = torch.view_as_real((rows @ t.reshape(l0, -1)).reshape(o0, k, n, c))
+    return t.permute(2, 3, 0, 1, 4).reshape(n, c, o0, 2 * k) @ cols
+
+
+def _stacked_spectrum(x: torch.Tensor, cols: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L`` by ``cols`` ``(n_1, 2K)`` then ``rows``
+    ``(L_0, n_0)``, as ``(F, 2N, C)``: per frequency the real parts of the N samples stacked
+    on their imaginary parts."""
+    n, c, n0, n1 = x.shape
+    spectrum = torch.view_as_complex((x.reshape(-1, n1) @ cols).unflatten(-1, (-1, 2)))
+    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, -1), rows)                   # (F, N, C)
+    return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
+
+
+class FrequencyDomainConvNorm(torch.autograd.Function):
+    r"""``z = sample(F^{-1}[G ⊙ (X A^T)])``, see the module docstring.
+
+    ``forward(x, weight, affine_weight, gain, constants)`` with ``x`` ``(N, C_in, n_0, n_1)``,
+    ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
+    :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and ``constants`` =
+    ``(in_cols, in_rows, out_rows, out_cols, in_cols_t, in_rows_h, out_rows_h, out_cols_t,
+    weight_basis, affine_basis)``: the input ``rfft`` columns ``(n_1, 2K)`` and DFT rows
+    ``(L_0, n_0)``, the inverse evaluated on the output grid (``(O_0, L_0)``, ``(2K, O_1)``),
+    their adjoints, and the kernel bases ``(taps, 2F)`` (real/imaginary interleaved) of
+    ``convnorm.functional._kernel_basis``.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, affine_weight, gain, constants):
+        in_cols, in_rows, out_rows, out_cols = constants[:4]
+        weight_basis, affine_basis = constants[8:]
+        n, c_in = x.shape[:2]
+        c_out = weight.shape[0]
+        frequencies = gain[0].numel()
+        stacked = _stacked_spectrum(x, in_cols, in_rows)                                 # [X_r; X_i]
+        weight_t = weight.reshape(c_out * c_in, -1).T
+        r = torch.empty(frequencies, 2 * n, 2 * c_out, dtype=x.dtype, device=x.device)
+        for part in _chunks(frequencies, 2 * c_out * c_in * x.element_size()):
+            a = (weight_basis[:, 2 * part.start:2 * part.stop].T @ weight_t).reshape(-1, 2 * c_out, c_in)
+            torch.bmm(stacked[part], a.transpose(1, 2), out=r[part])                      # [A_r; A_i] per block
+        u = torch.complex(r[:, :n, :c_out] - r[:, n:, c_out:], r[:, :n, c_out:] + r[:, n:, :c_out])
+        affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
+        g = (gain.reshape(c_out, -1) * affine).T                                          # (F, C_out)
+        ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
+        ctx.constants = constants
+        return _from_frequency_major(u * g[:, None, :], out_rows, out_cols)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        x, u, weight, affine_weight, gain, g = ctx.saved_tensors
+        in_cols, in_rows = ctx.constants[:2]
+        in_cols_t, in_rows_h, out_rows_h, out_cols_t, weight_basis, affine_basis = ctx.constants[4:]
+        stacked = _stacked_spectrum(x, in_cols, in_rows)
+        frequencies, n2, c_in = stacked.shape
+        n, c_out = n2 // 2, weight.shape[0]
+        grad_z = torch.view_as_complex((grad @ out_cols_t).unflatten(-1, (-1, 2)))
+        grad_z = _to_frequency_major(grad_z, out_rows_h)                                  # (F, N, C_out)
+        grad_u = grad_z * g.conj()[:, None, :]
+        # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i] and [dA_r; dA_i] = W^T [X_r; X_i]
+        w = torch.cat([torch.cat([grad_u.real, grad_u.imag], 2), torch.cat([grad_u.imag, -grad_u.real], 2)], 1)
+        w_t = w.transpose(1, 2).contiguous()
+        weight_t = weight.reshape(c_out * c_in, -1).T
+        grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
+        grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
+        for part in _chunks(frequencies, 2 * c_out * c_in * stacked.element_size()):
+            basis = weight_basis[:, 2 * part.start:2 * part.stop]
+            if ctx.needs_input_grad[0]:
+                torch.bmm(w[part], (basis.T @ weight_t).reshape(-1, 2 * c_out, c_in), out=grad_stacked[part])
+            if ctx.needs_input_grad[1]:
+                grad_weight.addmm_(basis, torch.bmm(w_t[part], stacked[part]).reshape(-1, c_out * c_in))
+        grad_x = grad_w = grad_affine = None
+        if ctx.needs_input_grad[0]:
+            grad_x_hat = torch.complex(grad_stacked[:, :n], grad_stacked[:, n:])
+            grad_x = _from_frequency_major(grad_x_hat, in_rows_h, in_cols_t)
+        if ctx.needs_input_grad[1]:
+            grad_w = grad_weight.T.reshape(weight.shape)
+        if ctx.needs_input_grad[2]:  # dG = sum_n dZ conj(U); d rho = Re(conj(basis) v dG)
+            grad_g = (grad_z * u.conj()).sum(1) * gain.reshape(c_out, -1).T
+            grad_affine = (torch.view_as_real(grad_g.T.contiguous()).reshape(c_out, -1) @ affine_basis.T)
+            grad_affine = grad_affine.reshape(affine_weight.shape)
+        return grad_x, grad_w, grad_affine, None, None
