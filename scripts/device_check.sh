@@ -3,8 +3,9 @@
 #   1. the CUDA tests of the layer (tests/test_layer_cuda.py) and the torchvision conversion;
 #   2. benchmarks/bench_layer.py on the GPU (batch 32 and 128);
 #   3. the run-time experiment at the paper's scale (ResNet18, batch 128);
-#   4. the `cpu` preset of the other experiments, seeds 0-2, several processes sharing
-#      the GPU, each stopped at RUN_SECONDS (a stopped run writes no result file).
+#   4. the `cpu` preset of the other experiments for each seed in SEEDS (default 0 1 2; empty:
+#      skip), several processes sharing the GPU, each stopped at RUN_SECONDS (a stopped run
+#      writes no result file).
 # Results go to results/ and benchmarks/results/ (their JSON files carry the provenance),
 # logs to $LOGS, and tarballs of both to $OUT.
 #
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/convnorm-device}
 RUN_SECONDS=${RUN_SECONDS:-300}
 PRESET=${PRESET:-cpu}  # of step 4 (smoke: a dry run of the loop)
+SEEDS=${SEEDS-0 1 2}
 JOBS=${JOBS:-24}
 LOGS=${LOGS:-/tmp/convnorm-device-logs}
 mkdir -p "$OUT" "$LOGS"
@@ -45,18 +47,18 @@ log "run time at the paper's scale"
 python -m convnorm.experiments runtime --preset paper --output results/paper --no-progress \
     2>&1 | tee "$LOGS/runtime-paper.log"
 
-log "$PRESET preset, seeds 0-2, $JOBS processes at a time, ${RUN_SECONDS}s each at most"
+log "$PRESET preset, seeds [$SEEDS], $JOBS processes at a time, ${RUN_SECONDS}s each at most"
 jobs_list=()
-for seed in 0 1 2; do
+for seed in $SEEDS; do
     for name in adversarial simba label-noise data-scarcity generalization ablation convergence conditioning; do
         jobs_list+=("$name $seed")
     done
 done
-printf '%s\n' "${jobs_list[@]}" | xargs -P "$JOBS" -L 1 bash -c \
+printf '%s\n' "${jobs_list[@]}" | xargs -r -P "$JOBS" -L 1 bash -c \
     'timeout '"$RUN_SECONDS"' python -m convnorm.experiments "$0" --preset '"$PRESET"' --output results/'"$PRESET"' --seed "$1" \
         --threads 1 --no-progress > "'"$LOGS"'/$0-seed$1.log" 2>&1; echo "$0 seed $1: exit $?"'
 
 log "done"
 ls -l "results/$PRESET" results/paper benchmarks/results
-tar czf "$OUT/results.tgz" "results/$PRESET"/*.json results/paper/*.json benchmarks/results/*.json
+tar czf "$OUT/results.tgz" $(ls "results/$PRESET"/*.json results/paper/*.json benchmarks/results/*.json 2>/dev/null)
 tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
