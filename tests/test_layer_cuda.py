@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm2d
@@ -26,6 +27,16 @@ def full_float32(monkeypatch):
     monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
 
 
+def conv_weight_grad_error(x, weight, padding):
+    """Largest error, relative to the largest entry, of the weight gradient of a plain
+    ``conv2d`` computed in float32 on the GPU (cuDNN's own precision for this shape)."""
+    w = weight.detach().clone().requires_grad_()
+    F.conv2d(x, w, padding=padding).square().sum().backward()
+    w32 = weight.detach().to("cuda", torch.float32).requires_grad_()
+    F.conv2d(x.to("cuda", torch.float32), w32, padding=padding).square().sum().backward()
+    return ((w32.grad.double().cpu() - w.grad).abs().max() / w.grad.abs().max()).item()
+
+
 @pytest.mark.parametrize("kwargs", CASES)
 @pytest.mark.parametrize("size", [8, 32, 61])
 def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32):
@@ -41,8 +52,12 @@ def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32):
     out = layer.to("cuda", torch.float32)(x.to("cuda", torch.float32))
     torch.testing.assert_close(out.double().cpu(), reference.detach(), rtol=1e-4, atol=1e-4)
     out.square().sum().backward()
-    scale = reference_grad.abs().max().item()  # a sum over many outputs: compare relative to its size
-    torch.testing.assert_close(layer.weight.grad.double().cpu(), reference_grad, rtol=1e-4, atol=1e-4 * scale)
+    # The weight gradient flows through the (full) convolution: allow what cuDNN's float32
+    # algorithm for that convolution itself incurs (some are FFT-based), and no more.
+    m = layer.weight.shape[-1]
+    conv_error = conv_weight_grad_error(x, layer.weight.double().cpu(), m - 1)
+    error = ((layer.weight.grad.double().cpu() - reference_grad).abs().max() / reference_grad.abs().max()).item()
+    assert error <= 10 * conv_error + 1e-5, (error, conv_error)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
