@@ -15,7 +15,7 @@ subprocesses of both models alternate, medians).
 ``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
 ``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and
 :mod:`convnorm.frequency_domain`), the evidence behind
-``convnorm.functional.FREQUENCY_DOMAIN_MAX_SIZE``.
+``convnorm.functional.FREQUENCY_DOMAIN_MAX_SIZE`` and ``FREQUENCY_DOMAIN_STRIDED``.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
 over one training step of each model (after a first step has allocated gradients and
@@ -74,8 +74,8 @@ RESNET18_3X3 = [(64, 64, 32, 1), (64, 128, 32, 2), (128, 128, 16, 1), (128, 256,
 def per_layer(batch_size: int, repeats: int, device: str) -> dict:
     """Forward + backward seconds of each ResNet18 3x3 layer: Conv2d, ConvNorm spatial,
     ConvNorm frequency domain (interleaved medians), and the ratios to Conv2d."""
-    paths = {"spatial": 0, "frequency_domain": 10**9}  # FREQUENCY_DOMAIN_MAX_SIZE forcing each way
-    default = functional.FREQUENCY_DOMAIN_MAX_SIZE
+    paths = {"spatial": (0, False), "frequency_domain": (10**9, True)}  # (MAX_SIZE, STRIDED) forcing each way
+    default = functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED
     rows = []
     try:
         for c_in, c_out, size, stride in RESNET18_3X3:
@@ -91,7 +91,7 @@ def per_layer(batch_size: int, repeats: int, device: str) -> dict:
                     if path == "conv2d":
                         out = F.conv2d(x, w, None, stride, 1)
                     else:
-                        functional.FREQUENCY_DOMAIN_MAX_SIZE = paths[path]
+                        functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED = paths[path]
                         out = functional.conv_norm2d(x, w, None, stride, 1, affine_weight=rho)
                     out.backward(torch.ones_like(out))
                     return float(w.grad.flatten()[0])  # synchronises a GPU
@@ -104,7 +104,7 @@ def per_layer(batch_size: int, repeats: int, device: str) -> dict:
             print(f"  {c_in:4d} -> {c_out:4d}, {size:2d}x{size:<2d} stride {stride}: Conv2d {base * 1e3:7.1f} ms, "
                   f"spatial {rows[-1]['spatial_ratio']:.2f}x, frequency domain {rows[-1]['frequency_domain_ratio']:.2f}x")
     finally:
-        functional.FREQUENCY_DOMAIN_MAX_SIZE = default
+        functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED = default
     return {"per_layer": rows}
 
 

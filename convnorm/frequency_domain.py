@@ -96,11 +96,13 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         frequencies = gain[0].numel()
         stacked = _stacked_spectrum(x, in_cols, in_rows)                                 # [X_r; X_i]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        r = torch.empty(frequencies, 2 * n, 2 * c_out, dtype=x.dtype, device=x.device)
+        u = torch.empty(frequencies, n, c_out, dtype=x.dtype.to_complex(), device=x.device)  # X A^T, by chunks
+        u_re, u_im = u.real, u.imag
         for part in _chunks(frequencies, 2 * c_out * c_in * x.element_size()):
             a = (weight_basis[:, 2 * part.start:2 * part.stop].T @ weight_t).reshape(-1, 2 * c_out, c_in)
-            torch.bmm(stacked[part], a.transpose(1, 2), out=r[part])                      # [A_r; A_i] per block
-        u = torch.complex(r[:, :n, :c_out] - r[:, n:, c_out:], r[:, :n, c_out:] + r[:, n:, :c_out])
+            r = torch.bmm(stacked[part], a.transpose(1, 2))           # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
+            torch.sub(r[:, :n, :c_out], r[:, n:, c_out:], out=u_re[part])
+            torch.add(r[:, :n, c_out:], r[:, n:, :c_out], out=u_im[part])
         affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
         g = (gain.reshape(c_out, -1) * affine).T                                          # (F, C_out)
         ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
@@ -118,19 +120,19 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         n, c_out = n2 // 2, weight.shape[0]
         grad_z = torch.view_as_complex((grad @ out_cols_t).unflatten(-1, (-1, 2)))
         grad_z = _to_frequency_major(grad_z, out_rows_h)                                  # (F, N, C_out)
-        grad_u = grad_z * g.conj()[:, None, :]
-        # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i] and [dA_r; dA_i] = W^T [X_r; X_i]
-        w = torch.cat([torch.cat([grad_u.real, grad_u.imag], 2), torch.cat([grad_u.imag, -grad_u.real], 2)], 1)
-        w_t = w.transpose(1, 2).contiguous()
+        grad_u = grad_z * g.conj()[:, None, :]                                            # dU = conj(G) dZ
+        u_re, u_im = grad_u.real, grad_u.imag
         weight_t = weight.reshape(c_out * c_in, -1).T
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
         for part in _chunks(frequencies, 2 * c_out * c_in * stacked.element_size()):
             basis = weight_basis[:, 2 * part.start:2 * part.stop]
+            # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
+            w = torch.cat([torch.cat([u_re[part], u_im[part]], 2), torch.cat([u_im[part], -u_re[part]], 2)], 1)
             if ctx.needs_input_grad[0]:
-                torch.bmm(w[part], (basis.T @ weight_t).reshape(-1, 2 * c_out, c_in), out=grad_stacked[part])
+                torch.bmm(w, (basis.T @ weight_t).reshape(-1, 2 * c_out, c_in), out=grad_stacked[part])
             if ctx.needs_input_grad[1]:
-                grad_weight.addmm_(basis, torch.bmm(w_t[part], stacked[part]).reshape(-1, c_out * c_in))
+                grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part]).reshape(-1, c_out * c_in))
         grad_x = grad_w = grad_affine = None
         if ctx.needs_input_grad[0]:
             grad_x_hat = torch.complex(grad_stacked[:, :n], grad_stacked[:, n:])

@@ -52,9 +52,9 @@ and a stride :math:`s` that divides :math:`L` along the first spatial axis is fo
 into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased
 sub-spectra), so the inverse FFT runs at size :math:`L/s` there.
 
-On a CPU, 2D layers with one group, no dilation and inputs of at most
-``FREQUENCY_DOMAIN_MAX_SIZE`` (16) per axis (the deeper and strided layers of a CIFAR
-ResNet) skip the spatial convolution altogether: :mod:`convnorm.frequency_domain` computes
+On a CPU, strided 2D layers and those with inputs of at most ``FREQUENCY_DOMAIN_MAX_SIZE``
+(16) per axis (one group, no dilation: the deeper and strided layers of a CIFAR ResNet)
+skip the spatial convolution altogether: :mod:`convnorm.frequency_domain` computes
 the same output as one complex matrix product per frequency, which costs fewer flops than
 the full-size, unstrided convolution the appendix procedure needs. The power spectrum
 :math:`\mathcal F_L r_k` and the kernel spectra come from cached bases by one matrix
@@ -344,7 +344,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
-    if _use_frequency_domain(input, groups, dilation, length, gain):
+    if _use_frequency_domain(input, groups, dilation, length, stride, gain):
         matrices = _dft_matrices(length, stride, out_size, input.dtype, input.device)
         rfft_cols, dft_rows, idft_rows, irfft_cols, rfft_cols_t, dft_rows_h, idft_rows_h, irfft_cols_t = matrices
         n0, n1 = size
@@ -455,19 +455,26 @@ def _dft_matrices(length: tuple[int, int], stride: tuple[int, int], out_size: tu
 
 
 FREQUENCY_DOMAIN_MAX_SIZE = 16
-"""Largest input size (per axis) for which a 2D layer on a CPU is computed in the frequency
-domain (:mod:`convnorm.frequency_domain`): measured faster than the full spatial
-convolution for maps up to 16x16 at any stride, and about as fast or slower at 32x32
-(``python benchmarks/bench_layer.py --per-layer``)."""
+"""Largest input size (per axis) for which a stride-1 2D layer on a CPU is computed in the
+frequency domain (:mod:`convnorm.frequency_domain`)."""
+
+FREQUENCY_DOMAIN_STRIDED = True
+"""Whether strided 2D layers on a CPU are computed in the frequency domain, whatever their
+(dense-DFT) size. Measured with ``python benchmarks/bench_layer.py --per-layer`` (2-core
+CPU, batch 32): the frequency domain is faster for every strided layer of a CIFAR ResNet18
+(the spatial computation needs the unstrided full convolution) and for stride-1 maps up to
+16x16, slower on the 32x32 stride-1 ones."""
 
 
-def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, gain: torch.Tensor) -> bool:
+def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, stride, gain: torch.Tensor) -> bool:
     """Whether :mod:`convnorm.frequency_domain` computes this layer: on a CPU, 2D, one group,
-    no dilation, stop-gradient (``gain`` constant), float32/64, and an input of at most
-    ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis (so the normalization size is a dense-DFT one)."""
+    no dilation, stop-gradient (``gain`` constant), float32/64, a dense-DFT normalization
+    size, and either strided (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most
+    ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
     return (input.device.type == "cpu" and input.dim() == 4 and groups == 1 and all(dl == 1 for dl in dilation)
             and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
-            and max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE and max(length) <= DENSE_DFT_MAX_LENGTH)
+            and max(length) <= DENSE_DFT_MAX_LENGTH
+            and ((FREQUENCY_DOMAIN_STRIDED and max(stride) > 1) or max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE))
 
 
 def _use_dense(y: torch.Tensor, length) -> bool:

@@ -23,7 +23,9 @@ def computation(request, monkeypatch):
     """Every test runs through both computations of conv_norm: the spatial one (full
     convolution, then the spectral filter) and :mod:`convnorm.frequency_domain` (forced
     for every eligible layer, whatever its size and stride)."""
-    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 10**9 if request.param == "frequency-domain" else 0)
+    frequency = request.param == "frequency-domain"
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 10**9 if frequency else 0)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", frequency)
     return request.param
 
 
@@ -274,17 +276,19 @@ def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
 
 def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", True)
     gain = torch.ones(1)
 
-    def chosen(size, groups=1, dilation=1, device="cpu", dtype=torch.float32, gain=gain, kernel=3):
+    def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, gain=gain, kernel=3):
         x = torch.empty(2, 4, size, size, device=device, dtype=dtype)
-        return functional._use_frequency_domain(x, groups, (dilation,) * 2, (size + kernel - 1,) * 2, gain)
+        return functional._use_frequency_domain(x, groups, (dilation,) * 2, (size + kernel - 1,) * 2,
+                                                (stride,) * 2, gain)
 
-    assert chosen(16) and chosen(4) and chosen(8, dtype=torch.float64)
-    assert not chosen(32)  # a large map: the spatial convolution
+    assert chosen(16) and chosen(4) and chosen(8, dtype=torch.float64) and chosen(32, stride=2)
+    assert not chosen(32)  # a large stride-1 map: the spatial convolution
     assert not chosen(8, groups=2) and not chosen(8, dilation=2) and not chosen(8, device="meta")
     assert not chosen(8, gain=torch.ones(1, requires_grad=True))  # no stop-gradient: autograd path
-    assert not chosen(8, kernel=49)  # normalization size beyond the dense-DFT ones
+    assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
 
 
 def test_frequency_domain_never_allocates_all_kernel_spectra_at_once(monkeypatch):
