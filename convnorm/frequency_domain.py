@@ -96,13 +96,14 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         frequencies = gain[0].numel()
         stacked = _stacked_spectrum(x, in_cols, in_rows)                                 # [X_r; X_i]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        u = torch.empty(frequencies, n, c_out, dtype=x.dtype.to_complex(), device=x.device)  # X A^T, by chunks
+        complex_dtype = torch.complex128 if x.dtype == torch.float64 else torch.complex64
+        u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
         u_re, u_im = u.real, u.imag
         for part in _chunks(frequencies, 2 * c_out * c_in * x.element_size()):
             a = (weight_basis[:, 2 * part.start:2 * part.stop].T @ weight_t).reshape(-1, 2 * c_out, c_in)
             r = torch.bmm(stacked[part], a.transpose(1, 2))           # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
-            torch.sub(r[:, :n, :c_out], r[:, n:, c_out:], out=u_re[part])
-            torch.add(r[:, :n, c_out:], r[:, n:, :c_out], out=u_im[part])
+            u_re[part] = r[:, :n, :c_out] - r[:, n:, c_out:]
+            u_im[part] = r[:, :n, c_out:] + r[:, n:, :c_out]
         affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
         g = (gain.reshape(c_out, -1) * affine).T                                          # (F, C_out)
         ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
