@@ -5,18 +5,22 @@ experiment, preset and seed, ``<dir>/<experiment>-<preset>-seed<seed>.json``, ho
 ``{"provenance": ..., "results": ...}``. This module is the only place the book reads
 them back. It
 
-* finds the result files (:func:`results_dir`, :func:`load_runs`) and summarises their
-  provenance (:func:`describe_provenance`): preset, device, seeds, commit, wall time and
-  the copy of the data;
+* finds the result files (:func:`results_dir`, :func:`load_runs`, :func:`load_benchmarks`)
+  and summarises their provenance (:func:`describe_provenance`, :func:`stored_inventory`):
+  preset and scale, the device that ran them, seeds, commit, wall time and the copy of the
+  data. A preset names a *scale* (``cpu`` is the reduced one); the device always comes
+  from the files (:func:`devices`);
 * reduces a number over seeds to :class:`SeedStats` (mean, sample standard deviation,
   minimum and maximum);
 * builds long-format tables with the paper's value in the column next to ours
-  (:func:`experiment_table`), the paper's values coming from the one file of reference
-  values ``results/paper_reference_values.json`` (:func:`load_reference`);
+  (:func:`experiment_table`; for the run time, :func:`runtime_table`), the paper's values
+  coming from the one file of reference values ``results/paper_reference_values.json``
+  (:func:`load_reference`);
 * plots curves with min/max bands over seeds (:func:`plot_curves`,
   :func:`plot_rate_curves`, :func:`plot_layer_profile`);
-* phrases paired comparisons from the numbers themselves (:func:`describe_difference`),
-  so a chapter's discussion cannot drift from its data.
+* phrases paired comparisons from the numbers themselves (:func:`describe_difference`)
+  and counts the seeds that agree in sign (:func:`sign_agreement`, for the asserts that
+  guard a chapter's conclusions), so a chapter's discussion cannot drift from its data.
 
 Accuracies are stored by the harness as fractions and by the paper as percentages;
 tables here show percentages for both.
@@ -46,6 +50,10 @@ METHOD_LABELS = {
     "sn": "SN", "oni": "ONI", "ocnn": "OCNN", "sn+bn": "SN+BN", "oni+bn": "ONI+BN", "ocnn+bn": "OCNN+BN",
     "cayley": "Cayley",
 }
+
+
+#: the header of the paper's column in every comparison table
+PAPER_COLUMN = "paper (full scale, GPU)"
 
 
 def method_label(norm: str) -> str:
@@ -131,19 +139,38 @@ def _distinct(values) -> str:
     return "; ".join(seen)
 
 
+def preset_scale(runs: Sequence[Run]) -> str:
+    """``"REDUCED scale"`` or ``"the paper's scale"``, from the preset settings recorded
+    in the first run (a preset names a scale, never the device that ran it)."""
+    if not runs:
+        raise ValueError("runs is empty: no scale to read")
+    reduced = runs[0].provenance.get("preset_settings", {}).get("reduced", True)
+    return "REDUCED scale" if reduced else "the paper's scale"
+
+
+def devices(runs: Sequence[Run]) -> str:
+    """The device(s) the runs executed on, as recorded in their provenance (distinct
+    values joined by ``"; "``)."""
+    if not runs:
+        raise ValueError("runs is empty: no device to read")
+    return _distinct(run.provenance["device"] for run in runs)
+
+
 def describe_provenance(runs: Sequence[Run]) -> str:
-    """Multi-line summary of where a set of runs (one experiment, one preset) came from."""
+    """Multi-line summary of where a set of runs (one experiment, one preset) came from:
+    the preset and its scale, the seeds, the device they ran on, the code, the wall time
+    and the copy of the data, all read from the files."""
     if not runs:
         raise ValueError("runs is empty: nothing to describe")
     prov = [run.provenance for run in runs]
     settings = prov[0].get("preset_settings", {})
-    scale = "REDUCED protocol" if settings.get("reduced", True) else "the paper's protocol"
     wall = [p["wall_time_s"] for p in prov]
     lines = [
-        f"experiment {prov[0]['experiment']!r}, preset {prov[0]['preset']!r} ({scale}): "
+        f"experiment {prov[0]['experiment']!r}, preset {prov[0]['preset']!r} ({preset_scale(runs)}): "
         f"{settings.get('description', '')}",
         f"seeds: {', '.join(str(run.seed) for run in runs)} ({len(runs)} run{'s' if len(runs) > 1 else ''})",
-        f"device: {_distinct(p['device'] for p in prov)}; torch {_distinct(p['torch_version'] for p in prov)}",
+        f"ran on (device recorded in the files): {devices(runs)}; "
+        f"torch {_distinct(p['torch_version'] for p in prov)}",
         f"code commit: {_distinct(p['git_commit'] for p in prov)}",
         f"wall time: {sum(wall) / 60:.1f} min in all ({', '.join(f'{w / 60:.1f}' for w in wall)} min per seed); "
         f"finished {_distinct(p['finished_utc'] for p in prov)}",
@@ -241,9 +268,20 @@ def paired_difference(runs: Sequence[Run], keys_a: Sequence[str], keys_b: Sequen
     return seed_stats(values)
 
 
+def sign_agreement(ours: SeedStats, sign: float) -> int:
+    """How many seeds' values have the sign of ``sign`` (a zero value never agrees).
+
+    ``sign_agreement(d, +1) == d.n`` means "positive in every seed", ``== 0`` "never
+    positive"; chapters assert such statements against the stored data.
+    """
+    if sign == 0 or not math.isfinite(sign):
+        raise ValueError(f"sign must be a nonzero finite number, got {sign!r}")
+    return sum(1 for v in ours.values if v != 0 and np.sign(v) == np.sign(sign))
+
+
 def describe_difference(label_a: str, label_b: str, ours: SeedStats, paper: float | None = None,
                         unit: str = "points", claimed_sign: int | None = None) -> str:
-    """A sentence comparing ``a - b`` here (per seed) with the paper's ``a - b``.
+    """A sentence comparing our ``a - b`` (per seed) with the paper's ``a - b``.
 
     It says whether the sign agrees with the paper's (``paper``, or, for a claim read
     off a figure, ``claimed_sign`` = ±1) in every seed, in some, or in none, so a
@@ -252,7 +290,7 @@ def describe_difference(label_a: str, label_b: str, ours: SeedStats, paper: floa
     if not ours.values:
         return f"{label_a} − {label_b}: no finished run to compare."
     unit = f" {unit}" if unit else ""
-    text = f"{label_a} − {label_b}: {ours.mean:+.2f}{unit} here"
+    text = f"{label_a} − {label_b}: {ours.mean:+.2f}{unit} in our runs"
     if ours.n > 1:
         text += f" (per seed from {ours.min:+.2f} to {ours.max:+.2f}, {ours.n} seeds)"
     else:
@@ -265,7 +303,7 @@ def describe_difference(label_a: str, label_b: str, ours: SeedStats, paper: floa
         sign = np.sign(claimed_sign)
     else:
         return text + "."
-    agree = sum(1 for v in ours.values if np.sign(v) == sign and v != 0)
+    agree = sign_agreement(ours, sign)
     if ours.n == 1:
         text += ("Same sign as the paper in the single seed run" if agree else
                  "Opposite sign to the paper (or zero) in the single seed run")
@@ -371,10 +409,16 @@ def reference_cell(table: dict, row: str, column: str):
 def comparison_table(title: str, key_names: Sequence[str], entries: Sequence[Entry], runs: Sequence[Run],
                      reference: dict | None, preset: str, digits: int = 2) -> ComparisonTable:
     """Rows ``keys | ours (preset) | paper`` for each entry; our cell is
-    ``mean ± std [min, max] (n=seeds)`` over ``runs``, or a NOT RUN note."""
+    ``mean ± std [min, max] (n=seeds)`` over ``runs``, or a NOT RUN note. The header of
+    our column names the preset and its scale, a note names the device the runs ran on
+    (both read from the files)."""
     n = len(runs)
-    ours_name = f"here ({preset}, {n} seed{'s' if n != 1 else ''})" if n else f"here ({preset})"
-    columns = list(key_names) + [ours_name, "paper"]
+    if n:
+        scale = ", reduced scale" if preset_scale(runs) == "REDUCED scale" else ""
+        ours_name = f"ours ({preset} preset{scale}, {n} seed{'s' if n != 1 else ''})"
+    else:
+        ours_name = f"ours ({preset} preset)"
+    columns = list(key_names) + [ours_name, PAPER_COLUMN]
     rows = []
     for entry in entries:
         if not runs:
@@ -387,6 +431,9 @@ def comparison_table(title: str, key_names: Sequence[str], entries: Sequence[Ent
             reference_cell(reference, *entry.paper))
         rows.append(list(entry.keys) + [ours, paper])
     notes = []
+    if runs:
+        notes.append(f"ours: ran on {devices(runs)} (from the result files' provenance); "
+                     f"mean ± sample std [min, max] over seeds")
     if reference is not None:
         notes.append(f"paper: {reference['label']}; {reference['setting']}")
     return ComparisonTable(title, columns, rows, notes)
@@ -495,6 +542,76 @@ def paper_difference(reference: dict, experiment: str, cell_a: tuple[str, str], 
     if a is None or b is None:
         raise ValueError(f"the paper reports no value for {cell_a if a is None else cell_b}")
     return a - b
+
+
+def runtime_table(stored: dict[str, Sequence[Run]], reference: dict | None = None) -> ComparisonTable:
+    """Seconds per epoch and the ratio to vanilla (BN only) of every stored runtime preset
+    beside the paper's Table 9: one row per source, one column per quantity.
+
+    ``stored`` maps a preset name to its runtime runs (empty: a "not run yet" row). Each
+    of our rows names the preset, the network timed (ResNet18 at the preset's width and
+    batch) and the device, all read from the files; values are means over seeds.
+    """
+    columns = ["source"] + [f"{label} s/epoch" for _, label in _RUNTIME] + \
+              [f"{label} ÷ vanilla" for _, label in _RUNTIME[1:]]
+    rows = []
+    for preset, runs in stored.items():
+        if not runs:
+            rows.append([f"ours, {preset} preset"] + ["not run yet"] * (len(columns) - 1))
+            continue
+        settings = runs[0].provenance.get("preset_settings", {})
+        width = settings.get("width")
+        net = f"ResNet18 of width {width}" if width else "ResNet18 (full width)"
+        batch = _distinct(run.results["bn"]["batch_size"] for run in runs)
+        source = (f"ours, {preset} preset ({preset_scale(runs)}): {net}, batch {batch}, "
+                  f"{len(runs)} seed{'s' if len(runs) != 1 else ''}, on {devices(runs)}")
+        secs = [collect(runs, (norm, "seconds_per_epoch")).mean for norm, _ in _RUNTIME]
+        ratios = [collect(runs, (norm, "relative_to_bn")).mean for norm, _ in _RUNTIME[1:]]
+        rows.append([source] + [f"{v:.2f}" for v in secs] + [f"{v:.2f}×" for v in ratios])
+    notes = ["ours: seconds per training step × ceil(45,000 / batch), timed after one warm-up step"]
+    if reference is not None:
+        table = reference["tables"]["runtime"]
+        paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
+        secs = [paper[label] for _, label in _RUNTIME]
+        rows.append([f"paper ({table['label']}): full scale, the authors' GPU"] + [f"{v:g}" for v in secs]
+                    + [f"{v / secs[0]:.2f}×" for v in secs[1:]])
+        notes.append(f"paper: {table['setting']}")
+    return ComparisonTable("Training time of a ResNet18: ours beside the paper's", columns, rows, notes)
+
+
+def stored_inventory(experiments: Sequence[str], presets: Sequence[str],
+                     directory: str | Path | None = None) -> ComparisonTable:
+    """What is stored: per experiment and preset, the seeds, the device they ran on and
+    the code commit, read from the files (or "none stored").
+
+    ``directory`` is the results root (default :func:`results_dir`); presets are its
+    sub-folders.
+    """
+    root = results_dir(directory)
+    rows = []
+    for experiment in experiments:
+        for preset in presets:
+            runs = load_runs(experiment, preset, root / preset)
+            if runs:
+                commits = _distinct(run.provenance["git_commit"][:8] for run in runs)
+                rows.append([experiment, preset, preset_scale(runs), ", ".join(str(r.seed) for r in runs),
+                             devices(runs), commits])
+            else:
+                rows.append([experiment, preset, "—", "none stored", "—", "—"])
+    return ComparisonTable("Stored results (read from results/<preset>/)",
+                           ["experiment", "preset", "scale", "seeds", "ran on", "commit"], rows)
+
+
+def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[Run]:
+    """The benchmark files matching ``pattern`` (e.g. ``"bench_layer_cuda_batch*.json"``)
+    in ``directory`` (default: ``benchmarks/results`` of this checkout), sorted by name;
+    each holds ``{"provenance", "results"}`` like an experiment file. Empty when absent."""
+    folder = Path(directory) if directory is not None else _REPO_RESULTS.parent / "benchmarks" / "results"
+    runs = []
+    for path in sorted(folder.glob(pattern)):
+        data = json.loads(path.read_text())
+        runs.append(Run(path, data["provenance"], data["results"]))
+    return runs
 
 
 # ------------------------------------------------------------------ curves

@@ -22,16 +22,16 @@ def _record(test_acc, history_acc=(0.1, 0.2, 0.3), diverged=False):
                         "test_acc": list(history_acc), "train_acc": list(history_acc)}}
 
 
-def _provenance(experiment, preset, seed, wall=60.0):
-    return {"experiment": experiment, "preset": preset, "seed": seed, "device": "cpu (x86_64, 1 threads)",
+def _provenance(experiment, preset, seed, wall=60.0, device="cpu (x86_64, 1 threads)", reduced=True, width=None):
+    return {"experiment": experiment, "preset": preset, "seed": seed, "device": device,
             "torch_version": "2.x", "git_commit": "abc123", "data": "cifar10: lossy JPEG-q75 copy",
             "wall_time_s": wall, "finished_utc": "2026-01-01T00:00:00+00:00",
-            "preset_settings": {"description": "tiny", "reduced": True}}
+            "preset_settings": {"description": "tiny", "reduced": reduced, "width": width}}
 
 
-def _write(folder, experiment, preset, seed, results):
-    return save_results(folder / f"{experiment}-{preset}-seed{seed}.json", _provenance(experiment, preset, seed),
-                        results)
+def _write(folder, experiment, preset, seed, results, **provenance):
+    return save_results(folder / f"{experiment}-{preset}-seed{seed}.json",
+                        _provenance(experiment, preset, seed, **provenance), results)
 
 
 @pytest.fixture
@@ -89,7 +89,8 @@ def test_describe_provenance_names_seeds_device_commit_data(generalization_runs)
     runs, _ = generalization_runs
     text = rv.describe_provenance(runs)
     assert "seeds: 0, 1, 2 (3 runs)" in text
-    assert "REDUCED" in text and "abc123" in text and "JPEG" in text and "cpu (x86_64" in text
+    assert "(REDUCED scale)" in text and "abc123" in text and "JPEG" in text
+    assert "ran on (device recorded in the files): cpu (x86_64, 1 threads)" in text
     assert "3.0 min in all" in text  # 3 x 60 s
     with pytest.raises(ValueError, match="empty"):
         rv.describe_provenance([])
@@ -137,6 +138,13 @@ def test_describe_difference_single_seed_and_claimed_sign():
     assert rv.describe_difference("a", "b", rv.seed_stats([1.0, 2.0])).endswith("2 seeds).")
 
 
+def test_sign_agreement_counts_seeds_and_ignores_zero():
+    d = rv.seed_stats([1.0, -2.0, 0.0, 3.0, None])
+    assert rv.sign_agreement(d, +1) == 2 and rv.sign_agreement(d, -0.5) == 1
+    with pytest.raises(ValueError, match="sign"):
+        rv.sign_agreement(d, 0)
+
+
 def test_describe_difference_sign_agreement():
     assert "every seed" in rv.describe_difference("a", "b", rv.seed_stats([1.0, 2.0]), 0.5)
     assert "not reproduced" in rv.describe_difference("a", "b", rv.seed_stats([-1.0, -2.0]), 0.5)
@@ -154,19 +162,21 @@ def test_diverged_runs_lists_flagged_records(tmp_path):
 def test_generalization_table_ours_beside_paper(generalization_runs, reference):
     runs, accs = generalization_runs
     table = rv.experiment_table("generalization", runs, reference)
-    assert table.columns == ["dataset", "method", "here (cpu, 3 seeds)", "paper"]
+    assert table.columns == ["dataset", "method", "ours (cpu preset, reduced scale, 3 seeds)", rv.PAPER_COLUMN]
     rows = {(r[0], r[1]): r for r in table.rows}
     ours = np.array([v[2] for v in accs.values()]) * 100  # ConvNorm
     assert rows["cifar10", "ConvNorm"][2] == rv.seed_stats(list(ours)).format()
     mean, std = reference["tables"]["generalization"]["rows"]["cifar10"][2]
     assert rows["cifar10", "ConvNorm"][3] == f"{mean:.2f} ± {std:.2f}"
     assert rows["cifar100", "BN"][2] == "not in this preset"
-    assert "tab:generalization_results" in table.notes[0]
+    assert table.notes[0].startswith("ours: ran on cpu (x86_64, 1 threads)")  # the device, from provenance
+    assert "tab:generalization_results" in table.notes[1]
     assert "<table>" in table._repr_html_() and "ConvNorm+BN" in str(table)
 
 
 def test_table_without_runs_says_not_run(reference):
     table = rv.experiment_table("adversarial", [], reference, preset="cpu")
+    assert table.columns[2] == "ours (cpu preset)" and not any(n.startswith("ours:") for n in table.notes)
     assert all(row[2] == "not run yet" for row in table.rows)
     assert len(table.rows) == 5 * 4  # methods x attacks
     clean_sn = [r for r in table.rows if r[:2] == ["SN", "clean"]][0]
@@ -186,6 +196,50 @@ def test_runtime_table_notes_paper_ratio(reference):
     table = rv.experiment_table("runtime", [], reference, preset="cpu")
     secs = reference["tables"]["runtime"]["rows"]["seconds_per_epoch"]
     assert f"Cayley {secs[2] / secs[0]:.2f}×" in table.notes[-1]
+
+
+def _runtime(secs_bn, secs_cn, secs_cay, batch=128):
+    return {norm: {"seconds_per_epoch": s, "relative_to_bn": s / secs_bn, "batch_size": batch}
+            for norm, s in (("bn", secs_bn), ("convnorm+bn", secs_cn), ("cayley", secs_cay))}
+
+
+def test_runtime_table_sets_each_preset_beside_table9(tmp_path, reference):
+    (tmp_path / "paper").mkdir(), (tmp_path / "cpu").mkdir()
+    _write(tmp_path / "paper", "runtime", "paper", 0, _runtime(2.0, 12.0, 30.0), device="GPU X", reduced=False)
+    _write(tmp_path / "paper", "runtime", "paper", 1, _runtime(4.0, 12.0, 34.0), device="GPU X", reduced=False)
+    _write(tmp_path / "cpu", "runtime", "cpu", 0, _runtime(100.0, 250.0, 500.0), width=16)
+    stored = {p: rv.load_runs("runtime", p, tmp_path / p) for p in ("paper", "cpu", "smoke")}
+    table = rv.runtime_table(stored, reference)
+    assert table.columns == ["source", "vanilla s/epoch", "ConvNorm s/epoch", "Cayley s/epoch",
+                             "ConvNorm ÷ vanilla", "Cayley ÷ vanilla"]
+    paper_row, cpu_row, smoke_row, table9 = table.rows
+    # means over seeds: seconds (3, 12, 32); ratios per seed (6, 3) and (15, 8.5)
+    assert paper_row[1:] == ["3.00", "12.00", "32.00", "4.50×", "11.75×"]
+    assert "paper preset (the paper's scale): ResNet18 (full width), batch 128, 2 seeds, on GPU X" in paper_row[0]
+    assert "REDUCED scale" in cpu_row[0] and "width 16" in cpu_row[0]
+    assert cpu_row[0].endswith("on cpu (x86_64, 1 threads)")
+    assert cpu_row[4] == "2.50×" and smoke_row[1:] == ["not run yet"] * 5
+    secs = reference["tables"]["runtime"]["rows"]["seconds_per_epoch"]
+    assert table9[1:4] == [f"{s:g}" for s in secs] and table9[4] == f"{secs[1] / secs[0]:.2f}×"
+    assert "the authors' GPU" in table9[0]
+
+
+def test_stored_inventory_reads_seeds_devices_and_absence(tmp_path):
+    (tmp_path / "cpu").mkdir()
+    for seed in (2, 0):
+        _write(tmp_path / "cpu", "simba", "cpu", seed, {}, device="GPU Y")
+    table = rv.stored_inventory(["simba"], ["cpu", "paper"], tmp_path)
+    assert table.rows == [["simba", "cpu", "REDUCED scale", "0, 2", "GPU Y", "abc123"],
+                          ["simba", "paper", "—", "none stored", "—", "—"]]
+
+
+def test_load_benchmarks_sorted_and_empty(tmp_path):
+    for batch in (128, 32):
+        save_results(tmp_path / f"bench_layer_cuda_batch{batch}.json", _provenance("bench_layer", f"b{batch}", 0),
+                     {"batch": batch})
+    runs = rv.load_benchmarks("bench_layer_cuda_batch*.json", tmp_path)
+    assert [r.results["batch"] for r in runs] == [128, 32]  # sorted by file name
+    assert rv.load_benchmarks("nothing*.json", tmp_path) == []
 
 
 def test_reference_cell_and_paper_difference_errors(reference):
