@@ -43,6 +43,8 @@ allocator's cache and to stay in the processor's cache while the ``bmm`` reads t
 
 
 def _chunks(frequencies: int, bytes_per_frequency: int) -> list[slice]:
+    """Consecutive slices of the frequencies, each holding at most ``CHUNK_BYTES`` of kernel
+    spectra (at least one frequency)."""
     step = max(1, CHUNK_BYTES // bytes_per_frequency)
     return [slice(i, min(i + step, frequencies)) for i in range(0, frequencies, step)]
 
