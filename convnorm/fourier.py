@@ -18,7 +18,8 @@ so that :math:`P_k = (A_k A_k^\top)^{-1/2} = C_{v_k}` (exactly so when
 Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from the
 *summed autocorrelation* :math:`r_k = \sum_i a_{ki} \star a_{ki}`, which has only
 :math:`(2k_1 - 1) \times \dots` taps: :math:`s_k = \mathcal{F}_n(r_k)` once the lags of
-:math:`r_k` are wrapped circularly onto size :math:`n`. One FFT per output channel.
+:math:`r_k` are wrapped circularly onto size :math:`n`; since :math:`r_k` is symmetric this is
+one product with a (cached) cosine matrix for all output channels.
 """
 from __future__ import annotations
 
@@ -87,27 +88,34 @@ def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) 
     return lag_map
 
 
-def _wrap_lags(autocorrelation: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
-    """Fold lags ``-(k-1) … k-1`` circularly onto ``0 … n-1`` (summing aliases)."""
-    wrapped = autocorrelation
-    for axis, n in enumerate(size, start=1):
-        length = wrapped.shape[axis]
-        half = (length - 1) // 2
-        if length <= n:  # no alias: zero-pad to n, then rotate lag 0 to index 0
-            pad = [0, 0] * (wrapped.dim() - 1 - axis) + [0, n - length]
-            wrapped = torch.roll(F.pad(wrapped, pad), -half, dims=axis)
-            continue
-        lags = torch.arange(length, device=wrapped.device) - half
-        fold = torch.zeros(n, length, dtype=wrapped.dtype, device=wrapped.device)
-        fold[lags % n, torch.arange(length, device=wrapped.device)] = 1
-        wrapped = torch.movedim(torch.tensordot(fold, torch.movedim(wrapped, axis, 0), dims=1), 0, axis)
-    return wrapped
+@functools.lru_cache(maxsize=64)
+def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], size: tuple[int, ...], onesided: bool,
+                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    r"""``(Π lags, F)``: row :math:`\tau` is :math:`\cos(2\pi \sum_a \omega_a d_a \tau_a / n_a)`
+    over the DFT grid of size :math:`n` (``F`` points; last axis halved if ``onesided``),
+    for lags :math:`\tau_a` from :math:`-(k_a - 1)` to :math:`k_a - 1`. Angles are reduced
+    modulo :math:`2\pi` in integers and computed in float64; cached per geometry."""
+    d = len(lags)
+    angles = []
+    for axis, (lag, dl, n) in enumerate(zip(lags, dilation, size)):
+        tau = (torch.arange(lag) - (lag - 1) // 2) * dl
+        freqs = torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n)
+        angles.append(2 * math.pi * (torch.outer(tau, freqs) % n).double() / n)
+    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
+    return angle.cos().reshape(math.prod(lags), -1).to(dtype=dtype, device=device)
 
 
 def autocorrelation_power_spectrum(
-    autocorrelation: torch.Tensor, size: int | Sequence[int], onesided: bool = True
+    autocorrelation: torch.Tensor, size: int | Sequence[int], onesided: bool = True,
+    dilation: int | Sequence[int] = 1,
 ) -> torch.Tensor:
     r""":math:`s_k = \mathcal{F}_n(r_k)`: the power spectrum from a summed autocorrelation.
+
+    :math:`r_k` is symmetric (:math:`r_k[-\tau] = r_k[\tau]`), so its DFT at size :math:`n`,
+    lags wrapped circularly, is the real sum
+    :math:`s_k(\omega) = \sum_\tau r_k[\tau] \cos(2\pi \langle\omega, d\,\tau\rangle / n)`: one
+    product with a cached cosine matrix (few operations per call, which matters on a GPU
+    where each is a kernel launch), clamped at 0 against rounding.
 
     Args:
         autocorrelation: ``(C_out, *(2 * kernel - 1))`` as returned by
@@ -116,6 +124,8 @@ def autocorrelation_power_spectrum(
             size-independent form).
         size: the circular signal size :math:`n`, one int per kernel dimension.
         onesided: ``rfft`` half-spectrum (True) or full spectrum.
+        dilation: :math:`d`, the spectrum of the kernels dilated by ``dilation`` (whose
+            autocorrelation is :math:`r_k` zero-stuffed).
 
     Returns:
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
@@ -127,11 +137,11 @@ def autocorrelation_power_spectrum(
             f"got {tuple(autocorrelation.shape)}"
         )
     n = as_size("size", size, d)
-    wrapped = _wrap_lags(autocorrelation, n)
-    dims = tuple(range(1, d + 1))
-    spectrum = torch.fft.rfftn(wrapped, dim=dims) if onesided else torch.fft.fftn(wrapped, dim=dims)
-    # r_k is symmetric (r[-τ] = r[τ]), so its DFT is real and non-negative up to rounding.
-    return spectrum.real.clamp_min(0)
+    c, *lags = autocorrelation.shape
+    basis = _cosine_basis(tuple(lags), as_size("dilation", dilation, d), n, onesided,
+                          autocorrelation.dtype, autocorrelation.device)
+    shape = (*n[:-1], n[-1] // 2 + 1) if onesided else n
+    return (autocorrelation.reshape(c, -1) @ basis).reshape(c, *shape).clamp_min(0)
 
 
 def kernel_power_spectrum(

@@ -57,9 +57,9 @@ On a CPU, strided 2D layers and those with inputs of at most ``FREQUENCY_DOMAIN_
 skip the spatial convolution altogether: :mod:`convnorm.frequency_domain` computes
 the same output as one complex matrix product per frequency, which costs fewer flops than
 the full-size, unstrided convolution the appendix procedure needs. The power spectrum
-:math:`\mathcal F_L r_k` and the kernel spectra come from cached bases by one matrix
-product each (few operations per layer, which matters on a GPU where each is a kernel
-launch).
+:math:`\mathcal F_L r_k` (:func:`~convnorm.fourier.autocorrelation_power_spectrum`) and the
+kernel spectra come from cached bases by one matrix product each (few operations per
+layer, which matters on a GPU where each is a kernel launch).
 
 Stop-gradient: by default :math:`\hat v_k` is computed from the *detached* weight, so the
 weight gradient flows through the convolution only (the paper's choice). Mixed
@@ -77,7 +77,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from .fourier import kernel_autocorrelation
+from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
 from .frequency_domain import FrequencyDomainConvNorm
 
 PADDING_MODES = ("zeros", "circular")
@@ -162,39 +162,6 @@ def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Se
                             2 * math.pi * torch.outer(lags, freqs) / n)
         result = torch.movedim(torch.tensordot(torch.movedim(result, axis, -1), basis, dims=1), -1, axis)
     return result
-
-
-@functools.lru_cache(maxsize=128)
-def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], length: tuple[int, ...],
-                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    r"""``(Π lags, F)`` real: row :math:`\tau` is :math:`\cos(2\pi \sum_a \omega_a d_a \tau_a / L_a)`
-    on the ``rfftn`` grid of size :math:`L` (``F`` points), lags :math:`\tau_a` from
-    :math:`-(k_a - 1)` to :math:`k_a - 1`.
-
-    For a symmetric summed autocorrelation :math:`r` (:math:`r[-\tau] = r[\tau]`) the DFT
-    of its zero-stuffed (dilated) copy, wrapped onto size :math:`L`, is
-    :math:`\sum_\tau r[\tau] \cos(\ldots)`: one matrix product replaces the wrap and
-    the FFT of :func:`~convnorm.fourier.autocorrelation_power_spectrum` (a cached
-    constant, so few kernel launches per layer on a GPU).
-    """
-    d = len(lags)
-    angles = []
-    for axis, (lag, dl, n) in enumerate(zip(lags, dilation, length)):
-        tau = (torch.arange(lag) - (lag - 1) // 2) * dl
-        freqs = torch.arange(n // 2 + 1 if axis == d - 1 else n)
-        angles.append(2 * math.pi * (torch.outer(tau, freqs) % n).double() / n)
-    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
-    return angle.cos().reshape(math.prod(lags), -1).to(dtype=dtype, device=device)
-
-
-def _power_spectrum(autocorrelation: torch.Tensor, dilation, length) -> torch.Tensor:
-    r""":math:`s_k = \mathcal F_L(r_k)` (half spectrum, ``(C, L_1, …, L_d // 2 + 1)``) of the
-    dilated summed autocorrelation, by :func:`_cosine_basis`; clamped at 0 like
-    :func:`~convnorm.fourier.autocorrelation_power_spectrum`, which it equals."""
-    c, *lags = autocorrelation.shape
-    basis = _cosine_basis(tuple(lags), tuple(dilation), tuple(length), autocorrelation.dtype, autocorrelation.device)
-    half = (*length[:-1], length[-1] // 2 + 1)
-    return (autocorrelation.reshape(c, -1) @ basis).reshape(c, *half).clamp_min(0)
 
 
 @functools.lru_cache(maxsize=128)
@@ -335,7 +302,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     if any(o < 1 for o in out_size):
         raise ValueError(f"input size {size} is too small for kernel {m} with padding {padding}")
 
-    gain = (_power_spectrum(autocorrelation, dilation, length) + eps).rsqrt()
+    gain = (autocorrelation_power_spectrum(autocorrelation, length, dilation=dilation) + eps).rsqrt()
     if affine_weight is not None:
         taps = tuple(affine_weight.shape[1:])
         if any(t > n for t, n in zip(taps, length)):

@@ -64,3 +64,17 @@ def test_eps_bounds_the_gain():
 def test_bad_input_is_named(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
+
+
+@pytest.mark.parametrize("size, dilation", [((9,), (2,)), ((10, 7), (2, 3)), ((5, 4), (3, 2))])
+def test_dilated_spectrum_is_that_of_the_zero_stuffed_kernels(size, dilation):
+    from convnorm.fourier import autocorrelation_power_spectrum
+
+    torch.manual_seed(3)
+    w = torch.randn(3, 2, *([3] * len(size)), dtype=torch.float64)
+    stuffed = torch.zeros(3, 2, *(dl * 2 + 1 for dl in dilation), dtype=torch.float64)
+    stuffed[(slice(None), slice(None), *(slice(None, None, dl) for dl in dilation))] = w
+    for onesided in (True, False):
+        torch.testing.assert_close(
+            autocorrelation_power_spectrum(kernel_autocorrelation(w), size, onesided, dilation=dilation),
+            kernel_power_spectrum(stuffed, size, onesided))
