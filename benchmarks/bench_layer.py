@@ -40,7 +40,7 @@ import torch.nn.functional as F
 import convnorm.functional as functional
 from convnorm.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
 from convnorm.models import build_model
-from convnorm.training.results import provenance, save_results
+from convnorm.training.results import device_name, provenance, save_results
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
 HERE = Path(__file__).resolve().parent
@@ -131,10 +131,6 @@ def proc_status_bytes(field: str) -> int:
     raise OSError(f"{field} not found in /proc/self/status")
 
 
-def device_name(device: str) -> str:
-    return torch.cuda.get_device_name(device) if device.startswith("cuda") else cpu_name()
-
-
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -169,7 +165,7 @@ def main() -> None:
     start = time.time()
     if args.per_layer:
         print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
-              f"{torch.get_num_threads()} threads")
+              f"{cpu_name()}")
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
         path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
@@ -214,8 +210,7 @@ def main() -> None:
                                                                / statistics.median(values[base]))
 
     spread = {n: (t["max_s"] - t["min_s"]) / t["median_s"] for n, t in timing.items()}
-    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}"
-          + ("" if args.device.startswith("cuda") else f", {torch.get_num_threads()} threads"))
+    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_name()}")
     for name, t in timing.items():
         print(f"  {name:14s} median {t['median_s'] * 1e3:8.1f} ms  (min {t['min_s'] * 1e3:.1f}, "
               f"max {t['max_s'] * 1e3:.1f}, spread {spread[name]:.0%})")

@@ -14,21 +14,12 @@ Usage: ``python benchmarks/bench_spectral.py [--repeats R]``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
+from convnorm.layer_benchmark import best_time
 from convnorm.models import build_model
 from convnorm.spectral import analyse_conv_layers, conv_singular_values
-
-
-def best_of(repeats: int, fn) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -46,8 +37,8 @@ def main() -> None:
         return sum(conv_singular_values(w, size).numel() for w, size in layers)
 
     count = all_singular_values()
-    t_svd = best_of(args.repeats, all_singular_values)
-    t_report = best_of(args.repeats, lambda: analyse_conv_layers(model, 32))
+    t_svd = best_time(all_singular_values, args.repeats)
+    t_report = best_time(lambda: analyse_conv_layers(model, 32), args.repeats)
     print(f"CIFAR ResNet18, {len(layers)} 3x3 conv layers at 32x32 input, torch {torch.__version__}, "
           f"best of {args.repeats}")
     print(f"  all {count:,} singular values (conv_singular_values): {t_svd:.2f} s")

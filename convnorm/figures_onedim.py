@@ -12,8 +12,7 @@ functions wrap them in :func:`ipywidgets.interact`.
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -21,6 +20,7 @@ import numpy as np
 from ._validation import check_positive_int
 from .allpass import allpass_filter, normalizer_filter, preconditioner_dense
 from .circulant import ArrayLike, circulant, circular_convolve, zero_pad
+from .layer_benchmark import best_time
 from .tightframe import channel_singular_values, normalized_weight
 
 #: Kernels for the chapter 2 explorer (``"random"`` is drawn with a fixed seed).
@@ -29,16 +29,6 @@ KERNEL_PRESETS: dict[str, np.ndarray] = {
     "edge detector": np.array([1.0, -1.0]),
     "random": np.random.default_rng(0).standard_normal(5),
 }
-
-
-def _best_time(function: Callable[[], object], repeats: int) -> float:
-    """The fastest of ``repeats`` wall-clock timings of ``function()``, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def measure_fft_speedup(
@@ -61,11 +51,11 @@ def measure_fft_speedup(
     for n in product_sizes:
         x = rng.standard_normal(n)
         c = circulant(a, n)
-        dense_product.append(_best_time(lambda: c @ x, repeats))
-        fft_product.append(_best_time(lambda: circular_convolve(a, x), repeats))
+        dense_product.append(best_time(lambda: c @ x, repeats))
+        fft_product.append(best_time(lambda: circular_convolve(a, x), repeats))
     for n in inverse_sizes:
-        dense_inverse.append(_best_time(lambda: preconditioner_dense(a, n), repeats))
-        fft_inverse.append(_best_time(lambda: normalizer_filter(a, n), repeats))
+        dense_inverse.append(best_time(lambda: preconditioner_dense(a, n), repeats))
+        fft_inverse.append(best_time(lambda: normalizer_filter(a, n), repeats))
     products, inverses = np.asarray(product_sizes), np.asarray(inverse_sizes)
     return {
         "dense C_a x": (products, np.asarray(dense_product)),

@@ -1,8 +1,9 @@
-"""Timing and memory of training steps, to compare ConvNorm2d with Conv2d side by side.
+"""Timing and memory helpers: training steps of ConvNorm2d and Conv2d side by side, and
+the best-of-N time of a single function.
 
-Used by ``benchmarks/bench_layer.py`` and by chapter 6. Timings of different models
-are *interleaved* (one step of each in turn, repeated) and summarised by medians, so
-a slow spell of a shared machine hits every model alike.
+Used by ``benchmarks/``, by chapter 6 and by the figures of Part I. Timings of different
+models are *interleaved* (one step of each in turn, repeated) and summarised by medians,
+so a slow spell of a shared machine hits every model alike.
 """
 from __future__ import annotations
 
@@ -31,6 +32,17 @@ def make_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor
         return float(loss.detach())
 
     return step
+
+
+def best_time(function: Callable[[], object], repeats: int) -> float:
+    """The fastest of ``repeats`` wall-clock timings of ``function()``, in seconds."""
+    check_positive_int("repeats", repeats)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int = 7,

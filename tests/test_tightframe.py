@@ -17,10 +17,6 @@ from convnorm.tightframe import (
 SHAPES = [(1, 1, 1, 4), (2, 3, 3, 7), (3, 2, 4, 8), (4, 4, 2, 9)]  # (C_O, C_I, k, n)
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(7)
-
 
 @pytest.mark.parametrize("c_o,c_i,k,n", SHAPES)
 def test_channel_matrix_applies_multichannel_convolution(rng, c_o, c_i, k, n):
