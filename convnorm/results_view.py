@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .training.results import load_results
+
 RESULTS_ENV = "CONVNORM_RESULTS_DIR"
 REFERENCE_FILE = "paper_reference_values.json"
 _REPO_RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -117,7 +119,7 @@ def load_runs(experiment: str, preset: str, directory: str | Path | None = None)
     for path in sorted(folder.glob(f"{experiment}-{preset}-seed*.json")):
         if not _SEED_FILE.search(path.name):
             continue
-        data = json.loads(path.read_text())
+        data = load_results(path)
         prov = data["provenance"]
         if prov.get("experiment") != experiment or prov.get("preset") != preset:
             raise ValueError(f"{path.name}: provenance says {prov.get('experiment')!r}/{prov.get('preset')!r}, "
@@ -609,7 +611,7 @@ def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[R
     folder = Path(directory) if directory is not None else _REPO_RESULTS.parent / "benchmarks" / "results"
     runs = []
     for path in sorted(folder.glob(pattern)):
-        data = json.loads(path.read_text())
+        data = load_results(path)
         runs.append(Run(path, data["provenance"], data["results"]))
     return runs
 
