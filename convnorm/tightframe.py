@@ -90,6 +90,15 @@ def channel_singular_values(kernels: ArrayLike, n: int) -> np.ndarray:
     return np.sort(np.sqrt(s))[::-1]
 
 
+def channel_condition_numbers(weight: ArrayLike, n: int) -> np.ndarray:
+    r""":math:`\kappa(A_k) = \sigma_{\max}(A_k) / \sigma_{\min}(A_k)` for every output channel, ``(C_O,)``,
+    from :func:`channel_singular_values` (``inf`` where a channel's spectrum vanishes)."""
+    w, n = _weight(weight, n)
+    values = [channel_singular_values(w_k, n) for w_k in w]
+    with np.errstate(divide="ignore"):
+        return np.array([s[0] / s[-1] for s in values])
+
+
 def layer_spectral_norm(weight: ArrayLike, n: int) -> float:
     r"""The spectral norm of the layer matrix :math:`A`, :math:`\max_\omega \|\hat a(\omega)\|_2`, by FFT.
 

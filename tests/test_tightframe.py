@@ -4,6 +4,7 @@ import pytest
 
 from convnorm.circulant import circulant
 from convnorm.tightframe import (
+    channel_condition_numbers,
     channel_matrix,
     channel_preconditioner_dense,
     channel_singular_values,
@@ -92,3 +93,11 @@ def test_proposition_3_1_tight_and_loose(rng):
 def test_bad_input_raises(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("c_o, c_i, k, n", SHAPES)
+def test_channel_condition_numbers_are_those_of_the_channel_matrices(rng, c_o, c_i, k, n):
+    w = rng.standard_normal((c_o, c_i, k))
+    dense = [np.linalg.cond(channel_matrix(w_k, n)) for w_k in w]  # sigma_max / sigma_min of (n, C_I n)
+    np.testing.assert_allclose(channel_condition_numbers(w, n), dense, rtol=1e-8)
+    np.testing.assert_allclose(channel_condition_numbers(normalized_weight(w, n), n), 1, atol=1e-8)
