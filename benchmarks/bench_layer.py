@@ -10,6 +10,7 @@ subprocesses of both models alternate, medians).
     python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
     python benchmarks/bench_layer.py --repeats 3 --no-rss
     python benchmarks/bench_layer.py --device cuda --batch 128 --out benchmarks/results/bench_layer_cuda.json
+    python benchmarks/bench_layer.py --device cuda --cuda-graph --out ...   # whole steps as CUDA graphs
     python benchmarks/bench_layer.py --per-layer      # each ResNet18 3x3 layer: spatial vs frequency domain
 
 ``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
@@ -20,7 +21,10 @@ subprocesses of both models alternate, medians).
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
 over one training step of each model (after a first step has allocated gradients and
 optimizer state), instead of the resident memory of subprocesses; the timed steps end
-with a synchronisation (the loss is read back), so they measure the GPU work.
+with a synchronisation (the loss is read back), so they measure the GPU work. With
+``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
+(:func:`convnorm.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
+launch overhead from both.
 """
 from __future__ import annotations
 
@@ -38,7 +42,8 @@ import torch
 import torch.nn.functional as F
 
 import convnorm.functional as functional
-from convnorm.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
+from convnorm.layer_benchmark import (interleaved_medians, make_graphed_train_step, make_train_step,
+                                      saved_activation_bytes)
 from convnorm.models import build_model
 from convnorm.training.results import device_name, provenance, save_results
 
@@ -150,6 +155,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: GPU peak memory, no RSS)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_layer.json")
+    parser.add_argument("--cuda-graph", action="store_true",
+                        help="capture each model's whole training step in a CUDA graph (a CUDA device)")
     parser.add_argument("--per-layer", action="store_true",
                         help="time each ResNet18 3x3 layer both ways instead of the whole network")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
@@ -162,6 +169,8 @@ def main() -> None:
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda needs a CUDA GPU")
+    if args.cuda_graph and not args.device.startswith("cuda"):
+        parser.error("--cuda-graph needs --device cuda")
     start = time.time()
     if args.per_layer:
         print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
@@ -176,13 +185,15 @@ def main() -> None:
         return
     images, labels = batch(args.batch, device=args.device)
     nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
-    steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
+    make_step = make_graphed_train_step if args.cuda_graph else make_train_step
+    steps = {name: make_step(net, images, labels) for name, net in nets.items()}
     timing = interleaved_medians(steps, repeats=args.repeats)
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
         "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
-                  "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
+                  "step": "forward + cross-entropy + backward + SGD(momentum) step"
+                          + (", captured in one CUDA graph" if args.cuda_graph else ""), "repeats": args.repeats,
                   "device": device_name(args.device), "cpu": cpu_name(), "threads": torch.get_num_threads(),
                   "python": platform.python_version()},
         "time": timing,

@@ -35,18 +35,29 @@ adjoints.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 CHUNK_BYTES = 8 * 2**20
-"""Size of the kernel spectra built at once (bytes): small enough to be reused from the
-allocator's cache and to stay in the processor's cache while the ``bmm`` reads them."""
+"""Size of the kernel spectra built at once (bytes): small enough to stay in the processor's
+cache while the ``bmm`` reads them."""
 
 
 def _chunks(frequencies: int, bytes_per_frequency: int) -> list[slice]:
-    """Consecutive slices of the frequencies, each holding at most ``CHUNK_BYTES`` of kernel
-    spectra (at least one frequency)."""
-    step = max(1, CHUNK_BYTES // bytes_per_frequency)
-    return [slice(i, min(i + step, frequencies)) for i in range(0, frequencies, step)]
+    """``range(frequencies)`` cut into the fewest consecutive slices holding at most
+    ``CHUNK_BYTES`` of kernel spectra each (at least one frequency), of sizes differing by
+    at most one."""
+    count = -(-frequencies // max(1, CHUNK_BYTES // bytes_per_frequency))
+    bounds = [frequencies * i // count for i in range(count + 1)]
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def _workspace(like: torch.Tensor, chunks: list[slice], *shapes: tuple[int, ...]) -> list[torch.Tensor]:
+    """One flat buffer per shape, for ``(f, *shape)`` with ``f`` the largest chunk, reused by
+    every chunk through ``out=``, so the chunk loop allocates nothing."""
+    f = max(part.stop - part.start for part in chunks)
+    return [like.new_empty(f * math.prod(shape)) for shape in shapes]
 
 
 def _to_frequency_major(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -101,11 +112,16 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         complex_dtype = torch.complex128 if x.dtype == torch.float64 else torch.complex64
         u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
         u_re, u_im = u.real, u.imag
-        for part in _chunks(frequencies, 2 * c_out * c_in * x.element_size()):
-            a = (weight_basis[:, 2 * part.start:2 * part.stop].T @ weight_t).reshape(-1, 2 * c_out, c_in)
-            r = torch.bmm(stacked[part], a.transpose(1, 2))           # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
-            u_re[part] = r[:, :n, :c_out] - r[:, n:, c_out:]
-            u_im[part] = r[:, :n, c_out:] + r[:, n:, :c_out]
+        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size())
+        spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
+        for part in chunks:
+            f = part.stop - part.start
+            a = torch.mm(weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
+                         out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
+            # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
+            r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, -1))
+            u_re[part].copy_(r[:, :n, :c_out]).sub_(r[:, n:, c_out:])
+            u_im[part].copy_(r[:, :n, c_out:]).add_(r[:, n:, :c_out])
         affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
         g = (gain.reshape(c_out, -1) * affine).T                                          # (F, C_out)
         ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
@@ -128,14 +144,23 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         weight_t = weight.reshape(c_out * c_in, -1).T
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
-        for part in _chunks(frequencies, 2 * c_out * c_in * stacked.element_size()):
+        chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size())
+        spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
+        for part in chunks:
+            f = part.stop - part.start
             basis = weight_basis[:, 2 * part.start:2 * part.stop]
             # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
-            w = torch.cat([torch.cat([u_re[part], u_im[part]], 2), torch.cat([u_im[part], -u_re[part]], 2)], 1)
+            w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
+            w[:, :n, :c_out].copy_(u_re[part])
+            w[:, :n, c_out:].copy_(u_im[part])
+            w[:, n:, :c_out].copy_(u_im[part])
+            w[:, n:, c_out:].copy_(u_re[part]).neg_()
+            a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
             if ctx.needs_input_grad[0]:
-                torch.bmm(w, (basis.T @ weight_t).reshape(-1, 2 * c_out, c_in), out=grad_stacked[part])
-            if ctx.needs_input_grad[1]:
-                grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part]).reshape(-1, c_out * c_in))
+                torch.mm(basis.T, weight_t, out=a.view(2 * f, -1))
+                torch.bmm(w, a, out=grad_stacked[part])
+            if ctx.needs_input_grad[1]:  # the spectra's buffer is free again: dA goes there
+                grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part], out=a).view(2 * f, -1))
         grad_x = grad_w = grad_affine = None
         if ctx.needs_input_grad[0]:
             grad_x_hat = torch.complex(grad_stacked[:, :n], grad_stacked[:, n:])

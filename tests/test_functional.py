@@ -291,19 +291,31 @@ def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
 
 
-def test_frequency_domain_never_allocates_all_kernel_spectra_at_once(monkeypatch):
+def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypatch):
+    """One chunk of frequencies or many: the same output and gradients (and the chunks
+    partition the frequencies, none larger than ``CHUNK_BYTES`` unless a single one is)."""
     from convnorm import frequency_domain
 
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
     torch.manual_seed(12)
     x = torch.randn(2, 6, 9, 9, dtype=torch.float64, requires_grad=True)
     w = torch.randn(5, 6, 3, 3, dtype=torch.float64, requires_grad=True)
+    rho = torch.randn(5, 3, 3, dtype=torch.float64, requires_grad=True)
+    frequency_bytes = 2 * 5 * 6 * 8  # one frequency of the kernel spectra
+    frequencies = 11 * 6  # L = 11: rfft grid 11 x 6
     results = []
-    for chunk_bytes in (frequency_domain.CHUNK_BYTES, 2**12):  # one chunk, then many small ones
+    for chunk_bytes, count in ((frequency_domain.CHUNK_BYTES, 1), (4 * frequency_bytes, 17), (1, 66)):
         monkeypatch.setattr(frequency_domain, "CHUNK_BYTES", chunk_bytes)
-        out = conv_norm(x, w, None, 2, 1)
-        results.append((out, *torch.autograd.grad(out.square().sum(), (x, w))))
-    assert len(frequency_domain._chunks(11 * 10, 2 * 5 * 6 * 8)) > 10
-    torch.testing.assert_close(results[0][0], appendix_reference(x.detach(), w.detach(), 1, 2, eps=1e-5))
-    for a, b in zip(*results):
-        torch.testing.assert_close(a, b)
+        chunks = frequency_domain._chunks(frequencies, frequency_bytes)
+        sizes = [part.stop - part.start for part in chunks]
+        assert len(chunks) == count and max(sizes) - min(sizes) <= 1
+        assert [part.start for part in chunks[1:]] == [part.stop for part in chunks[:-1]]
+        assert chunks[0].start == 0 and chunks[-1].stop == frequencies
+        assert max(sizes) * frequency_bytes <= max(chunk_bytes, frequency_bytes)
+        out = conv_norm(x, w, None, 2, 1, affine_weight=rho)
+        results.append((out, *torch.autograd.grad(out.square().sum(), (x, w, rho))))
+    torch.testing.assert_close(
+        conv_norm(x, w, None, 2, 1).detach(), appendix_reference(x.detach(), w.detach(), 1, 2, eps=1e-5))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            torch.testing.assert_close(a, b)

@@ -1,6 +1,7 @@
 """ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
 autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
-torch.compile (inductor) matches eager. Skipped without a GPU (CI has none; these run
+torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
+Skipped without a GPU (CI has none; these run
 on the lent GPU machine, see ``scripts/device_check.sh``)."""
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from convnorm.functional import conv_norm
+from convnorm.layer_benchmark import make_graphed_train_step, make_train_step
 from convnorm.layers import ConvNorm2d
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -112,3 +114,27 @@ def test_functional_on_cuda_float64_is_exact():
     cpu = conv_norm(x, weight, None, 2, 1)
     gpu = conv_norm(x.cuda(), weight.cuda(), None, 2, 1)
     torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-10, atol=1e-10)
+
+
+def test_training_step_records_into_a_cuda_graph(full_float32):
+    """Forward, backward, SGD and the running-average update of a ConvNorm network record
+    into one CUDA graph (nothing in the layer synchronises with the host); each replay is
+    one training step, equal to an eager one."""
+    def network():
+        torch.manual_seed(5)
+        return nn.Sequential(ConvNorm2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                             ConvNorm2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).cuda()
+
+    images = torch.randn(8, 3, 16, 16, device="cuda")
+    labels = torch.randint(0, 10, (8,), device="cuda")
+    eager, graphed = network(), network()
+    eager_step = make_train_step(eager, images, labels)
+    graphed_step = make_graphed_train_step(graphed, images, labels, warmup=3)  # 3 eager steps
+    for _ in range(3):
+        eager_step()
+    for _ in range(4):
+        assert graphed_step() == pytest.approx(eager_step(), rel=1e-4, abs=1e-5)
+    for (name, a), b in zip(eager.state_dict().items(), graphed.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
+    assert int(graphed[0].num_steps_tracked) == 7
