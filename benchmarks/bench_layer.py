@@ -185,8 +185,11 @@ def main() -> None:
         return
     images, labels = batch(args.batch, device=args.device)
     nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
-    make_step = make_graphed_train_step if args.cuda_graph else make_train_step
-    steps = {name: make_step(net, images, labels) for name, net in nets.items()}
+    if args.cuda_graph:  # one pool for both graphs, replayed in capture order
+        pool = torch.cuda.graph_pool_handle()
+        steps = {name: make_graphed_train_step(net, images, labels, pool=pool) for name, net in nets.items()}
+    else:
+        steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
     timing = interleaved_medians(steps, repeats=args.repeats)
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"

@@ -35,13 +35,18 @@ def make_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor
 
 
 def make_graphed_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
-                            lr: float = 0.1, warmup: int = 3) -> Callable[[], float]:
+                            lr: float = 0.1, warmup: int = 3, pool=None) -> Callable[[], float]:
     """:func:`make_train_step`'s step captured whole in one CUDA graph (PyTorch's
     whole-network capture: ``warmup`` eager steps on a side stream, then forward, backward
     and the optimizer step recorded once). Each call replays it: one launch instead of
     one per kernel, so the step costs the GPU work rather than the Python and launch
     overhead of its many small kernels. ``images`` and ``labels`` are the graph's static
-    inputs (write new data into them in place). Needs a CUDA device."""
+    inputs (write new data into them in place). Needs a CUDA device.
+
+    Several models captured in one process must share one memory ``pool``
+    (``torch.cuda.graph_pool_handle()``) and be replayed in the order they were captured
+    (as :func:`interleaved_medians` does): with a private pool each, replaying any but the
+    last captured graph hit illegal memory accesses (torch 2.11, H200)."""
     if images.device.type != "cuda":
         raise ValueError(f"a CUDA graph needs CUDA tensors, got images on {images.device}")
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
@@ -56,7 +61,7 @@ def make_graphed_train_step(model: nn.Module, images: torch.Tensor, labels: torc
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)  # gradients are allocated inside the graph
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, pool=pool):
         loss = F.cross_entropy(model(images), labels)
         loss.backward()
         optimizer.step()
