@@ -24,7 +24,8 @@ optimizer state), instead of the resident memory of subprocesses; the timed step
 with a synchronisation (the loss is read back), so they measure the GPU work. With
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
 (:func:`convnorm.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
-launch overhead from both.
+launch overhead from both; each model then runs in its own subprocesses (alternating,
+``--rss-repeats`` of each), as one process can hold one captured model only.
 """
 from __future__ import annotations
 
@@ -127,6 +128,58 @@ def rss_child(norm: str, batch_size: int, steps: int) -> None:
     print(json.dumps({"peak_rss_growth_bytes": peak - before, "peak_rss_bytes": peak}))
 
 
+def graph_child(norm: str, batch_size: int, repeats: int) -> None:
+    """In a fresh process: seconds per replay of the model's training step captured in a
+    CUDA graph (``repeats`` replays after two), and the CUDA peak memory of one replay."""
+    images, labels = batch(batch_size, device="cuda")
+    step = make_graphed_train_step(model(norm, "cuda"), images, labels)
+    peak = cuda_step_peak_bytes(step)
+    samples = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        step()  # reads the loss back: synchronises
+        samples.append(time.perf_counter() - begin)
+    print(json.dumps({"samples_s": samples, "peak_bytes": peak}))
+
+
+def graph_benchmark(args: argparse.Namespace, start: float) -> None:
+    """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
+    alternate (``--rss-repeats`` of each; a process captures one model only, see
+    :func:`convnorm.layer_benchmark.make_graphed_train_step`); medians over all replays."""
+    samples = {name: [] for name in NORMS}
+    peaks = {name: [] for name in NORMS}
+    for _ in range(args.rss_repeats):
+        for name, norm in NORMS.items():
+            out = subprocess.run([sys.executable, __file__, "--graph-child", norm, "--batch", str(args.batch),
+                                  "--repeats", str(args.repeats)], capture_output=True, text=True, check=True)
+            record = json.loads(out.stdout.strip().splitlines()[-1])
+            samples[name] += record["samples_s"]
+            peaks[name].append(record["peak_bytes"])
+    timing = {name: {"median_s": statistics.median(s), "min_s": min(s), "max_s": max(s), "samples_s": s}
+              for name, s in samples.items()}
+    base, ours = "conv2d+bn", "convnorm2d+bn"
+    results = {
+        "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
+                  "step": "forward + cross-entropy + backward + SGD(momentum) step, captured in one CUDA graph",
+                  "processes_per_model": args.rss_repeats, "replays_per_process": args.repeats,
+                  "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version()},
+        "time": timing,
+        "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
+        "cuda_step_peak_bytes": peaks,
+        "cuda_step_peak_ratio": statistics.median(peaks[ours]) / statistics.median(peaks[base]),
+    }
+    print(f"ResNet18 CIFAR train step as one CUDA graph, batch {args.batch}, {device_name(args.device)}")
+    for name, t in timing.items():
+        print(f"  {name:14s} median {t['median_s'] * 1e3:8.2f} ms  (min {t['min_s'] * 1e3:.2f}, "
+              f"max {t['max_s'] * 1e3:.2f})")
+    print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {results['time_ratio_median']:.2f}")
+    print(f"  CUDA peak memory of a step ratio: {results['cuda_step_peak_ratio']:.2f}")
+    path = save_results(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", 0, None,
+                                             time.time() - start, args.device),
+                        {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    print(f"written {path}")
+
+
 def proc_status_bytes(field: str) -> int:
     """A memory field of ``/proc/self/status`` (Linux), in bytes. (``ru_maxrss`` would not
     do: Linux carries the parent's peak into a child across exec.)"""
@@ -160,11 +213,15 @@ def main() -> None:
     parser.add_argument("--per-layer", action="store_true",
                         help="time each ResNet18 3x3 layer both ways instead of the whole network")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
+    parser.add_argument("--graph-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.rss_child:
         rss_child(args.rss_child, args.batch, steps=3)
+        return
+    if args.graph_child:
+        graph_child(args.graph_child, args.batch, args.repeats)
         return
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -183,20 +240,18 @@ def main() -> None:
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         print(f"written {path}")
         return
+    if args.cuda_graph:
+        graph_benchmark(args, start)
+        return
     images, labels = batch(args.batch, device=args.device)
     nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
-    if args.cuda_graph:  # one pool for both graphs, replayed in capture order
-        pool = torch.cuda.graph_pool_handle()
-        steps = {name: make_graphed_train_step(net, images, labels, pool=pool) for name, net in nets.items()}
-    else:
-        steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
+    steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
     timing = interleaved_medians(steps, repeats=args.repeats)
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
         "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
-                  "step": "forward + cross-entropy + backward + SGD(momentum) step"
-                          + (", captured in one CUDA graph" if args.cuda_graph else ""), "repeats": args.repeats,
+                  "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
                   "device": device_name(args.device), "cpu": cpu_name(), "threads": torch.get_num_threads(),
                   "python": platform.python_version()},
         "time": timing,

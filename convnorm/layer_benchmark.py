@@ -35,7 +35,7 @@ def make_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor
 
 
 def make_graphed_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
-                            lr: float = 0.1, warmup: int = 3, pool=None) -> Callable[[], float]:
+                            lr: float = 0.1, warmup: int = 3) -> Callable[[], float]:
     """:func:`make_train_step`'s step captured whole in one CUDA graph (PyTorch's
     whole-network capture: ``warmup`` eager steps on a side stream, then forward, backward
     and the optimizer step recorded once). Each call replays it: one launch instead of
@@ -43,10 +43,10 @@ def make_graphed_train_step(model: nn.Module, images: torch.Tensor, labels: torc
     overhead of its many small kernels. ``images`` and ``labels`` are the graph's static
     inputs (write new data into them in place). Needs a CUDA device.
 
-    Several models captured in one process must share one memory ``pool``
-    (``torch.cuda.graph_pool_handle()``) and be replayed in the order they were captured
-    (as :func:`interleaved_medians` does): with a private pool each, replaying any but the
-    last captured graph hit illegal memory accesses (torch 2.11, H200)."""
+    Capture one model per process: with two different models captured in one process,
+    replaying the first one hit illegal memory accesses (torch 2.11, H200; with private
+    or shared memory pools alike), so ``benchmarks/bench_layer.py --cuda-graph`` times
+    each model in its own subprocess."""
     if images.device.type != "cuda":
         raise ValueError(f"a CUDA graph needs CUDA tensors, got images on {images.device}")
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
@@ -61,7 +61,7 @@ def make_graphed_train_step(model: nn.Module, images: torch.Tensor, labels: torc
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)  # gradients are allocated inside the graph
-    with torch.cuda.graph(graph, pool=pool):
+    with torch.cuda.graph(graph):
         loss = F.cross_entropy(model(images), labels)
         loss.backward()
         optimizer.step()
