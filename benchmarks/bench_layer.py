@@ -130,7 +130,10 @@ def rss_child(norm: str, batch_size: int, steps: int) -> None:
 
 def graph_child(norm: str, batch_size: int, repeats: int) -> None:
     """In a fresh process: seconds per replay of the model's training step captured in a
-    CUDA graph (``repeats`` replays after two), and the CUDA peak memory of one replay."""
+    CUDA graph (``repeats`` replays after two), and the CUDA peak memory of one replay:
+    parameters, optimizer state and inputs only, since a replay allocates nothing (the
+    step's activations live in the graph's pool, set aside at capture); the activation
+    memory comes from the eager benchmark."""
     images, labels = batch(batch_size, device="cuda")
     step = make_graphed_train_step(model(norm, "cuda"), images, labels)
     peak = cuda_step_peak_bytes(step)
