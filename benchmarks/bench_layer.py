@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -192,6 +193,16 @@ def proc_status_bytes(field: str) -> int:
     raise OSError(f"{field} not found in /proc/self/status")
 
 
+ALLOCATOR_VARIABLES = ("THP_MEM_ALLOC_ENABLE", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD")
+
+
+def allocator_environment() -> dict[str, str]:
+    """The environment variables that change how memory is allocated (both models alike),
+    where set: PyTorch's transparent-huge-page switch, glibc's malloc thresholds, a
+    preloaded allocator."""
+    return {name: os.environ[name] for name in ALLOCATOR_VARIABLES if name in os.environ}
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -256,7 +267,7 @@ def main() -> None:
         "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
                   "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
                   "device": device_name(args.device), "cpu": cpu_name(), "threads": torch.get_num_threads(),
-                  "python": platform.python_version()},
+                  "python": platform.python_version(), "allocator_environment": allocator_environment()},
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
         "saved_activation_bytes": saved,
