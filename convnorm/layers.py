@@ -64,7 +64,10 @@ BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks
 Under ``torch.autocast`` the layer computes in float32 and returns the autocast dtype,
 like a convolution. It compiles with ``torch.compile(fullgraph=True)``; inductor
 generates no code for complex tensors, so the FFT part runs as eager kernels inside
-the compiled graph (inductor warns about it).
+the compiled graph (inductor warns about it). Nothing in it synchronises with the host,
+so a whole training step records into one CUDA graph (on a GPU, where an eager step is
+bound by kernel launches, that is the fast way to train it; see
+``convnorm.layer_benchmark.make_graphed_train_step``).
 
 Args:
     in_channels (int): channels of the input.
