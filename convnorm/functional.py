@@ -43,10 +43,10 @@ How it is computed (fast path). The direct convolution (oneDNN) gives :math:`y`;
 half spectrum is multiplied by a single per-channel spectrum
 :math:`G_k(\omega) = \hat v_k(\omega)\,\hat\rho_k(\omega)\,e^{2\pi i \omega c/L}` that
 also carries the crop offset :math:`c = m - 1 - p` as a phase, so the crop becomes
-"keep the first samples". For the small sizes of CIFAR-like maps (2D, every
+"keep the first samples". On a CPU, for the small sizes of CIFAR-like maps (2D, every
 :math:`L \le` ``DENSE_DFT_MAX_LENGTH``) the transforms are dense DFT matrices applied
-by matrix products, which beats an FFT of such short, often prime-factored, lengths on
-a CPU; the inverse matrices keep only the output rows and columns
+by matrix products, which beats an FFT of such short, often prime-factored, lengths
+there (on a GPU, cuFFT's batched FFTs beat many tiny batched products); the inverse matrices keep only the output rows and columns
 :math:`s t`, so crop and stride cost nothing. Otherwise ``rfftn``/``irfftn`` are used,
 and a stride :math:`s` that divides :math:`L` along the first spatial axis is folded
 into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased
@@ -445,7 +445,10 @@ def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, st
 
 
 def _use_dense(y: torch.Tensor, length) -> bool:
-    return len(length) == 2 and max(length) <= DENSE_DFT_MAX_LENGTH and y.dtype in (torch.float32, torch.float64)
+    """Dense DFT matrices on a CPU for 2D sizes up to ``DENSE_DFT_MAX_LENGTH``; FFTs otherwise
+    (on a GPU, cuFFT's batched transforms beat many tiny batched matrix products)."""
+    return (y.device.type == "cpu" and len(length) == 2 and max(length) <= DENSE_DFT_MAX_LENGTH
+            and y.dtype in (torch.float32, torch.float64))
 
 
 def _dense_rfft2(y: torch.Tensor, matrices) -> torch.Tensor:
