@@ -112,6 +112,9 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         complex_dtype = torch.complex128 if x.dtype == torch.float64 else torch.complex64
         u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
         u_re, u_im = u.real, u.imag
+        affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
+        g = (gain.reshape(c_out, -1) * affine).T[:, None, :]                              # G, (F, 1, C_out)
+        z = torch.empty_like(u)                                                           # G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size())
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
@@ -122,11 +125,10 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, -1))
             u_re[part].copy_(r[:, :n, :c_out]).sub_(r[:, n:, c_out:])
             u_im[part].copy_(r[:, :n, c_out:]).add_(r[:, n:, :c_out])
-        affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
-        g = (gain.reshape(c_out, -1) * affine).T                                          # (F, C_out)
+            torch.mul(u[part], g[part], out=z[part])  # while the chunk is in cache
         ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
         ctx.constants = constants
-        return _from_frequency_major(u * g[:, None, :], out_rows, out_cols)
+        return _from_frequency_major(z, out_rows, out_cols)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -139,22 +141,24 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         n, c_out = n2 // 2, weight.shape[0]
         grad_z = torch.view_as_complex((grad @ out_cols_t).unflatten(-1, (-1, 2)))
         grad_z = _to_frequency_major(grad_z, out_rows_h)                                  # (F, N, C_out)
-        grad_u = grad_z * g.conj()[:, None, :]                                            # dU = conj(G) dZ
-        u_re, u_im = grad_u.real, grad_u.imag
         weight_t = weight.reshape(c_out * c_in, -1).T
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
+        grad_g = g.new_empty(frequencies, c_out) if ctx.needs_input_grad[2] else None
         chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size())
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
             basis = weight_basis[:, 2 * part.start:2 * part.stop]
+            if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache
+                torch.sum(grad_z[part] * u[part].conj(), 1, out=grad_g[part])
+            grad_u = grad_z[part] * g[part].conj()                                        # dU = conj(G) dZ
             # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
             w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
-            w[:, :n, :c_out].copy_(u_re[part])
-            w[:, :n, c_out:].copy_(u_im[part])
-            w[:, n:, :c_out].copy_(u_im[part])
-            w[:, n:, c_out:].copy_(u_re[part]).neg_()
+            w[:, :n, :c_out].copy_(grad_u.real)
+            w[:, :n, c_out:].copy_(grad_u.imag)
+            w[:, n:, :c_out].copy_(grad_u.imag)
+            w[:, n:, c_out:].copy_(grad_u.real).neg_()
             a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
             if ctx.needs_input_grad[0]:
                 torch.mm(basis.T, weight_t, out=a.view(2 * f, -1))
@@ -167,8 +171,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_x = _from_frequency_major(grad_x_hat, in_rows_h, in_cols_t)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
-        if ctx.needs_input_grad[2]:  # dG = sum_n dZ conj(U); d rho = Re(conj(basis) v dG)
-            grad_g = (grad_z * u.conj()).sum(1) * gain.reshape(c_out, -1).T
+        if grad_g is not None:  # d rho = Re(conj(basis) v dG)
+            grad_g = grad_g * gain.reshape(c_out, -1).T
             grad_affine = (torch.view_as_real(grad_g.T.contiguous()).reshape(c_out, -1) @ affine_basis.T)
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None, None
