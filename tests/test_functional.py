@@ -291,6 +291,19 @@ def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
 
 
+def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
+    """The spatial computation's transforms: dense DFT matrices on a CPU up to
+    ``DENSE_DFT_MAX_LENGTH``, FFTs beyond it, in 1D, and on any other device (cuFFT on a GPU;
+    ``meta`` stands in for it here)."""
+    def dense(device="cpu", length=(34, 34), dtype=torch.float32):
+        return functional._use_dense(torch.empty(1, device=device, dtype=dtype), length)
+
+    limit = functional.DENSE_DFT_MAX_LENGTH
+    assert dense() and dense(length=(limit, 3)) and dense(dtype=torch.float64)
+    assert not dense(length=(limit + 1, 3)) and not dense(length=(34,)) and not dense(device="meta")
+    assert not dense(dtype=torch.float16)
+
+
 def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypatch):
     """One chunk of frequencies or many: the same output and gradients (and the chunks
     partition the frequencies, none larger than ``CHUNK_BYTES`` unless a single one is)."""
