@@ -45,7 +45,7 @@ import torch.nn.functional as F
 
 import convnorm.functional as functional
 from convnorm.layer_benchmark import (interleaved_medians, make_graphed_train_step, make_train_step,
-                                      saved_activation_bytes)
+                                      saved_activation_bytes, summarize_samples)
 from convnorm.models import build_model
 from convnorm.training.results import device_name, provenance, save_results
 
@@ -159,8 +159,7 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
             record = json.loads(out.stdout.strip().splitlines()[-1])
             samples[name] += record["samples_s"]
             peaks[name].append(record["peak_bytes"])
-    timing = {name: {"median_s": statistics.median(s), "min_s": min(s), "max_s": max(s), "samples_s": s}
-              for name, s in samples.items()}
+    timing = summarize_samples(samples)
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
         "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
@@ -173,15 +172,21 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
         "cuda_step_peak_ratio": statistics.median(peaks[ours]) / statistics.median(peaks[base]),
     }
     print(f"ResNet18 CIFAR train step as one CUDA graph, batch {args.batch}, {device_name(args.device)}")
-    for name, t in timing.items():
-        print(f"  {name:14s} median {t['median_s'] * 1e3:8.2f} ms  (min {t['min_s'] * 1e3:.2f}, "
-              f"max {t['max_s'] * 1e3:.2f})")
-    print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {results['time_ratio_median']:.2f}")
+    print_timing(timing, results["time_ratio_median"])
     print(f"  CUDA peak memory of a step ratio: {results['cuda_step_peak_ratio']:.2f}")
     path = save_results(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", 0, None,
                                              time.time() - start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
+
+
+def print_timing(timing: dict, ratio: float) -> None:
+    """Median, range and spread of each model's step, and the ratio of the medians."""
+    for name, t in timing.items():
+        spread = (t["max_s"] - t["min_s"]) / t["median_s"]
+        print(f"  {name:14s} median {t['median_s'] * 1e3:8.2f} ms  (min {t['min_s'] * 1e3:.2f}, "
+              f"max {t['max_s'] * 1e3:.2f}, spread {spread:.0%})")
+    print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {ratio:.2f}")
 
 
 def proc_status_bytes(field: str) -> int:
@@ -292,12 +297,8 @@ def main() -> None:
             results[key.replace("_bytes", "_ratio_median")] = (statistics.median(values[ours])
                                                                / statistics.median(values[base]))
 
-    spread = {n: (t["max_s"] - t["min_s"]) / t["median_s"] for n, t in timing.items()}
     print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_name()}")
-    for name, t in timing.items():
-        print(f"  {name:14s} median {t['median_s'] * 1e3:8.1f} ms  (min {t['min_s'] * 1e3:.1f}, "
-              f"max {t['max_s'] * 1e3:.1f}, spread {spread[name]:.0%})")
-    print(f"  time ratio ConvNorm2d+BN / Conv2d+BN (medians): {results['time_ratio_median']:.2f}")
+    print_timing(timing, results["time_ratio_median"])
     print(f"  saved-activation ratio: {results['saved_activation_ratio']:.2f} "
           f"({saved[ours] / 2**20:.1f} MiB vs {saved[base] / 2**20:.1f} MiB)")
     if "cuda_step_peak_ratio" in results:

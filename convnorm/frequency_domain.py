@@ -25,8 +25,11 @@ are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real fl
 Implementation. The complex products run as real ones on stacked real and imaginary parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
 kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
-product with a cached basis, so no tensor of :math:`F C_\text{out} C_\text{in}` complex
-numbers is ever allocated (large fresh allocations page-fault on every step on Linux). The
+product with a cached basis into one buffer (and the chunk's products into another), both
+reused by every chunk, so no tensor of :math:`F C_\text{out} C_\text{in}` complex numbers is
+ever allocated (large fresh allocations page-fault on every step on Linux). The products
+with :math:`G` (and, backward, with :math:`\bar G` and the affine kernel's
+:math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache. The
 backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
 frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
 with :math:`\partial U = \bar G\, \partial Z`, and :math:`\partial G = \sum_n \partial Z\, \bar U`;

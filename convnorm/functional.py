@@ -46,8 +46,8 @@ also carries the crop offset :math:`c = m - 1 - p` as a phase, so the crop becom
 "keep the first samples". On a CPU, for the small sizes of CIFAR-like maps (2D, every
 :math:`L \le` ``DENSE_DFT_MAX_LENGTH``) the transforms are dense DFT matrices applied
 by matrix products, which beats an FFT of such short, often prime-factored, lengths
-there (on a GPU, cuFFT's batched FFTs beat many tiny batched products); the inverse matrices keep only the output rows and columns
-:math:`s t`, so crop and stride cost nothing. Otherwise ``rfftn``/``irfftn`` are used,
+there (on a GPU, cuFFT's batched FFTs beat many tiny batched products); the inverse
+matrices keep only the output rows and columns :math:`s t`, so crop and stride cost nothing. Otherwise ``rfftn``/``irfftn`` are used,
 and a stride :math:`s` that divides :math:`L` along the first spatial axis is folded
 into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased
 sub-spectra), so the inverse FFT runs at size :math:`L/s` there.

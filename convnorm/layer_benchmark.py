@@ -99,6 +99,11 @@ def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int = 7
             start = time.perf_counter()
             fn()
             samples[name].append(time.perf_counter() - start)
+    return summarize_samples(samples)
+
+
+def summarize_samples(samples: dict[str, list[float]]) -> dict[str, dict[str, float | list[float]]]:
+    """Per name the median, min and max of its timings (seconds), and the timings."""
     return {name: {"median_s": statistics.median(s), "min_s": min(s), "max_s": max(s), "samples_s": s}
             for name, s in samples.items()}
 

@@ -10,7 +10,6 @@ from convnorm.fourier import normalizer_spectrum
 SIZES = [(1, 1), (2, 5), (3, 8), (4, 9), (7, 16)]
 
 
-
 @pytest.mark.parametrize("k,n", SIZES)
 def test_dense_and_fft_preconditioner_agree(rng, k, n):
     a = rng.standard_normal(k)

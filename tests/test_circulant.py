@@ -16,7 +16,6 @@ from convnorm.circulant import (
 SIZES = [(1, 1), (2, 5), (3, 8), (4, 9), (7, 16)]  # (kernel length k, signal length n)
 
 
-
 @pytest.mark.parametrize("k,n", SIZES)
 def test_circulant_columns_are_cyclic_shifts(rng, k, n):
     a = rng.standard_normal(k)

@@ -7,7 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm.layer_benchmark import best_time, interleaved_medians, make_graphed_train_step, make_train_step
+from convnorm.layer_benchmark import (best_time, interleaved_medians, make_graphed_train_step, make_train_step,
+                                      summarize_samples)
 
 
 def small_net() -> nn.Module:
@@ -45,3 +46,9 @@ def test_repeats_must_be_positive():
         best_time(lambda: None, 0)
     with pytest.raises(ValueError, match="repeats"):
         interleaved_medians({"a": lambda: None}, repeats=0)
+
+
+def test_summarize_samples_gives_median_and_range_of_each_name():
+    summary = summarize_samples({"a": [3.0, 1.0, 2.0], "b": [5.0, 4.0]})
+    assert summary["a"] == {"median_s": 2.0, "min_s": 1.0, "max_s": 3.0, "samples_s": [3.0, 1.0, 2.0]}
+    assert summary["b"]["median_s"] == 4.5

@@ -18,7 +18,6 @@ from convnorm.tightframe import (
 SHAPES = [(1, 1, 1, 4), (2, 3, 3, 7), (3, 2, 4, 8), (4, 4, 2, 9)]  # (C_O, C_I, k, n)
 
 
-
 @pytest.mark.parametrize("c_o,c_i,k,n", SHAPES)
 def test_channel_matrix_applies_multichannel_convolution(rng, c_o, c_i, k, n):
     w, x = rng.standard_normal((c_o, c_i, k)), rng.standard_normal((c_i, n))
