@@ -81,37 +81,33 @@ RESNET18_3X3 = [(64, 64, 32, 1), (64, 128, 32, 2), (128, 128, 16, 1), (128, 256,
 def per_layer(batch_size: int, repeats: int, device: str) -> dict:
     """Forward + backward seconds of each ResNet18 3x3 layer: Conv2d, ConvNorm spatial,
     ConvNorm frequency domain (interleaved medians), and the ratios to Conv2d."""
-    paths = {"spatial": (0, False), "frequency_domain": (10**9, True)}  # (MAX_SIZE, STRIDED) forcing each way
-    default = functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED
+    paths = sorted(functional.COMPUTATIONS)
     rows = []
-    try:
-        for c_in, c_out, size, stride in RESNET18_3X3:
-            g = torch.Generator().manual_seed(size)
-            x = torch.randn(batch_size, c_in, size, size, generator=g).to(device).requires_grad_()
-            w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).to(device).requires_grad_()
-            rho = torch.zeros(c_out, 3, 3, device=device)
-            rho[:, 1, 1] = 1
-            rho.requires_grad_()
+    for c_in, c_out, size, stride in RESNET18_3X3:
+        g = torch.Generator().manual_seed(size)
+        x = torch.randn(batch_size, c_in, size, size, generator=g).to(device).requires_grad_()
+        w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).to(device).requires_grad_()
+        rho = torch.zeros(c_out, 3, 3, device=device)
+        rho[:, 1, 1] = 1
+        rho.requires_grad_()
 
-            def run(path: str):
-                def step():
-                    if path == "conv2d":
-                        out = F.conv2d(x, w, None, stride, 1)
-                    else:
-                        functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED = paths[path]
+        def run(path: str):
+            def step():
+                if path == "conv2d":
+                    out = F.conv2d(x, w, None, stride, 1)
+                else:
+                    with functional.computation(path):
                         out = functional.conv_norm2d(x, w, None, stride, 1, affine_weight=rho)
-                    out.backward(torch.ones_like(out))
-                    return float(w.grad.flatten()[0])  # synchronises a GPU
-                return step
+                out.backward(torch.ones_like(out))
+                return float(w.grad.flatten()[0])  # synchronises a GPU
+            return step
 
-            timing = interleaved_medians({p: run(p) for p in ("conv2d", *paths)}, repeats=repeats)
-            base = timing["conv2d"]["median_s"]
-            rows.append({"c_in": c_in, "c_out": c_out, "size": size, "stride": stride, "conv2d_s": base,
-                         **{f"{p}_ratio": timing[p]["median_s"] / base for p in paths}})
-            print(f"  {c_in:4d} -> {c_out:4d}, {size:2d}x{size:<2d} stride {stride}: Conv2d {base * 1e3:7.1f} ms, "
-                  f"spatial {rows[-1]['spatial_ratio']:.2f}x, frequency domain {rows[-1]['frequency_domain_ratio']:.2f}x")
-    finally:
-        functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED = default
+        timing = interleaved_medians({p: run(p) for p in ("conv2d", *paths)}, repeats=repeats)
+        base = timing["conv2d"]["median_s"]
+        rows.append({"c_in": c_in, "c_out": c_out, "size": size, "stride": stride, "conv2d_s": base,
+                     **{f"{p}_ratio": timing[p]["median_s"] / base for p in paths}})
+        print(f"  {c_in:4d} -> {c_out:4d}, {size:2d}x{size:<2d} stride {stride}: Conv2d {base * 1e3:7.1f} ms, "
+              f"spatial {rows[-1]['spatial_ratio']:.2f}x, frequency domain {rows[-1]['frequency_domain_ratio']:.2f}x")
     return {"per_layer": rows}
 
 

@@ -433,6 +433,30 @@ CPU, batch 32): the frequency domain is faster for every strided layer of a CIFA
 16x16, slower on the 32x32 stride-1 ones."""
 
 
+COMPUTATIONS = {"spatial": (0, False), "frequency_domain": (None, True)}
+"""``(FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED)`` that force each computation on
+every eligible layer (``None``: no size limit)."""
+
+
+@contextlib.contextmanager
+def computation(way: str):
+    """Within the block, every layer :func:`_use_frequency_domain` could send to the frequency
+    domain is computed ``way``: ``"spatial"`` (full convolution, then the filter) or
+    ``"frequency_domain"`` (:mod:`convnorm.frequency_domain`), whatever its size and stride.
+    Both give the same layer; this is for comparing them (tests, benchmarks, chapter 6). The
+    package's rule is restored on exit."""
+    global FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED
+    if way not in COMPUTATIONS:
+        raise ValueError(f"way must be one of {sorted(COMPUTATIONS)}, got {way!r}")
+    saved = FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED
+    max_size, strided = COMPUTATIONS[way]
+    FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = (math.inf if max_size is None else max_size), strided
+    try:
+        yield
+    finally:
+        FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = saved
+
+
 def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, stride, gain: torch.Tensor) -> bool:
     """Whether :mod:`convnorm.frequency_domain` computes this layer: on a CPU, 2D, one group,
     no dilation, stop-gradient (``gain`` constant), float32/64, a dense-DFT normalization

@@ -91,12 +91,14 @@ def channel_singular_values(kernels: ArrayLike, n: int) -> np.ndarray:
 
 
 def channel_condition_numbers(weight: ArrayLike, n: int) -> np.ndarray:
-    r""":math:`\kappa(A_k) = \sigma_{\max}(A_k) / \sigma_{\min}(A_k)` for every output channel, ``(C_O,)``,
-    from :func:`channel_singular_values` (``inf`` where a channel's spectrum vanishes)."""
+    r""":math:`\kappa(A_k) = \sigma_{\max}(A_k) / \sigma_{\min}(A_k) = \sqrt{\max_\omega s_k / \min_\omega s_k}`
+    for every output channel, ``(C_O,)``, the power spectra :math:`s_k` from
+    :func:`convnorm.fourier.kernel_power_spectrum` (``inf`` where a channel's spectrum
+    vanishes); the 1D counterpart of :func:`convnorm.spectral.channel_condition_numbers`."""
     w, n = _weight(weight, n)
-    values = [channel_singular_values(w_k, n) for w_k in w]
+    s = kernel_power_spectrum(torch.from_numpy(w), n, onesided=False).numpy()
     with np.errstate(divide="ignore"):
-        return np.array([s[0] / s[-1] for s in values])
+        return np.sqrt(s.max(1) / s.min(1))
 
 
 def layer_spectral_norm(weight: ArrayLike, n: int) -> float:

@@ -17,16 +17,13 @@ CONV = {1: F.conv1d, 2: F.conv2d}
 FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
 
 
-
 @pytest.fixture(autouse=True, params=["spatial", "frequency-domain"])
-def computation(request, monkeypatch):
+def computation(request):
     """Every test runs through both computations of conv_norm: the spatial one (full
     convolution, then the spectral filter) and :mod:`convnorm.frequency_domain` (forced
     for every eligible layer, whatever its size and stride)."""
-    frequency = request.param == "frequency-domain"
-    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 10**9 if frequency else 0)
-    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", frequency)
-    return request.param
+    with functional.computation(request.param.replace("-", "_")):
+        yield request.param
 
 
 def dilated(weight, dilation):
@@ -332,3 +329,20 @@ def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypat
     for other in results[1:]:
         for a, b in zip(results[0], other):
             torch.testing.assert_close(a, b)
+
+
+def test_computation_forces_a_way_and_restores_the_rule():
+    default = functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED
+    x = torch.empty(2, 4, 32, 32)
+
+    def frequency_domain_used():
+        return functional._use_frequency_domain(x, 1, (1, 1), (34, 34), (1, 1), torch.ones(1))
+
+    with functional.computation("frequency_domain"):
+        assert frequency_domain_used()
+    with functional.computation("spatial"):
+        assert not frequency_domain_used()
+    assert (functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED) == default
+    with pytest.raises(ValueError, match="way must be one of"):
+        with functional.computation("fft"):
+            pass
