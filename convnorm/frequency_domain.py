@@ -20,7 +20,7 @@ padding and :math:`c = p` for circular padding, :math:`\hat v_k` the normalizer,
 :math:`G_k` the affine kernel's spectrum with the crop offset as a phase. The output is the
 inverse DFT evaluated on the strided output grid only (dense matrices, so crop and stride
 are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real flops against
-:math:`18\, m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
+:math:`2 m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
 
 Implementation. The complex products run as real ones on stacked real and imaginary parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
