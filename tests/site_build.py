@@ -10,12 +10,13 @@ BUILD_ARGS = ["-W", "-n", "--keep-going"]
 
 
 def jupyter_book_build(source: Path, output: Path | None = None) -> subprocess.CompletedProcess:
-    """Run ``jupyter-book build SOURCE -W -n --keep-going`` and return the finished process."""
+    """Run ``jupyter-book build SOURCE -W -n --keep-going`` and return the finished process
+    (killed with ``subprocess.TimeoutExpired`` after 15 minutes, well above a full build)."""
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
                "build", str(source), *BUILD_ARGS]
     if output is not None:
         command += ["--path-output", str(output)]
-    return subprocess.run(command, cwd=source, capture_output=True, text=True)
+    return subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=900)
 
 
 def build_site() -> Path:

@@ -1,9 +1,11 @@
 """The book's structure: every notebook starts with the Colab setup cell and a title,
-is committed without outputs, and the toc names only files that exist. (A page missing
+is committed without outputs and with unique cell ids, and the toc names only files that exist. (A page missing
 from the toc is a build error: see test_book_build_errors.py.)"""
 from __future__ import annotations
 
+import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -50,3 +52,7 @@ def test_notebook_conventions(path):
     assert nb.cells[1].cell_type == "markdown" and nb.cells[1].source.startswith("# "), (
         f"{path}: the cell after the setup cell must start with the chapter title"
     )
+    # Read the raw file: nbformat.read renames a repeated cell id with only a warning.
+    ids = Counter(cell.get("id") for cell in json.loads(path.read_text())["cells"])
+    repeated = [cell_id for cell_id, count in ids.items() if count > 1]
+    assert not repeated, f"{path}: cell ids {repeated} occur more than once"
