@@ -1,6 +1,7 @@
 """Helpers that build the website (the same command as the README's Quick start)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,17 @@ BUILD_ARGS = ["-W", "-n", "--keep-going"]
 
 def jupyter_book_build(source: Path, output: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``jupyter-book build SOURCE -W -n --keep-going`` and return the finished process
-    (killed with ``subprocess.TimeoutExpired`` after 15 minutes, well above a full build)."""
+    (killed with ``subprocess.TimeoutExpired`` after 15 minutes, well above a full build).
+
+    The build runs without the tests' ``MPLBACKEND=Agg`` (conftest.py): its kernels must use
+    the inline backend, or no figure reaches the pages and every figure label is undefined."""
+    environment = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}
     command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
                "build", str(source), *BUILD_ARGS]
     if output is not None:
         command += ["--path-output", str(output)]
-    return subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=900)
+    return subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=900,
+                          env=environment)
 
 
 def build_site() -> Path:
