@@ -5,6 +5,8 @@ non-finite values, and run under autocast, torch.compile and DDP."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -187,25 +189,37 @@ def test_torch_compile_matches_eager():
     assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
 
 
+DDP_CHECK = """
+import os, sys
+import torch, torch.distributed as dist, torch.nn as nn
+from convnorm.layers import ConvNorm2d
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+torch.manual_seed(10)
+layer = ConvNorm2d(2, 3, 3, padding=1)
+reference = ConvNorm2d(2, 3, 3, padding=1)
+reference.load_state_dict(layer.state_dict())
+ddp = nn.parallel.DistributedDataParallel(layer)
+x = torch.randn(2, 2, 6, 6)
+ddp(x).sum().backward()
+reference(x).sum().backward()
+torch.testing.assert_close(layer.running_autocorrelation, reference.running_autocorrelation)
+assert int(layer.num_steps_tracked) == 1
+torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
+print("DDP-OK", flush=True)
+os._exit(0)
+"""
+
+
 def test_distributed_data_parallel_updates_buffers(tmp_path):
+    """In a subprocess that ends with ``os._exit``: tearing down a Gloo process group can
+    deadlock in torch 2.13 (the main thread, holding the GIL, joins Gloo's thread, which
+    waits for the GIL), which once stalled a whole test run."""
     dist = pytest.importorskip("torch.distributed")
     if not dist.is_available():
         pytest.skip("torch.distributed unavailable")
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
-    try:
-        torch.manual_seed(10)
-        layer = ConvNorm2d(2, 3, 3, padding=1)
-        reference = ConvNorm2d(2, 3, 3, padding=1)
-        reference.load_state_dict(layer.state_dict())
-        ddp = nn.parallel.DistributedDataParallel(layer)
-        x = torch.randn(2, 2, 6, 6)
-        ddp(x).sum().backward()
-        reference(x).sum().backward()
-        torch.testing.assert_close(layer.running_autocorrelation, reference.running_autocorrelation)
-        assert int(layer.num_steps_tracked) == 1
-        torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
-    finally:
-        dist.destroy_process_group()
+    result = subprocess.run([sys.executable, "-c", DDP_CHECK, str(tmp_path / "store")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "DDP-OK" in result.stdout, result.stderr[-3000:]
 
 
 def test_conv1d_layer():
