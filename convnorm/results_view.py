@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -287,7 +286,8 @@ def describe_difference(label_a: str, label_b: str, ours: SeedStats, paper: floa
 
     It says whether the sign agrees with the paper's (``paper``, or, for a claim read
     off a figure, ``claimed_sign`` = ±1) in every seed, in some, or in none, so a
-    chapter's conclusion is computed rather than written in advance.
+    chapter's conclusion is computed rather than written in advance. A paper difference
+    of exactly zero has no sign: the sentence then only states both numbers.
     """
     if not ours.values:
         return f"{label_a} − {label_b}: no finished run to compare."
@@ -297,6 +297,8 @@ def describe_difference(label_a: str, label_b: str, ours: SeedStats, paper: floa
         text += f" (per seed from {ours.min:+.2f} to {ours.max:+.2f}, {ours.n} seeds)"
     else:
         text += " (1 seed)"
+    if paper == 0:  # no sign to agree with
+        return text + f"; the paper: no difference ({paper:+.2f}{unit})."
     if paper is not None:
         text += f"; the paper: {paper:+.2f}{unit}. "
         sign = np.sign(paper)
@@ -745,21 +747,21 @@ def live_output(preset: str, directory: str | Path | None = None) -> Path:
 
 
 def run_and_load(experiment: str, preset: str, seeds: Sequence[int], output: str | Path,
-                 data_dir: str | None = None, download: bool = False) -> list[Run]:
+                 data_dir: str | None = None) -> list[Run]:
     """Run ``experiment`` at ``preset`` once per seed through the harness and load the files.
 
     A seed whose result file is already in ``output`` is not run again (except at
     ``smoke``), and an unfinished one resumes from its checkpoints, so re-running a
     chapter after a disconnect continues where it stopped. Progress bars are shown
-    except at ``smoke``.
+    except at ``smoke``. The data loader downloads CIFAR-10 only where
+    ``CONVNORM_DOWNLOAD=1`` (set by the book's Colab setup cell).
     """
     from .experiments import result_path, run_experiment
 
     for seed in seeds:
         if preset != "smoke" and result_path(experiment, preset, seed, output).exists():
             continue
-        run_experiment(experiment, preset, data_dir, output, seed, resume=True, progress=preset != "smoke",
-                       download=download)
+        run_experiment(experiment, preset, data_dir, output, seed, resume=True, progress=preset != "smoke")
     return load_runs(experiment, preset, output)
 
 
@@ -767,7 +769,7 @@ def run_and_load(experiment: str, preset: str, seeds: Sequence[int], output: str
 class ChapterSettings:
     """What an experiment chapter runs live and what it draws: the preset, the seeds, where
     live runs write, the stored presets shown, the paper's reference values, and the data
-    location (``$CONVNORM_DATA_DIR``; downloading allowed in Colab)."""
+    location (``$CONVNORM_DATA_DIR``)."""
 
     preset: str
     seeds: tuple[int, ...]
@@ -775,11 +777,10 @@ class ChapterSettings:
     stored: tuple[str, ...]
     reference: dict
     data_dir: str | None
-    download: bool
 
     def run_live(self, experiment: str) -> list[Run]:
         """Run ``experiment`` at this preset for every seed (resuming) and load the files."""
-        return run_and_load(experiment, self.preset, self.seeds, self.output, self.data_dir, self.download)
+        return run_and_load(experiment, self.preset, self.seeds, self.output, self.data_dir)
 
 
 def chapter_settings(cuda_available: bool) -> ChapterSettings:
@@ -794,5 +795,4 @@ def chapter_settings(cuda_available: bool) -> ChapterSettings:
         stored=("cpu", "paper"),
         reference=load_reference(),
         data_dir=os.environ.get("CONVNORM_DATA_DIR"),
-        download="google.colab" in sys.modules,
     )

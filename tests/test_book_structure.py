@@ -1,9 +1,11 @@
 """The book's structure: every notebook starts with the Colab setup cell and a title,
-is committed without outputs and with unique cell ids, and the toc names only files that exist. (A page missing
+is committed without outputs and with unique cell ids, Part IV describes the `cpu` preset as
+defined, and the toc names only files that exist. (A page missing
 from the toc is a build error: see test_book_build_errors.py.)"""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -56,3 +58,30 @@ def test_notebook_conventions(path):
     ids = Counter(cell.get("id") for cell in json.loads(path.read_text())["cells"])
     repeated = [cell_id for cell_id, count in ids.items() if count > 1]
     assert not repeated, f"{path}: cell ids {repeated} occur more than once"
+
+
+def prose(path: Path) -> str:
+    """A notebook's markdown and cell metadata (figure captions), as one text."""
+    cells = nbformat.read(path, as_version=4).cells
+    return "\n".join((c.source if c.cell_type == "markdown" else "") + json.dumps(c.metadata) for c in cells)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "book" / "part4").glob("*.ipynb")), ids=lambda p: p.name)
+def test_part4_prose_states_the_cpu_preset_as_defined(path):
+    """The experiment chapters describe the stored ``cpu`` results' scale in words: those
+    words must say what ``PRESETS["cpu"]`` does (numbers that are the paper's are allowed)."""
+    from convnorm.experiments.presets import PRESETS
+
+    cpu, paper = PRESETS["cpu"], PRESETS["paper"]
+    text = prose(path)
+
+    def numbers(pattern):
+        found = [m.group(m.lastindex) for m in re.finditer(pattern, text)]
+        return {int(n.replace(",", "")) for n in found}
+
+    assert numbers(r"width[ -](\d+)") <= {cpu.width}
+    assert numbers(r"(\d+) epochs") <= {cpu.epochs, cpu.adv_epochs, paper.epochs}
+    assert numbers(r"(\d+) epochs of adversarial|\((\d+) of adversarial") <= {cpu.adv_epochs}
+    paper_split = 45_000  # the paper's training split (45k of the 50k training images)
+    assert numbers(r"(\d[\d,]*) training images") <= {cpu.max_train, cpu.max_train // 10, paper_split}
+    assert numbers(r"on (\d[\d,]*) images of the") <= {cpu.max_train}

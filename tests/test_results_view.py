@@ -136,6 +136,8 @@ def test_describe_difference_single_seed_and_claimed_sign():
     claim = rv.describe_difference("a", "b", rv.seed_stats([1.0, -1.0]), claimed_sign=+1)
     assert "paper's claim: positive" in claim and "1 of 2 seeds" in claim
     assert rv.describe_difference("a", "b", rv.seed_stats([1.0, 2.0])).endswith("2 seeds).")
+    tie = rv.describe_difference("a", "b", rv.seed_stats([1.0, 2.0]), 0.0)
+    assert tie.endswith("the paper: no difference (+0.00 points).") and "sign" not in tie
 
 
 def test_sign_agreement_counts_seeds_and_ignores_zero():
@@ -323,7 +325,7 @@ def test_chapter_settings_follow_the_preset_switch(monkeypatch):
     monkeypatch.setenv("CONVNORM_PRESET", "smoke")
     smoke = rv.chapter_settings(cuda_available=True)
     assert smoke.preset == "smoke" and smoke.seeds == (0,) and smoke.stored == ("cpu", "paper")
-    assert "tables" in smoke.reference and smoke.output.is_dir() and not smoke.download
+    assert "tables" in smoke.reference and smoke.output.is_dir()
     monkeypatch.delenv("CONVNORM_PRESET")
     monkeypatch.setattr(rv, "live_output", lambda preset: f"results/{preset}")
     assert rv.chapter_settings(cuda_available=True).preset == "paper"
