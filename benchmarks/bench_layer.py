@@ -158,10 +158,8 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     timing = summarize_samples(samples)
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
-                  "step": "forward + cross-entropy + backward + SGD(momentum) step, captured in one CUDA graph",
-                  "processes_per_model": args.rss_repeats, "replays_per_process": args.repeats,
-                  "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version()},
+        "setup": setup(args, ", captured in one CUDA graph",
+                       processes_per_model=args.rss_repeats, replays_per_process=args.repeats),
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
         "cuda_step_peak_bytes": peaks,
@@ -174,6 +172,14 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
                                              time.time() - start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
+
+
+def setup(args: argparse.Namespace, step_suffix: str, **details) -> dict:
+    """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
+    CPU, Python, then ``details`` (repeats, threads, ...)."""
+    return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
+            "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
+            "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version(), **details}
 
 
 def print_timing(timing: dict, ratio: float) -> None:
@@ -265,10 +271,8 @@ def main() -> None:
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
-                  "step": "forward + cross-entropy + backward + SGD(momentum) step", "repeats": args.repeats,
-                  "device": device_name(args.device), "cpu": cpu_name(), "threads": torch.get_num_threads(),
-                  "python": platform.python_version(), "allocator_environment": allocator_environment()},
+        "setup": setup(args, "", repeats=args.repeats, threads=torch.get_num_threads(),
+                       allocator_environment=allocator_environment()),
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
         "saved_activation_bytes": saved,

@@ -29,7 +29,8 @@ product with a cached basis into one buffer (and the chunk's products into anoth
 reused by every chunk, so no tensor of :math:`F C_\text{out} C_\text{in}` complex numbers is
 ever allocated (large fresh allocations page-fault on every step on Linux). The products
 with :math:`G` (and, backward, with :math:`\bar G` and the affine kernel's
-:math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache. The
+:math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache, into
+buffers reused by every chunk as well. The
 backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
 frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
 with :math:`\partial U = \bar G\, \partial Z`, and :math:`\partial G = \sum_n \partial Z\, \bar U`;
@@ -150,12 +151,14 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         grad_g = g.new_empty(frequencies, c_out) if ctx.needs_input_grad[2] else None
         chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size())
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
+        (products,) = _workspace(grad_z, chunks, (n, c_out))
         for part in chunks:
             f = part.stop - part.start
             basis = weight_basis[:, 2 * part.start:2 * part.stop]
+            product = products[:f * n * c_out].view(f, n, c_out)
             if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache
-                torch.sum(grad_z[part] * u[part].conj(), 1, out=grad_g[part])
-            grad_u = grad_z[part] * g[part].conj()                                        # dU = conj(G) dZ
+                torch.sum(torch.mul(grad_z[part], u[part].conj(), out=product), 1, out=grad_g[part])
+            grad_u = torch.mul(grad_z[part], g[part].conj(), out=product)                 # dU = conj(G) dZ
             # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
             w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
             w[:, :n, :c_out].copy_(grad_u.real)

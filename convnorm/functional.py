@@ -433,9 +433,9 @@ CPU, batch 32): the frequency domain is faster for every strided layer of a CIFA
 16x16, slower on the 32x32 stride-1 ones."""
 
 
-COMPUTATIONS = {"spatial": (0, False), "frequency_domain": (None, True)}
+COMPUTATIONS = {"spatial": (0, False), "frequency_domain": (math.inf, True)}
 """``(FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED)`` that force each computation on
-every eligible layer (``None``: no size limit)."""
+every eligible layer."""
 
 
 @contextlib.contextmanager
@@ -449,8 +449,7 @@ def computation(way: str):
     if way not in COMPUTATIONS:
         raise ValueError(f"way must be one of {sorted(COMPUTATIONS)}, got {way!r}")
     saved = FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED
-    max_size, strided = COMPUTATIONS[way]
-    FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = (math.inf if max_size is None else max_size), strided
+    FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = COMPUTATIONS[way]
     try:
         yield
     finally:
