@@ -6,7 +6,7 @@ small maps and strided layers.
 convolution with :math:`L^2` outputs per channel, :math:`(L/n)^2` times a ``Conv2d`` with
 padding and :math:`s^2 (L/n)^2` times a strided one. In the frequency domain the whole layer
 is one complex matrix product per frequency :math:`\omega` of the ``rfftn`` grid of size
-:math:`L` (:math:`F = L_0 (L_1 // 2 + 1)` frequencies):
+:math:`L` (:math:`L_0 (L_1 // 2 + 1)` frequencies):
 
 .. math::
 
@@ -22,6 +22,16 @@ inverse DFT evaluated on the strided output grid only (dense matrices, so crop a
 are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real flops against
 :math:`2 m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
 
+Only half the plane is computed. Everything here is real, so :math:`Z(-\omega) =
+\overline{Z(\omega)}`; the ``rfftn`` grid keeps one of each such pair except in its
+self-conjugate columns (:math:`\omega_1 = 0`, and :math:`\omega_1 = L_1/2` for even
+:math:`L_1`), which hold both :math:`(\omega_0, \omega_1)` and :math:`(-\omega_0, \omega_1)`.
+:func:`frequency_layout` orders the grid column by column with those repeats at the two
+ends, so the products run over one contiguous slice of distinct frequencies
+(:math:`\lfloor (L_0 - 1)/2 \rfloor` fewer per self-conjugate column: 20 instead of 24 at
+:math:`L = 6`, 580 instead of 612 at :math:`L = 34`), and the repeats are filled in as
+conjugates before the inverse transform (their gradients folded back in the backward pass).
+
 Implementation. The complex products run as real ones on stacked real and imaginary parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
 kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
@@ -30,7 +40,9 @@ reused by every chunk, so no tensor of :math:`F C_\text{out} C_\text{in}` comple
 ever allocated (large fresh allocations page-fault on every step on Linux). The products
 with :math:`G` (and, backward, with :math:`\bar G` and the affine kernel's
 :math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache, into
-buffers reused by every chunk as well. The
+buffers reused by every chunk as well. The forward pass keeps the input's stacked spectrum at
+the distinct frequencies (about 1.1 times the input's size) for the backward pass, which then
+transforms nothing but the output gradient. The
 backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
 frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
 with :math:`\partial U = \bar G\, \partial Z`, and :math:`\partial G = \sum_n \partial Z\, \bar U`;
@@ -39,13 +51,103 @@ adjoints.
 """
 from __future__ import annotations
 
+import functools
 import math
+from typing import NamedTuple
 
 import torch
 
 CHUNK_BYTES = 8 * 2**20
 """Size of the kernel spectra built at once (bytes): small enough to stay in the processor's
 cache while the ``bmm`` reads them."""
+
+
+class FrequencyLayout(NamedTuple):
+    """Order of the ``rfftn`` grid's frequencies used by :class:`FrequencyDomainConvNorm`
+    (see :func:`frequency_layout`)."""
+
+    rows: torch.Tensor
+    """``(K, L_0)``: for each column :math:`\\omega_1`, its rows :math:`\\omega_0` in order."""
+    grid: torch.Tensor
+    """``(F,)``: the ``rfftn`` grid index :math:`\\omega_0 K + \\omega_1` of each position."""
+    distinct: slice
+    """The positions of the distinct frequencies, one contiguous slice."""
+    repeats: torch.Tensor
+    """Positions of the repeated frequencies (outside ``distinct``)."""
+    mirrors: torch.Tensor
+    """For each of ``repeats``, the position (inside ``distinct``) of its negative."""
+
+
+@functools.lru_cache(maxsize=64)
+def frequency_layout(length: tuple[int, int]) -> FrequencyLayout:
+    r"""Column-major order of the ``rfftn`` grid of size :math:`L`, :math:`K = L_1 // 2 + 1`
+    columns of :math:`L_0` rows, with each repeated frequency :math:`(\omega_0, \omega_1)`,
+    :math:`\omega_0 > L_0 // 2`, of a self-conjugate column (the negative of
+    :math:`(L_0 - \omega_0, \omega_1)`) at an end: column 0 lists its rows as
+    :math:`L_0//2 + 1, \dots, L_0 - 1, 0, \dots, L_0//2` (repeats first), the other columns
+    in natural order (in column :math:`L_1/2`, the last, repeats last). The distinct
+    frequencies are then positions :math:`r` to :math:`F - r'`, with
+    :math:`r = \lfloor (L_0 - 1)/2 \rfloor` and :math:`r' = r` for even :math:`L_1 \ge 2`,
+    else 0."""
+    l0, l1 = length
+    k = l1 // 2 + 1
+    half = l0 // 2
+    repeated = l0 - half - 1
+    rows = torch.arange(l0).repeat(k, 1)
+    rows[0] = torch.cat([torch.arange(half + 1, l0), torch.arange(half + 1)])
+    grid = (rows * k + torch.arange(k)[:, None]).reshape(-1)
+    position = torch.empty_like(grid)
+    position[grid] = torch.arange(grid.numel())
+    last_repeats = l1 % 2 == 0 and k > 1
+    repeats = torch.cat([torch.arange(repeated),
+                         torch.arange(k * l0 - repeated, k * l0) if last_repeats else torch.arange(0)])
+    columns = grid[repeats] % k
+    mirrors = position[(-(grid[repeats] // k) % l0) * k + columns]
+    return FrequencyLayout(rows, grid, slice(repeated, k * l0 - (repeated if last_repeats else 0)), repeats, mirrors)
+
+
+class FrequencyDomainConstants(NamedTuple):
+    """The fixed matrices of one layer geometry (see :func:`frequency_domain_constants`)."""
+
+    layout: FrequencyLayout
+    in_cols: torch.Tensor
+    """``(n_1, 2K)``: ``rfft`` of the zero-padded input rows, real and imaginary interleaved."""
+    in_rows: torch.Tensor
+    """``(K, L_0, n_0)``: per column, the DFT rows of the zero-padded input in layout order."""
+    out_rows: torch.Tensor
+    """``(K, O_0, L_0)``: per column, the inverse DFT evaluated on the output rows."""
+    out_cols: torch.Tensor
+    """``(2K, O_1)``: the inverse ``rfft`` evaluated on the output columns."""
+    in_cols_t: torch.Tensor
+    in_rows_h: torch.Tensor
+    out_rows_h: torch.Tensor
+    out_cols_t: torch.Tensor
+    """Adjoints of the four above (transposes, conjugate transposes)."""
+    weight_basis: torch.Tensor
+    """``(taps, 2 F_d)``: the kernel spectra's basis at the distinct frequencies."""
+    affine_basis: torch.Tensor
+    """``(affine taps, 2 F_d)``: the affine kernel's basis there."""
+
+
+def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], matrices: tuple[torch.Tensor, ...],
+                               weight_basis: torch.Tensor, affine_basis: torch.Tensor) -> FrequencyDomainConstants:
+    """The constants in :func:`frequency_layout`'s order, from the full grid's dense DFT
+    ``matrices`` (:func:`convnorm.functional._dft_matrices`) and kernel bases (``(taps, 2F)``,
+    :func:`convnorm.functional._kernel_basis`), for an input of ``size``."""
+    layout = frequency_layout(length)
+    rfft_cols, dft_rows, idft_rows, irfft_cols = matrices[:4]
+    n0, n1 = size
+    in_rows = dft_rows[:, :n0][layout.rows]
+    out_rows = idft_rows[:, layout.rows].transpose(0, 1).contiguous()
+    distinct = layout.grid[layout.distinct]
+
+    def at_distinct(basis: torch.Tensor) -> torch.Tensor:
+        return basis.unflatten(1, (-1, 2))[:, distinct].flatten(1)
+
+    return FrequencyDomainConstants(
+        layout, rfft_cols[:n1], in_rows, out_rows, irfft_cols,
+        rfft_cols[:n1].T.contiguous(), in_rows.mH.contiguous(), out_rows.mH.contiguous(), irfft_cols.T.contiguous(),
+        at_distinct(weight_basis), at_distinct(affine_basis))
 
 
 def _chunks(frequencies: int, bytes_per_frequency: int) -> list[slice]:
@@ -65,29 +167,37 @@ def _workspace(like: torch.Tensor, chunks: list[slice], *shapes: tuple[int, ...]
 
 
 def _to_frequency_major(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """``(N, C, n_0, K)`` complex (columns transformed) → rows transformed by ``rows``
-    ``(L_0, n_0)``, laid out ``(L_0 K, N, C)``: one matrix per frequency."""
+    """``(N, C, n_0, K)`` complex (columns transformed) → rows transformed, column by column,
+    by ``rows`` ``(K, L_0, n_0)``, laid out ``(K L_0, N, C)``: one matrix per frequency.
+    (``t`` is copied as ``(n_0, K, N, C)``, which the ``bmm`` reads with strides: a faster
+    copy than ``(K, n_0, N, C)``.)"""
     n, c, n0, k = t.shape
-    return (rows @ t.permute(2, 3, 0, 1).reshape(n0, -1)).reshape(rows.shape[0] * k, n, c)
+    t = t.permute(2, 3, 0, 1).contiguous().view(n0, k, n * c).transpose(0, 1)
+    return torch.bmm(rows, t).view(-1, n, c)
 
 
 def _from_frequency_major(t: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
-    """``(L_0 K, N, C)`` complex → ``rows @ ·`` along the first axis, then ``· @ cols`` on
-    the interleaved real/imaginary last axis: ``(N, C, O_0, O_1)`` real."""
+    """``(K L_0, N, C)`` complex → ``rows[k] @ ·`` on each column ``k``'s ``L_0`` frequencies,
+    then ``· @ cols`` on the interleaved real/imaginary last axis: ``(N, C, O_0, O_1)`` real.
+    (The ``bmm`` writes ``(O_0, K, N, C)``, so that ``(N, C, O_0, K)`` is the transpose of a
+    matrix, which copies faster than other permutations.)"""
     _, n, c = t.shape
-    o0, l0 = rows.shape
-    k = t.shape[0] // l0
-    t = torch.view_as_real((rows @ t.reshape(l0, -1)).reshape(o0, k, n, c))
-    return t.permute(2, 3, 0, 1, 4).reshape(n, c, o0, 2 * k) @ cols
+    k, o0, l0 = rows.shape
+    if torch.compiler.is_compiling():  # Dynamo takes no out= that is not contiguous
+        out = torch.bmm(rows, t.view(k, l0, n * c)).transpose(0, 1)
+    else:
+        out = t.new_empty(o0, k, n * c)
+        torch.bmm(rows, t.view(k, l0, n * c), out=out.transpose(0, 1))
+    return torch.view_as_real(out.reshape(o0 * k, n * c).T.contiguous()).view(n, c, o0, 2 * k) @ cols
 
 
-def _stacked_spectrum(x: torch.Tensor, cols: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L`` by ``cols`` ``(n_1, 2K)`` then ``rows``
-    ``(L_0, n_0)``, as ``(F, 2N, C)``: per frequency the real parts of the N samples stacked
-    on their imaginary parts."""
+def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L``, at the distinct frequencies, as
+    ``(F_d, 2N, C)``: per frequency the real parts of the N samples stacked on their
+    imaginary parts."""
     n, c, n0, n1 = x.shape
-    spectrum = torch.view_as_complex((x.reshape(-1, n1) @ cols).unflatten(-1, (-1, 2)))
-    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, -1), rows)                   # (F, N, C)
+    spectrum = torch.view_as_complex((x.reshape(-1, n1) @ constants.in_cols).unflatten(-1, (-1, 2)))
+    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, -1), constants.in_rows)[constants.layout.distinct]
     return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
 
 
@@ -96,55 +206,54 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
 
     ``forward(x, weight, affine_weight, gain, constants)`` with ``x`` ``(N, C_in, n_0, n_1)``,
     ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
-    :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and ``constants`` =
-    ``(in_cols, in_rows, out_rows, out_cols, in_cols_t, in_rows_h, out_rows_h, out_cols_t,
-    weight_basis, affine_basis)``: the input ``rfft`` columns ``(n_1, 2K)`` and DFT rows
-    ``(L_0, n_0)``, the inverse evaluated on the output grid (``(O_0, L_0)``, ``(2K, O_1)``),
-    their adjoints, and the kernel bases ``(taps, 2F)`` (real/imaginary interleaved) of
-    ``convnorm.functional._kernel_basis``.
+    :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and the layer geometry's
+    :class:`FrequencyDomainConstants`.
     """
 
     @staticmethod
     def forward(ctx, x, weight, affine_weight, gain, constants):
-        in_cols, in_rows, out_rows, out_cols = constants[:4]
-        weight_basis, affine_basis = constants[8:]
+        layout = constants.layout
         n, c_in = x.shape[:2]
         c_out = weight.shape[0]
-        frequencies = gain[0].numel()
-        stacked = _stacked_spectrum(x, in_cols, in_rows)                                 # [X_r; X_i]
+        stacked = _stacked_spectrum(x, constants)                                        # [X_r; X_i]
+        frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
         complex_dtype = torch.complex128 if x.dtype == torch.float64 else torch.complex64
         u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
-        u_re, u_im = u.real, u.imag
-        affine = torch.view_as_complex((affine_weight.reshape(c_out, -1) @ affine_basis).reshape(c_out, -1, 2))
-        g = (gain.reshape(c_out, -1) * affine).T[:, None, :]                              # G, (F, 1, C_out)
-        z = torch.empty_like(u)                                                           # G U
+        affine = affine_weight.reshape(c_out, -1) @ constants.affine_basis
+        g = gain.reshape(c_out, -1)[:, layout.grid[layout.distinct]] * torch.view_as_complex(affine.unflatten(1, (-1, 2)))
+        g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
+        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=complex_dtype, device=x.device)
+        z = z_all[layout.distinct]                                                        # G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size())
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
-            a = torch.mm(weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
+            a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
                          out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
             # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
             r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, -1))
-            u_re[part].copy_(r[:, :n, :c_out]).sub_(r[:, n:, c_out:])
-            u_im[part].copy_(r[:, :n, c_out:]).add_(r[:, n:, :c_out])
+            # U = (X_r A_r^T - X_i A_i^T) + i (X_r A_i^T + X_i A_r^T), summed in place in the product buffer
+            re, im = r[:, :n, :c_out].sub_(r[:, n:, c_out:]), r[:, :n, c_out:].add_(r[:, n:, :c_out])
+            torch.complex(re, im, out=u[part])
             torch.mul(u[part], g[part], out=z[part])  # while the chunk is in cache
-        ctx.save_for_backward(x, u, weight, affine_weight, gain, g)  # x, not its spectrum: x is kept anyway
+        z_all[layout.repeats] = z_all[layout.mirrors].conj()
+        ctx.save_for_backward(stacked, u, weight, affine_weight, gain, g)
         ctx.constants = constants
-        return _from_frequency_major(z, out_rows, out_cols)
+        return _from_frequency_major(z_all, constants.out_rows, constants.out_cols)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        x, u, weight, affine_weight, gain, g = ctx.saved_tensors
-        in_cols, in_rows = ctx.constants[:2]
-        in_cols_t, in_rows_h, out_rows_h, out_cols_t, weight_basis, affine_basis = ctx.constants[4:]
-        stacked = _stacked_spectrum(x, in_cols, in_rows)
+        stacked, u, weight, affine_weight, gain, g = ctx.saved_tensors
+        constants = ctx.constants
+        layout = constants.layout
         frequencies, n2, c_in = stacked.shape
         n, c_out = n2 // 2, weight.shape[0]
-        grad_z = torch.view_as_complex((grad @ out_cols_t).unflatten(-1, (-1, 2)))
-        grad_z = _to_frequency_major(grad_z, out_rows_h)                                  # (F, N, C_out)
+        grad_z = torch.view_as_complex((grad @ constants.out_cols_t).unflatten(-1, (-1, 2)))
+        grad_z = _to_frequency_major(grad_z, constants.out_rows_h)                       # (F, N, C_out)
+        grad_z.index_add_(0, layout.mirrors, grad_z[layout.repeats].conj())   # the repeats are conj(mirrors)
+        grad_z = grad_z[layout.distinct]
         weight_t = weight.reshape(c_out * c_in, -1).T
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
@@ -154,7 +263,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         (products,) = _workspace(grad_z, chunks, (n, c_out))
         for part in chunks:
             f = part.stop - part.start
-            basis = weight_basis[:, 2 * part.start:2 * part.stop]
+            basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
             product = products[:f * n * c_out].view(f, n, c_out)
             if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache
                 torch.sum(torch.mul(grad_z[part], u[part].conj(), out=product), 1, out=grad_g[part])
@@ -172,13 +281,16 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             if ctx.needs_input_grad[1]:  # the spectra's buffer is free again: dA goes there
                 grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part], out=a).view(2 * f, -1))
         grad_x = grad_w = grad_affine = None
-        if ctx.needs_input_grad[0]:
-            grad_x_hat = torch.complex(grad_stacked[:, :n], grad_stacked[:, n:])
-            grad_x = _from_frequency_major(grad_x_hat, in_rows_h, in_cols_t)
+        if ctx.needs_input_grad[0]:  # the repeated frequencies of X were not used: zero gradient
+            grad_x_hat = grad_z.new_empty(layout.grid.numel(), n, c_in)
+            grad_x_hat[:layout.distinct.start].zero_()
+            grad_x_hat[layout.distinct.stop:].zero_()
+            torch.complex(grad_stacked[:, :n], grad_stacked[:, n:], out=grad_x_hat[layout.distinct])
+            grad_x = _from_frequency_major(grad_x_hat, constants.in_rows_h, constants.in_cols_t)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
         if grad_g is not None:  # d rho = Re(conj(basis) v dG)
-            grad_g = grad_g * gain.reshape(c_out, -1).T
-            grad_affine = (torch.view_as_real(grad_g.T.contiguous()).reshape(c_out, -1) @ affine_basis.T)
+            grad_g = grad_g * gain.reshape(c_out, -1).T[layout.grid[layout.distinct]]
+            grad_affine = (torch.view_as_real(grad_g.T.contiguous()).reshape(c_out, -1) @ constants.affine_basis.T)
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None, None

@@ -78,6 +78,7 @@ import torch
 import torch.nn.functional as F
 
 from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+from . import frequency_domain
 from .frequency_domain import FrequencyDomainConvNorm
 
 PADDING_MODES = ("zeros", "circular")
@@ -312,14 +313,9 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
         affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
     if _use_frequency_domain(input, groups, dilation, length, stride, gain):
-        matrices = _dft_matrices(length, stride, out_size, input.dtype, input.device)
-        rfft_cols, dft_rows, idft_rows, irfft_cols, rfft_cols_t, dft_rows_h, idft_rows_h, irfft_cols_t = matrices
-        n0, n1 = size
         conv_shift = tuple(-p for p in padding) if padding_mode == "circular" else tuple(1 - k for k in m)
-        constants = (rfft_cols[:n1], dft_rows[:, :n0], idft_rows, irfft_cols,
-                     rfft_cols_t[:, :n1], dft_rows_h[:n0], idft_rows_h, irfft_cols_t,
-                     _kernel_basis(m, conv_shift, length, input.dtype, input.device),
-                     _kernel_basis(tuple(affine_weight.shape[1:]), shift, length, input.dtype, input.device))
+        constants = _frequency_domain_constants(size, length, stride, out_size, m, conv_shift,
+                                                tuple(affine_weight.shape[1:]), shift, input.dtype, input.device)
         z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants)
         return z if bias is None else z + bias.reshape(c_out, 1, 1)
     geometry = (shift, length, stride, out_size)
@@ -419,6 +415,15 @@ def _dft_matrices(length: tuple[int, int], stride: tuple[int, int], out_size: tu
     cplx = [m.to(dtype=cdtype, device=device) for m in (dft_rows, idft_rows)]
     return (real[0], cplx[0], cplx[1], real[1],
             real[0].T.contiguous(), cplx[0].mH.contiguous(), cplx[1].mH.contiguous(), real[1].T.contiguous())
+
+
+@functools.lru_cache(maxsize=32)
+def _frequency_domain_constants(size, length, stride, out_size, taps, conv_shift, affine_taps, shift,
+                                dtype, device) -> frequency_domain.FrequencyDomainConstants:
+    """:func:`convnorm.frequency_domain.frequency_domain_constants` of one layer geometry, cached."""
+    return frequency_domain.frequency_domain_constants(
+        size, length, _dft_matrices(length, stride, out_size, dtype, device),
+        _kernel_basis(taps, conv_shift, length, dtype, device), _kernel_basis(affine_taps, shift, length, dtype, device))
 
 
 FREQUENCY_DOMAIN_MAX_SIZE = 16
@@ -552,11 +557,21 @@ class _SpectralFilter(torch.autograd.Function):
             grad_y = torch.view_as_real(torch.matmul(dft_rows_h, grad_product * multiplier.conj())).flatten(-2) @ rfft_cols_t
         if ctx.needs_input_grad[1]:
             # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
-            weighted = torch.view_as_real((spectrum.conj() * grad_product).sum(0) * gain).flatten(1)
+            weighted = torch.view_as_real(_sum_conj_products(spectrum, grad_product) * gain).flatten(1)
             taps = affine_weight.shape[1:]
             basis = _kernel_basis(tuple(taps), tuple(shift), tuple(length), grad.dtype, grad.device)
             grad_affine = (weighted @ basis.T).reshape(affine_weight.shape)
         return grad_y, grad_affine, None, None
+
+
+def _sum_conj_products(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis, accumulated sample by sample:
+    no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a`` would
+    be, and the products then summed: three passes over memory instead of one)."""
+    total = torch.mul(a[0].conj(), b[0])
+    for a_n, b_n in zip(a[1:], b[1:]):
+        total.addcmul_(a_n.conj(), b_n)
+    return total
 
 
 def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
