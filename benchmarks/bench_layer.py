@@ -9,6 +9,7 @@ subprocesses of both models alternate, medians).
 
     python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
     python benchmarks/bench_layer.py --repeats 3 --no-rss
+    python benchmarks/bench_layer.py --processes 5   # the timing in 5 fresh processes, samples pooled
     python benchmarks/bench_layer.py --device cuda --batch 128 --out benchmarks/results/bench_layer_cuda.json
     python benchmarks/bench_layer.py --device cuda --cuda-graph --out ...   # whole steps as CUDA graphs
     python benchmarks/bench_layer.py --per-layer      # each ResNet18 3x3 layer: spatial vs frequency domain
@@ -125,6 +126,33 @@ def rss_child(norm: str, batch_size: int, steps: int) -> None:
     print(json.dumps({"peak_rss_growth_bytes": peak - before, "peak_rss_bytes": peak}))
 
 
+def timing_child(batch_size: int, repeats: int, device: str) -> None:
+    """In a fresh process: both models' training steps timed in alternation (``repeats``
+    rounds after two), printed as JSON samples per model name."""
+    images, labels = batch(batch_size, device=device)
+    steps = {name: make_train_step(model(norm, device), images, labels) for name, norm in NORMS.items()}
+    timing = interleaved_medians(steps, repeats=repeats)
+    print(json.dumps({name: t["samples_s"] for name, t in timing.items()}))
+
+
+def timing_in_processes(args: argparse.Namespace) -> tuple[dict, list[float]]:
+    """``--processes K``: :func:`timing_child` in ``K`` fresh processes, one after the other.
+    Returns the summary of all their samples pooled, and each process's ratio of medians
+    (a process's ratio varies more from one process to the next than its rounds do)."""
+    samples = {name: [] for name in NORMS}
+    ratios = []
+    for _ in range(args.processes):
+        out = subprocess.run([sys.executable, __file__, "--timing-child", "--batch", str(args.batch),
+                              "--repeats", str(args.repeats), "--device", args.device,
+                              *(["--threads", str(args.threads)] if args.threads else [])],
+                             capture_output=True, text=True, check=True)
+        record = json.loads(out.stdout.strip().splitlines()[-1])
+        for name in NORMS:
+            samples[name] += record[name]
+        ratios.append(statistics.median(record["convnorm2d+bn"]) / statistics.median(record["conv2d+bn"]))
+    return summarize_samples(samples), ratios
+
+
 def graph_child(norm: str, batch_size: int, repeats: int) -> None:
     """In a fresh process: seconds per replay of the model's training step captured in a
     CUDA graph (``repeats`` replays after two), and the CUDA peak memory of one replay:
@@ -225,6 +253,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rss-repeats", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="time the two models in this many fresh processes in turn and pool their samples")
     parser.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS measurement")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: GPU peak memory, no RSS)")
@@ -235,6 +265,7 @@ def main() -> None:
                         help="time each ResNet18 3x3 layer both ways instead of the whole network")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     parser.add_argument("--graph-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
+    parser.add_argument("--timing-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -244,6 +275,11 @@ def main() -> None:
     if args.graph_child:
         graph_child(args.graph_child, args.batch, args.repeats)
         return
+    if args.timing_child:
+        timing_child(args.batch, args.repeats, args.device)
+        return
+    if args.processes < 1:
+        parser.error("--processes must be at least 1")
 
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda needs a CUDA GPU")
@@ -267,14 +303,18 @@ def main() -> None:
     images, labels = batch(args.batch, device=args.device)
     nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
     steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
-    timing = interleaved_medians(steps, repeats=args.repeats)
+    if args.processes > 1:
+        timing, process_ratios = timing_in_processes(args)
+    else:
+        timing, process_ratios = interleaved_medians(steps, repeats=args.repeats), None
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": setup(args, "", repeats=args.repeats, threads=torch.get_num_threads(),
+        "setup": setup(args, "", repeats=args.repeats, processes=args.processes, threads=torch.get_num_threads(),
                        allocator_environment=allocator_environment()),
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
+        **({"time_ratio_per_process": process_ratios} if process_ratios else {}),
         "saved_activation_bytes": saved,
         "saved_activation_ratio": saved[ours] / saved[base],
     }
@@ -299,6 +339,8 @@ def main() -> None:
 
     print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_name()}")
     print_timing(timing, results["time_ratio_median"])
+    if process_ratios:
+        print(f"  ratio of each of the {args.processes} processes: {', '.join(f'{r:.2f}' for r in process_ratios)}")
     print(f"  saved-activation ratio: {results['saved_activation_ratio']:.2f} "
           f"({saved[ours] / 2**20:.1f} MiB vs {saved[base] / 2**20:.1f} MiB)")
     if "cuda_step_peak_ratio" in results:
