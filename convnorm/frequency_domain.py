@@ -41,7 +41,7 @@ ever allocated (large fresh allocations page-fault on every step on Linux). The 
 with :math:`G` (and, backward, with :math:`\bar G` and the affine kernel's
 :math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache, into
 buffers reused by every chunk as well. The forward pass keeps the input's stacked spectrum at
-the distinct frequencies (about 1.1 times the input's size) for the backward pass, which then
+the distinct frequencies (about :math:`(L/n)^2` times the input's size) for the backward pass, which then
 transforms nothing but the output gradient. The
 backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
 frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
