@@ -173,7 +173,7 @@ def _to_frequency_major(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     copy than ``(K, n_0, N, C)``.)"""
     n, c, n0, k = t.shape
     t = t.permute(2, 3, 0, 1).contiguous().view(n0, k, n * c).transpose(0, 1)
-    return torch.bmm(rows, t).view(-1, n, c)
+    return torch.bmm(rows, t).view(k * rows.shape[1], n, c)
 
 
 def _from_frequency_major(t: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
@@ -197,7 +197,8 @@ def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> t
     imaginary parts."""
     n, c, n0, n1 = x.shape
     spectrum = torch.view_as_complex((x.reshape(-1, n1) @ constants.in_cols).unflatten(-1, (-1, 2)))
-    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, -1), constants.in_rows)[constants.layout.distinct]
+    k = constants.in_cols.shape[1] // 2
+    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, k), constants.in_rows)[constants.layout.distinct]
     return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
 
 
@@ -232,7 +233,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
                          out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
             # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
-            r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, -1))
+            r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
             # U = (X_r A_r^T - X_i A_i^T) + i (X_r A_i^T + X_i A_r^T), summed in place in the product buffer
             re, im = r[:, :n, :c_out].sub_(r[:, n:, c_out:]), r[:, :n, c_out:].add_(r[:, n:, :c_out])
             torch.complex(re, im, out=u[part])

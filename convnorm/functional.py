@@ -568,8 +568,8 @@ def _sum_conj_products(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis, accumulated sample by sample:
     no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a`` would
     be, and the products then summed: three passes over memory instead of one)."""
-    total = torch.mul(a[0].conj(), b[0])
-    for a_n, b_n in zip(a[1:], b[1:]):
+    total = a.new_zeros(a.shape[1:])
+    for a_n, b_n in zip(a, b):
         total.addcmul_(a_n.conj(), b_n)
     return total
 

@@ -391,3 +391,15 @@ def test_both_computations_agree_for_odd_and_even_sizes(size):
             results.append((out, *torch.autograd.grad(out.square().sum(), (x, w, rho))))
         for a, b in zip(*results):
             torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_empty_batch_gives_an_empty_output_and_zero_gradients(stride):
+    """Like nn.Conv2d, a batch of no samples is an empty output, and gradients of zero."""
+    x = torch.randn(0, 3, 8, 8, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, requires_grad=True)
+    rho = torch.randn(4, 3, 3, requires_grad=True)
+    out = conv_norm2d(x, w, None, stride, 1, affine_weight=rho)
+    assert out.shape == (0, 4, 8 // stride, 8 // stride)
+    grad_w, grad_rho = torch.autograd.grad(out.sum(), (w, rho))
+    assert not grad_w.any() and not grad_rho.any()
