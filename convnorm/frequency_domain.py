@@ -26,7 +26,7 @@ Only half the plane is computed. Everything here is real, so :math:`Z(-\omega) =
 \overline{Z(\omega)}`; the ``rfftn`` grid keeps one of each such pair except in its
 self-conjugate columns (:math:`\omega_1 = 0`, and :math:`\omega_1 = L_1/2` for even
 :math:`L_1`), which hold both :math:`(\omega_0, \omega_1)` and :math:`(-\omega_0, \omega_1)`.
-:func:`frequency_layout` orders the grid column by column with those repeats at the two
+``frequency_layout`` orders the grid column by column with those repeats at the two
 ends, so the products run over one contiguous slice of distinct frequencies
 (:math:`\lfloor (L_0 - 1)/2 \rfloor` fewer per self-conjugate column: 20 instead of 24 at
 :math:`L = 6`, 580 instead of 612 at :math:`L = 34`), and the repeats are filled in as
@@ -208,7 +208,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     ``forward(x, weight, affine_weight, gain, constants)`` with ``x`` ``(N, C_in, n_0, n_1)``,
     ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
     :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and the layer geometry's
-    :class:`FrequencyDomainConstants`.
+    ``FrequencyDomainConstants``.
     """
 
     @staticmethod
