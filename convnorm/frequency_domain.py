@@ -6,7 +6,7 @@ small maps and strided layers.
 convolution with :math:`L^2` outputs per channel, :math:`(L/n)^2` times a ``Conv2d`` with
 padding and :math:`s^2 (L/n)^2` times a strided one. In the frequency domain the whole layer
 is one complex matrix product per frequency :math:`\omega` of the ``rfftn`` grid of size
-:math:`L` (:math:`L_0 (L_1 // 2 + 1)` frequencies):
+:math:`L` (:math:`F = L_0 (L_1 // 2 + 1)` frequencies):
 
 .. math::
 
