@@ -9,7 +9,7 @@ subprocesses of both models alternate, medians).
 
     python benchmarks/bench_layer.py                 # batch 32, 7 interleaved repeats
     python benchmarks/bench_layer.py --repeats 3 --no-rss
-    python benchmarks/bench_layer.py --processes 5   # the timing in 5 fresh processes, samples pooled
+    python benchmarks/bench_layer.py --processes 5   # timed in 5 fresh processes: median of their ratios
     python benchmarks/bench_layer.py --device cuda --batch 128 --out benchmarks/results/bench_layer_cuda.json
     python benchmarks/bench_layer.py --device cuda --cuda-graph --out ...   # whole steps as CUDA graphs
     python benchmarks/bench_layer.py --per-layer      # each ResNet18 3x3 layer: spatial vs frequency domain
@@ -126,12 +126,17 @@ def rss_child(norm: str, batch_size: int, steps: int) -> None:
     print(json.dumps({"peak_rss_growth_bytes": peak - before, "peak_rss_bytes": peak}))
 
 
+def networks(batch_size: int, device: str) -> tuple[torch.Tensor, dict, dict]:
+    """The fixed batch's images, both models by name, and a training step of each."""
+    images, labels = batch(batch_size, device=device)
+    nets = {name: model(norm, device) for name, norm in NORMS.items()}
+    return images, nets, {name: make_train_step(net, images, labels) for name, net in nets.items()}
+
+
 def timing_child(batch_size: int, repeats: int, device: str) -> None:
     """In a fresh process: both models' training steps timed in alternation (``repeats``
     rounds after two), printed as JSON samples per model name."""
-    images, labels = batch(batch_size, device=device)
-    steps = {name: make_train_step(model(norm, device), images, labels) for name, norm in NORMS.items()}
-    timing = interleaved_medians(steps, repeats=repeats)
+    timing = interleaved_medians(networks(batch_size, device)[2], repeats=repeats)
     print(json.dumps({name: t["samples_s"] for name, t in timing.items()}))
 
 
@@ -258,7 +263,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rss-repeats", type=int, default=3)
     parser.add_argument("--processes", type=int, default=1,
-                        help="time the two models in this many fresh processes in turn and pool their samples")
+                        help="time the two models in this many fresh processes in turn; the ratio recorded is "
+                             "the median of their ratios")
     parser.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS measurement")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda: GPU peak memory, no RSS)")
@@ -304,9 +310,7 @@ def main() -> None:
     if args.cuda_graph:
         graph_benchmark(args, start)
         return
-    images, labels = batch(args.batch, device=args.device)
-    nets = {name: model(norm, args.device) for name, norm in NORMS.items()}
-    steps = {name: make_train_step(net, images, labels) for name, net in nets.items()}
+    images, nets, steps = networks(args.batch, args.device)
     if args.processes > 1:
         timing, process_ratios = timing_in_processes(args)
     else:

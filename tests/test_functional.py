@@ -348,49 +348,25 @@ def test_computation_forces_a_way_and_restores_the_rule():
             pass
 
 
-@pytest.mark.parametrize("length", list(itertools.product([1, 2, 5, 6], [1, 2, 5, 6])))
-def test_frequency_layout_holds_each_conjugate_pair_once(length):
-    """The frequency-domain computation's order of the rfftn grid: a permutation, whose
-    contiguous ``distinct`` slice holds one frequency of each pair {w, -w} of the full plane,
-    and whose repeats sit outside it, each pointing to the position of its negative."""
-    from convnorm.frequency_domain import frequency_layout
-
-    l0, l1 = length
-    k = l1 // 2 + 1
-    layout = frequency_layout(length)
-    assert sorted(layout.grid.tolist()) == list(range(l0 * k))
-    distinct = [divmod(int(g), k) for g in layout.grid[layout.distinct]]
-
-    def negative(w):
-        return (-w[0] % l0, -w[1] % l1)
-
-    plane = [w for d in distinct for w in {d, negative(d)}]
-    assert sorted(plane) == sorted(itertools.product(range(l0), range(l1)))
-    outside = set(range(l0 * k)) - set(range(l0 * k)[layout.distinct])
-    assert sorted(layout.repeats.tolist()) == sorted(outside)
-    for repeat, mirror in zip(layout.repeats.tolist(), layout.mirrors.tolist()):
-        assert layout.distinct.start <= mirror < layout.distinct.stop
-        assert negative(divmod(int(layout.grid[repeat]), k)) == divmod(int(layout.grid[mirror]), k)
-
-
 @pytest.mark.parametrize("size", list(itertools.product([2, 3, 4, 5], [2, 3, 4, 5])))
-def test_both_computations_agree_for_odd_and_even_sizes(size):
-    """Odd and even normalization sizes per axis (L_1 = 1 and 2 included, with a 2x2 kernel):
-    the frequency-domain computation, which fills in the repeated frequencies as conjugates,
-    gives the spatial one's output and gradients."""
+def test_odd_and_even_sizes_are_the_appendix_procedure(size):
+    """Odd and even normalization sizes per axis (L_1 = 1 and 2 included, with a 1x2 kernel):
+    output and input, weight and affine gradients equal the plain reference (in the
+    frequency domain the repeated frequencies of the half spectrum are filled in as
+    conjugates and their gradients folded back)."""
     torch.manual_seed(sum(size))
     x = torch.randn(2, 3, *size, dtype=torch.float64, requires_grad=True)
     for kernel, padding, stride in (((3, 3), 1, 1), ((2, 2), 0, 2), ((1, 2), 0, 1)):
         w = torch.randn(4, 3, *kernel, dtype=torch.float64, requires_grad=True)
         taps = [min(3, n + m - 1) for n, m in zip(size, kernel)]
         rho = torch.randn(4, *taps, dtype=torch.float64, requires_grad=True)
-        results = []
-        for way in ("spatial", "frequency_domain"):
-            with functional.computation(way):
-                out = conv_norm2d(x, w, None, stride, padding, affine_weight=rho)
-            results.append((out, *torch.autograd.grad(out.square().sum(), (x, w, rho))))
-        for a, b in zip(*results):
-            torch.testing.assert_close(a, b)
+        out = conv_norm2d(x, w, None, stride, padding, affine_weight=rho, eps=1e-3)
+        want = appendix_reference(x, w, padding, stride, eps=1e-3, affine=rho)
+        torch.testing.assert_close(out, want)
+        probe = torch.randn_like(out)
+        grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho)) for o in (out, want)]
+        for got, expected in zip(*grads):
+            torch.testing.assert_close(got, expected)
 
 
 @pytest.mark.parametrize("stride", [1, 2])

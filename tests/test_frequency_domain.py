@@ -1,0 +1,32 @@
+"""convnorm.frequency_domain's order of the rfftn grid (its outputs and gradients are
+checked against the paper's procedure in test_functional.py, through both computations)."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from convnorm.frequency_domain import frequency_layout
+
+
+@pytest.mark.parametrize("length", list(itertools.product([1, 2, 5, 6], [1, 2, 5, 6])))
+def test_frequency_layout_holds_each_conjugate_pair_once(length):
+    """The frequency-domain computation's order of the rfftn grid: a permutation, whose
+    contiguous ``distinct`` slice holds one frequency of each pair {w, -w} of the full plane,
+    and whose repeats sit outside it, each pointing to the position of its negative."""
+    l0, l1 = length
+    k = l1 // 2 + 1
+    layout = frequency_layout(length)
+    assert sorted(layout.grid.tolist()) == list(range(l0 * k))
+    distinct = [divmod(int(g), k) for g in layout.grid[layout.distinct]]
+
+    def negative(w):
+        return (-w[0] % l0, -w[1] % l1)
+
+    plane = [w for d in distinct for w in {d, negative(d)}]
+    assert sorted(plane) == sorted(itertools.product(range(l0), range(l1)))
+    outside = set(range(l0 * k)) - set(range(l0 * k)[layout.distinct])
+    assert sorted(layout.repeats.tolist()) == sorted(outside)
+    for repeat, mirror in zip(layout.repeats.tolist(), layout.mirrors.tolist()):
+        assert layout.distinct.start <= mirror < layout.distinct.stop
+        assert negative(divmod(int(layout.grid[repeat]), k)) == divmod(int(layout.grid[mirror]), k)
