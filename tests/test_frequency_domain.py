@@ -30,3 +30,13 @@ def test_frequency_layout_holds_each_conjugate_pair_once(length):
     for repeat, mirror in zip(layout.repeats.tolist(), layout.mirrors.tolist()):
         assert layout.distinct.start <= mirror < layout.distinct.stop
         assert negative(divmod(int(layout.grid[repeat]), k)) == divmod(int(layout.grid[mirror]), k)
+
+
+@pytest.mark.parametrize("length, distinct", [((6, 6), 20), ((34, 34), 580), ((6, 5), 16), ((5, 6), 16)])
+def test_distinct_counts_stated_in_the_docstring(length, distinct):
+    """floor((L_0 - 1)/2) fewer frequencies per self-conjugate column (two for even L_1, one
+    for odd): 20 instead of 24 at L = 6 and 580 instead of 612 at L = 34, as the module says."""
+    l0, l1 = length
+    layout = frequency_layout(length)
+    columns = 2 if l1 % 2 == 0 else 1
+    assert layout.distinct.stop - layout.distinct.start == distinct == l0 * (l1 // 2 + 1) - columns * ((l0 - 1) // 2)
