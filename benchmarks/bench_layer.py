@@ -14,6 +14,10 @@ subprocesses of both models alternate, medians).
     python benchmarks/bench_layer.py --device cuda --cuda-graph --out ...   # whole steps as CUDA graphs
     python benchmarks/bench_layer.py --per-layer      # each ResNet18 3x3 layer: spatial vs frequency domain
 
+``--computation frequency_domain`` (or ``spatial``) forces that computation on every layer of
+the ConvNorm network that can take it (:func:`convnorm.functional.computation`), on a GPU
+too; the default, ``rule``, is the package's own choice.
+
 ``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
 ``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and
 :mod:`convnorm.frequency_domain`), the evidence behind
@@ -31,6 +35,7 @@ launch overhead from both; each model then runs in its own subprocesses (alterna
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -150,8 +155,7 @@ def timing_in_processes(args: argparse.Namespace) -> tuple[dict, list[float]]:
     ratios = []
     for _ in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--timing-child", "--batch", str(args.batch),
-                              "--repeats", str(args.repeats), "--device", args.device,
-                              *(["--threads", str(args.threads)] if args.threads else [])],
+                              "--repeats", str(args.repeats), "--device", args.device, *child_flags(args)],
                              capture_output=True, text=True, check=True)
         record = json.loads(out.stdout.strip().splitlines()[-1])
         for name in NORMS:
@@ -186,7 +190,8 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     for _ in range(args.rss_repeats):
         for name, norm in NORMS.items():
             out = subprocess.run([sys.executable, __file__, "--graph-child", norm, "--batch", str(args.batch),
-                                  "--repeats", str(args.repeats)], capture_output=True, text=True, check=True)
+                                  "--repeats", str(args.repeats), *child_flags(args)],
+                                 capture_output=True, text=True, check=True)
             record = json.loads(out.stdout.strip().splitlines()[-1])
             samples[name] += record["samples_s"]
             peaks[name].append(record["peak_bytes"])
@@ -209,12 +214,18 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     print(f"written {path}")
 
 
+def child_flags(args: argparse.Namespace) -> list[str]:
+    """The options a child process inherits: the thread count and the computation."""
+    return [*(["--threads", str(args.threads)] if args.threads else []), "--computation", args.computation]
+
+
 def setup(args: argparse.Namespace, step_suffix: str, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
     CPU, Python, then ``details`` (repeats, threads, ...)."""
     return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
-            "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version(), **details}
+            "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version(),
+            "computation": args.computation, **details}
 
 
 def print_timing(timing: dict, ratio: float | None) -> None:
@@ -273,12 +284,22 @@ def main() -> None:
                         help="capture each model's whole training step in a CUDA graph (a CUDA device)")
     parser.add_argument("--per-layer", action="store_true",
                         help="time each ResNet18 3x3 layer both ways instead of the whole network")
+    parser.add_argument("--computation", choices=["rule", *sorted(functional.COMPUTATIONS)], default="rule",
+                        help="how the ConvNorm layers are computed: the package's rule (default) or one way forced "
+                             "on every layer that can take it, on a GPU too (whole-network timings; --per-layer "
+                             "compares both ways itself)")
     parser.add_argument("--rss-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     parser.add_argument("--graph-child", choices=sorted(NORMS.values()), help=argparse.SUPPRESS)
     parser.add_argument("--timing-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    with contextlib.nullcontext() if args.computation == "rule" else functional.computation(args.computation):
+        run(args, parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """What ``main``'s arguments ask for."""
     if args.rss_child:
         rss_child(args.rss_child, args.batch, steps=3)
         return
@@ -336,7 +357,7 @@ def main() -> None:
         for _ in range(args.rss_repeats):
             for name, norm in NORMS.items():
                 out = subprocess.run([sys.executable, __file__, "--rss-child", norm, "--batch", str(args.batch),
-                                      *(["--threads", str(args.threads)] if args.threads else [])],
+                                      *child_flags(args)],
                                      capture_output=True, text=True, check=True)
                 record = json.loads(out.stdout.strip().splitlines()[-1])
                 for key in rss:

@@ -134,8 +134,9 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
     """The constants in :func:`frequency_layout`'s order, from the full grid's dense DFT
     ``matrices`` (:func:`convnorm.functional._dft_matrices`) and kernel bases (``(taps, 2F)``,
     :func:`convnorm.functional._kernel_basis`), for an input of ``size``."""
-    layout = frequency_layout(length)
     rfft_cols, dft_rows, idft_rows, irfft_cols = matrices[:4]
+    layout = FrequencyLayout(*(f.to(dft_rows.device) if isinstance(f, torch.Tensor) else f
+                               for f in frequency_layout(length)))  # indices on the matrices' device
     n0, n1 = size
     in_rows = dft_rows[:, :n0][layout.rows]
     out_rows = idft_rows[:, layout.rows].transpose(0, 1).contiguous()
@@ -150,10 +151,13 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
         at_distinct(weight_basis), at_distinct(affine_basis))
 
 
-def _chunks(frequencies: int, bytes_per_frequency: int) -> list[slice]:
-    """``range(frequencies)`` cut into the fewest consecutive slices holding at most
-    ``CHUNK_BYTES`` of kernel spectra each (at least one frequency), of sizes differing by
-    at most one."""
+def _chunks(frequencies: int, bytes_per_frequency: int, device: torch.device) -> list[slice]:
+    """``range(frequencies)`` cut, on a CPU, into the fewest consecutive slices holding at
+    most ``CHUNK_BYTES`` of kernel spectra each (at least one frequency), of sizes differing
+    by at most one; on other devices one slice (a GPU has no such cache to stay in, and each
+    chunk is several kernel launches)."""
+    if device.type != "cpu":
+        return [slice(0, frequencies)]
     count = -(-frequencies // max(1, CHUNK_BYTES // bytes_per_frequency))
     bounds = [frequencies * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
@@ -226,7 +230,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
         z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=complex_dtype, device=x.device)
         z = z_all[layout.distinct]                                                        # G U
-        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size())
+        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
@@ -259,7 +263,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
         grad_g = g.new_empty(frequencies, c_out) if ctx.needs_input_grad[2] else None
-        chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size())
+        chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size(), stacked.device)
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         (products,) = _workspace(grad_z, chunks, (n, c_out))
         for part in chunks:

@@ -438,9 +438,14 @@ CPU, batch 32): the frequency domain is faster for every strided layer of a CIFA
 16x16, slower on the 32x32 stride-1 ones."""
 
 
-COMPUTATIONS = {"spatial": (0, False), "frequency_domain": (math.inf, True)}
-"""``(FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED)`` that force each computation on
-every eligible layer."""
+FREQUENCY_DOMAIN_DEVICES = ("cpu",)
+"""Device types on which the two settings above apply; elsewhere every layer is computed
+spatially (on a GPU, cuFFT's transforms; see ``benchmarks/README.md`` for the measured
+comparison)."""
+
+COMPUTATIONS = {"spatial": (0, False, ()), "frequency_domain": (math.inf, True, ("cpu", "cuda"))}
+"""``(FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES)`` that
+force each computation on every eligible layer, on a CPU or a CUDA GPU."""
 
 
 @contextlib.contextmanager
@@ -450,23 +455,23 @@ def computation(way: str):
     ``"frequency_domain"`` (:mod:`convnorm.frequency_domain`), whatever its size and stride.
     Both give the same layer; this is for comparing them (tests, benchmarks, chapter 6). The
     package's rule is restored on exit."""
-    global FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED
+    global FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES
     if way not in COMPUTATIONS:
         raise ValueError(f"way must be one of {sorted(COMPUTATIONS)}, got {way!r}")
-    saved = FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED
-    FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = COMPUTATIONS[way]
+    saved = FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES
+    FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES = COMPUTATIONS[way]
     try:
         yield
     finally:
-        FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED = saved
+        FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES = saved
 
 
 def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, stride, gain: torch.Tensor) -> bool:
-    """Whether :mod:`convnorm.frequency_domain` computes this layer: on a CPU, 2D, one group,
-    no dilation, stop-gradient (``gain`` constant), float32/64, a dense-DFT normalization
-    size, and either strided (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most
-    ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
-    return (input.device.type == "cpu" and input.dim() == 4 and groups == 1 and all(dl == 1 for dl in dilation)
+    """Whether :mod:`convnorm.frequency_domain` computes this layer: on a device type of
+    ``FREQUENCY_DOMAIN_DEVICES`` (a CPU), 2D, one group, no dilation, stop-gradient (``gain``
+    constant), float32/64, a dense-DFT normalization size, and either strided
+    (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
+    return (input.device.type in FREQUENCY_DOMAIN_DEVICES and input.dim() == 4 and groups == 1 and all(dl == 1 for dl in dilation)
             and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
             and max(length) <= DENSE_DFT_MAX_LENGTH
             and ((FREQUENCY_DOMAIN_STRIDED and max(stride) > 1) or max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE))

@@ -274,6 +274,7 @@ def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
 def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", True)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_DEVICES", ("cpu",))
     gain = torch.ones(1)
 
     def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, gain=gain, kernel=3):
@@ -307,6 +308,7 @@ def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypat
     from convnorm import frequency_domain
 
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_DEVICES", ("cpu",))
     torch.manual_seed(12)
     x = torch.randn(2, 6, 9, 9, dtype=torch.float64, requires_grad=True)
     w = torch.randn(5, 6, 3, 3, dtype=torch.float64, requires_grad=True)
@@ -316,7 +318,7 @@ def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypat
     results = []
     for chunk_bytes, count in ((frequency_domain.CHUNK_BYTES, 1), (4 * frequency_bytes, 17), (1, 66)):
         monkeypatch.setattr(frequency_domain, "CHUNK_BYTES", chunk_bytes)
-        chunks = frequency_domain._chunks(frequencies, frequency_bytes)
+        chunks = frequency_domain._chunks(frequencies, frequency_bytes, x.device)
         sizes = [part.stop - part.start for part in chunks]
         assert len(chunks) == count and max(sizes) - min(sizes) <= 1
         assert [part.start for part in chunks[1:]] == [part.stop for part in chunks[:-1]]
@@ -332,17 +334,24 @@ def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypat
 
 
 def test_computation_forces_a_way_and_restores_the_rule():
-    default = functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED
-    x = torch.empty(2, 4, 32, 32)
+    """Forcing the frequency domain reaches CUDA tensors too (``meta`` is neither a CPU nor
+    CUDA and stands in for any other device)."""
+    def rule():
+        return (functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED,
+                functional.FREQUENCY_DOMAIN_DEVICES)
 
-    def frequency_domain_used():
-        return functional._use_frequency_domain(x, 1, (1, 1), (34, 34), (1, 1), torch.ones(1))
+    default = rule()
+
+    def frequency_domain_used(device="cpu", stride=2):
+        x = torch.empty(2, 4, 32, 32, device=device)
+        return functional._use_frequency_domain(x, 1, (1, 1), (34, 34), (stride,) * 2, torch.ones(1))
 
     with functional.computation("frequency_domain"):
-        assert frequency_domain_used()
+        assert frequency_domain_used(stride=1) and "cuda" in functional.FREQUENCY_DOMAIN_DEVICES
+        assert not frequency_domain_used("meta")
     with functional.computation("spatial"):
         assert not frequency_domain_used()
-    assert (functional.FREQUENCY_DOMAIN_MAX_SIZE, functional.FREQUENCY_DOMAIN_STRIDED) == default
+    assert rule() == default
     with pytest.raises(ValueError, match="way must be one of"):
         with functional.computation("fft"):
             pass

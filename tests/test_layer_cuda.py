@@ -1,6 +1,8 @@
 """ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
 autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
 torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
+Each of these with the package's rule (the spatial computation, cuFFT) and with the
+frequency-domain computation forced (``convnorm.functional.computation``).
 Skipped without a GPU (CI has none; these run
 on the lent GPU machine, see ``scripts/device_check.sh``)."""
 from __future__ import annotations
@@ -10,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm.functional import conv_norm
+from convnorm.functional import computation, conv_norm
 from convnorm.layer_benchmark import make_graphed_train_step, make_train_step
 from convnorm.layers import ConvNorm2d
 
@@ -19,6 +21,16 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1),
          dict(kernel_size=3, padding=1, padding_mode="circular"), dict(kernel_size=1, stride=2),
          dict(kernel_size=5, padding=1, dilation=1)]
+
+
+@pytest.fixture(params=["rule", "frequency_domain"])
+def way(request):
+    """The package's rule on a GPU (spatial), or the frequency-domain computation forced."""
+    if request.param == "rule":
+        yield
+    else:
+        with computation(request.param):
+            yield
 
 
 @pytest.fixture
@@ -41,7 +53,7 @@ def conv_weight_grad_error(x, weight, padding):
 
 @pytest.mark.parametrize("kwargs", CASES)
 @pytest.mark.parametrize("size", [8, 32, 61])
-def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32):
+def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32, way):
     torch.manual_seed(size)
     x = torch.randn(4, 6, size, size, dtype=torch.float64)
     layer = ConvNorm2d(6, 5, dtype=torch.float64, **kwargs)
@@ -63,7 +75,7 @@ def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_cuda_autocast_returns_the_conv_dtype(dtype):
+def test_cuda_autocast_returns_the_conv_dtype(dtype, way):
     torch.manual_seed(1)
     layer = ConvNorm2d(3, 8, 3, stride=2, padding=1).cuda()
     x = torch.randn(4, 3, 16, 16, device="cuda")
@@ -93,7 +105,7 @@ def test_data_parallel_updates_buffers_like_batchnorm():
     torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
 
 
-def test_torch_compile_inductor_matches_eager_on_cuda():
+def test_torch_compile_inductor_matches_eager_on_cuda(way):
     torch.manual_seed(3)
     eager = ConvNorm2d(4, 8, 3, stride=2, padding=1).cuda()
     compiled_layer = ConvNorm2d(4, 8, 3, stride=2, padding=1).cuda()
@@ -107,7 +119,7 @@ def test_torch_compile_inductor_matches_eager_on_cuda():
     assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
 
 
-def test_functional_on_cuda_float64_is_exact():
+def test_functional_on_cuda_float64_is_exact(way):
     torch.manual_seed(4)
     x = torch.randn(2, 3, 10, 12, dtype=torch.float64)
     weight = torch.randn(4, 3, 3, 3, dtype=torch.float64)
@@ -116,7 +128,7 @@ def test_functional_on_cuda_float64_is_exact():
     torch.testing.assert_close(gpu.cpu(), cpu, rtol=1e-10, atol=1e-10)
 
 
-def test_training_step_records_into_a_cuda_graph(full_float32):
+def test_training_step_records_into_a_cuda_graph(full_float32, way):
     """Forward, backward, SGD and the running-average update of a ConvNorm network record
     into one CUDA graph (nothing in the layer synchronises with the host); each replay is
     one training step, equal to an eager one."""
