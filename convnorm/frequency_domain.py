@@ -1,5 +1,6 @@
 r"""ConvNorm computed entirely in the frequency domain (2D, one group): the CPU path for
-small maps and strided layers.
+small maps and strided layers (it also runs on a CUDA GPU when forced there with
+:func:`convnorm.functional.computation`, but is slower there than the spatial computation).
 
 :func:`convnorm.functional.conv_norm` normalizes the *full*, unstrided convolution
 :math:`y = a \star x` of size :math:`L = n + m - 1`. In the spatial domain that costs a
@@ -58,8 +59,8 @@ from typing import NamedTuple
 import torch
 
 CHUNK_BYTES = 8 * 2**20
-"""Size of the kernel spectra built at once (bytes): small enough to stay in the processor's
-cache while the ``bmm`` reads them."""
+"""How many bytes of kernel spectra are built at once on a CPU, few enough to stay in the
+processor's cache while the ``bmm`` reads them."""
 
 
 class FrequencyLayout(NamedTuple):
@@ -132,8 +133,8 @@ class FrequencyDomainConstants(NamedTuple):
 def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], matrices: tuple[torch.Tensor, ...],
                                weight_basis: torch.Tensor, affine_basis: torch.Tensor) -> FrequencyDomainConstants:
     """The constants in :func:`frequency_layout`'s order, from the full grid's dense DFT
-    ``matrices`` (:func:`convnorm.functional._dft_matrices`) and kernel bases (``(taps, 2F)``,
-    :func:`convnorm.functional._kernel_basis`), for an input of ``size``."""
+    ``matrices`` (``convnorm.functional._dft_matrices``) and kernel bases (``(taps, 2F)``,
+    ``convnorm.functional._kernel_basis``), for an input of ``size``."""
     rfft_cols, dft_rows, idft_rows, irfft_cols = matrices[:4]
     layout = FrequencyLayout(*(f.to(dft_rows.device) if isinstance(f, torch.Tensor) else f
                                for f in frequency_layout(length)))  # indices on the matrices' device

@@ -450,11 +450,15 @@ force each computation on every eligible layer, on a CPU or a CUDA GPU."""
 
 @contextlib.contextmanager
 def computation(way: str):
-    """Within the block, every layer :func:`_use_frequency_domain` could send to the frequency
-    domain is computed ``way``: ``"spatial"`` (full convolution, then the filter) or
-    ``"frequency_domain"`` (:mod:`convnorm.frequency_domain`), whatever its size and stride.
-    Both give the same layer; this is for comparing them (tests, benchmarks, chapter 6). The
-    package's rule is restored on exit."""
+    """Within the block, every layer the frequency-domain computation can take (2D, one group,
+    no dilation, stop-gradient, float32/64, a normalization size up to
+    ``DENSE_DFT_MAX_LENGTH``) is computed ``way``: ``"spatial"`` (full convolution, then the
+    filter) or ``"frequency_domain"`` (:mod:`convnorm.frequency_domain`), whatever its size
+    and stride, on a CPU or a CUDA GPU. Both give the same layer; this is for comparing them
+    (tests, benchmarks, chapter 6). The package's rule is restored on exit.
+
+    Raises:
+        ValueError: if ``way`` is not a key of ``COMPUTATIONS``."""
     global FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES
     if way not in COMPUTATIONS:
         raise ValueError(f"way must be one of {sorted(COMPUTATIONS)}, got {way!r}")
