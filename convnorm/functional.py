@@ -355,10 +355,15 @@ def _embed_spectrum(grad: torch.Tensor, length, stride) -> torch.Tensor:
     d = len(length)
     first = stride[0]
     fold = d == 2 and first > 1 and length[0] % first == 0
-    rows = length[0] // first if fold else length[0]
-    full = grad.new_zeros(*grad.shape[:-d], *((rows,) + tuple(length[1:])))
-    full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], (1 if fold else first,) + tuple(stride[1:]))))] = grad
-    spectrum = torch.fft.rfftn(full, dim=tuple(range(-d, 0)))
+    size = (length[0] // first if fold else length[0],) + tuple(length[1:])
+    steps = (1 if fold else first,) + tuple(stride[1:])
+    dims = tuple(range(-d, 0))
+    if all(s == 1 for s in steps):  # placed at the start of each axis: rfftn's zero padding does it
+        spectrum = torch.fft.rfftn(grad, s=size, dim=dims)
+    else:
+        full = grad.new_zeros(*grad.shape[:-d], *size)
+        full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], steps)))] = grad
+        spectrum = torch.fft.rfftn(full, dim=dims)
     return spectrum.repeat(*([1] * (spectrum.dim() - 2)), first, 1) if fold else spectrum
 
 
@@ -504,8 +509,8 @@ def _dense_irfft2_sample(spectrum: torch.Tensor, matrices) -> torch.Tensor:
 class _SpectralFilter(torch.autograd.Function):
     r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr)` with
     a hand-written backward that keeps only what it needs: the (small) multiplier
-    :math:`M = \hat v \hat\rho` for the input gradient, plus the conv output :math:`y` (or,
-    on the dense-DFT path, its half spectrum :math:`Y`, which saves a transform) when the
+    :math:`M = \hat v \hat\rho` for the input gradient, plus the half spectrum :math:`Y` of
+    the conv output (about the size of :math:`y`; keeping it saves a transform) when the
     affine kernel needs a gradient.
 
     Backward: the map is real-linear in :math:`y` with adjoint
@@ -527,19 +532,20 @@ class _SpectralFilter(torch.autograd.Function):
         if ctx.dense:
             matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
             spectrum = _dense_rfft2(y, matrices)
-            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
+        else:
+            spectrum = torch.fft.rfftn(y, dim=tuple(range(-d, 0)))
+        ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
+        if ctx.dense:
             return _dense_irfft2_sample(spectrum * multiplier, matrices)
-        ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
-        return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
+        return _sample(spectrum * multiplier, length, stride, out_size)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        saved, affine_weight, gain, multiplier = ctx.saved_tensors
+        spectrum, affine_weight, gain, multiplier = ctx.saved_tensors
         shift, length, stride, out_size = ctx.geometry
         if ctx.dense:
-            return _SpectralFilter._dense_backward(ctx, grad, saved, affine_weight, gain, multiplier)
-        y = saved
+            return _SpectralFilter._dense_backward(ctx, grad, spectrum, affine_weight, gain, multiplier)
         d = len(length)
         dims = tuple(range(-d, 0))
         grad_spectrum = _embed_spectrum(grad, length, stride)
@@ -547,10 +553,10 @@ class _SpectralFilter(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=length, dim=dims)
         if ctx.needs_input_grad[1]:
-            cross = (grad_spectrum.conj() * torch.fft.rfftn(y, dim=dims)).sum(0) * gain
+            cross = (grad_spectrum.conj() * spectrum).sum(0) * gain
             cross = torch.fft.irfftn(cross, s=length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
             taps = affine_weight.shape[1:]
-            index = [(torch.arange(t, device=y.device) + sh) % n for t, sh, n in zip(taps, shift, length)]
+            index = [(torch.arange(t, device=grad.device) + sh) % n for t, sh, n in zip(taps, shift, length)]
             grad_affine = cross[(slice(None), *torch.meshgrid(*index, indexing="ij"))]
         return grad_y, grad_affine, None, None
 

@@ -171,10 +171,14 @@ def test_affine_kernel_is_a_circular_filter_before_the_crop():
 
 @pytest.mark.parametrize("stop_gradient", [True, False])
 @pytest.mark.parametrize("size, stride, mode", [((7, 8), 2, "zeros"), ((8, 9), 2, "zeros"), ((9, 9), 1, "zeros"),
-                                                ((8, 8), 2, "circular"), ((7, 6), 3, "circular")])
+                                                ((8, 8), 2, "circular"), ((7, 6), 3, "circular"),
+                                                ((50, 49), 2, "zeros"), ((51, 52), 2, "circular"),
+                                                ((49, 50), 1, "zeros")])
 def test_gradients_match_the_reference(stop_gradient, size, stride, mode):
     """Input, weight and affine gradients (the hand-written backward with stop-gradient,
-    autograd without) equal autograd through the plain reference."""
+    autograd without) equal autograd through the plain reference. The last three sizes
+    normalize at more than ``DENSE_DFT_MAX_LENGTH`` per axis: FFTs (the GPU's transforms),
+    with the stride folded into the spectrum (52 rows), not (51 rows), and stride 1."""
     torch.manual_seed(7)
     x = torch.randn(2, 3, *size, dtype=torch.float64, requires_grad=True)
     w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
