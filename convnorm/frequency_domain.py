@@ -33,6 +33,15 @@ ends, so the products run over one contiguous slice of distinct frequencies
 :math:`L = 6`, 580 instead of 612 at :math:`L = 34`), and the repeats are filled in as
 conjugates before the inverse transform (their gradients folded back in the backward pass).
 
+Small maps (at most ``DENSE_2D_MAX_PIXELS`` pixels: the 8x8 and 4x4 maps of a CIFAR
+ResNet) are transformed instead by one real matrix product each, with the dense 2D map
+between the pixels and the real and imaginary parts of the distinct frequencies
+(:math:`2F_d \times n_0 n_1`, built once by applying the per-axis transforms to unit
+inputs, so it is the same map; on the output side the repeats are folded into it). The
+product reads the input transposed and writes the frequency-major layout directly, so no
+layout copies are needed, and for such maps it is several times faster than the per-axis
+products, which are too small for the matrix library.
+
 Implementation. The complex products run as real ones on stacked real and imaginary parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
 kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
@@ -61,6 +70,13 @@ import torch
 CHUNK_BYTES = 8 * 2**20
 """How many bytes of kernel spectra are built at once on a CPU, few enough to stay in the
 processor's cache while the ``bmm`` reads them."""
+
+
+DENSE_2D_MAX_PIXELS = 64
+"""Largest map (input or output, in pixels :math:`n_0 n_1`) whose 2D transform is one real
+matrix product, the dense 2D DFT restricted to the distinct frequencies, instead of a
+transform per axis: for small maps the per-axis products are too small for the matrix
+library, and the one product also needs no layout copies."""
 
 
 class FrequencyLayout(NamedTuple):
@@ -128,6 +144,13 @@ class FrequencyDomainConstants(NamedTuple):
     """``(taps, 2 F_d)``: the kernel spectra's basis at the distinct frequencies."""
     affine_basis: torch.Tensor
     """``(affine taps, 2 F_d)``: the affine kernel's basis there."""
+    in_dense: torch.Tensor | None
+    """``(2 F_d, n_0 n_1)``: the input's 2D DFT at the distinct frequencies, real and
+    imaginary rows, as one real matrix (inputs of at most ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
+    out_dense: torch.Tensor | None
+    """``(2 F_d, O_0 O_1)``: the real-linear map from the distinct frequencies' real and
+    imaginary parts to the output, the repeated frequencies folded in (outputs of at most
+    ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
 
 
 def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], matrices: tuple[torch.Tensor, ...],
@@ -146,10 +169,24 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
     def at_distinct(basis: torch.Tensor) -> torch.Tensor:
         return basis.unflatten(1, (-1, 2))[:, distinct].flatten(1)
 
-    return FrequencyDomainConstants(
+    constants = FrequencyDomainConstants(
         layout, rfft_cols[:n1], in_rows, out_rows, irfft_cols,
         rfft_cols[:n1].T.contiguous(), in_rows.mH.contiguous(), out_rows.mH.contiguous(), irfft_cols.T.contiguous(),
-        at_distinct(weight_basis), at_distinct(affine_basis))
+        at_distinct(weight_basis), at_distinct(affine_basis), None, None)
+    # The dense 2D maps are the per-axis transforms applied to unit inputs: the same map, exactly.
+    frequencies = layout.distinct.stop - layout.distinct.start
+    pixels = n0 * n1
+    if pixels <= DENSE_2D_MAX_PIXELS:
+        units = torch.eye(pixels, dtype=rfft_cols.dtype, device=rfft_cols.device).view(pixels, 1, n0, n1)
+        constants = constants._replace(in_dense=_stacked_spectrum(units, constants).view(2 * frequencies, pixels))
+    o0, o1 = out_rows.shape[1], irfft_cols.shape[1]
+    if o0 * o1 <= DENSE_2D_MAX_PIXELS:
+        units = torch.zeros(frequencies, 2 * frequencies, 1, dtype=in_rows.dtype, device=in_rows.device)
+        index = torch.arange(frequencies, device=in_rows.device)
+        units[index, 2 * index, 0] = 1   # the real part of frequency f alone ...
+        units[index, 2 * index + 1, 0] = 1j  # ... and its imaginary part
+        constants = constants._replace(out_dense=_inverse_transform(units, constants).view(2 * frequencies, o0 * o1))
+    return constants
 
 
 def _chunks(frequencies: int, bytes_per_frequency: int, device: torch.device) -> list[slice]:
@@ -201,10 +238,62 @@ def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> t
     ``(F_d, 2N, C)``: per frequency the real parts of the N samples stacked on their
     imaginary parts."""
     n, c, n0, n1 = x.shape
+    if constants.in_dense is not None:  # rows (f, real/imaginary) x columns (n, c): the stacked layout
+        return (constants.in_dense @ x.reshape(n * c, n0 * n1).T).view(constants.in_dense.shape[0] // 2, 2 * n, c)
     spectrum = torch.view_as_complex((x.reshape(-1, n1) @ constants.in_cols).unflatten(-1, (-1, 2)))
     k = constants.in_cols.shape[1] // 2
     x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, k), constants.in_rows)[constants.layout.distinct]
     return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
+
+
+def _inverse_transform(z: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """``(F_d, N, C)`` complex, the distinct frequencies → ``(N, C, O_0, O_1)`` real: the
+    inverse DFT on the output grid, each repeated frequency taken as its mirror's conjugate."""
+    layout = constants.layout
+    f, n, c = z.shape
+    o0, o1 = constants.out_rows.shape[1], constants.out_cols.shape[1]
+    if constants.out_dense is not None:
+        planar = torch.view_as_real(z).permute(0, 3, 1, 2).reshape(2 * f, n * c)
+        return (planar.T @ constants.out_dense).view(n, c, o0, o1)
+    z_all = z.new_empty(layout.grid.numel(), n, c)
+    z_all[layout.distinct] = z
+    z_all[layout.repeats] = z_all[layout.mirrors].conj()
+    return _from_frequency_major(z_all, constants.out_rows, constants.out_cols)
+
+
+def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """Adjoint of :func:`_inverse_transform`: ``(N, C, O_0, O_1)`` → ``(F_d, N, C)`` complex
+    (real part: the gradient of the real parts; imaginary part: of the imaginary parts)."""
+    layout = constants.layout
+    n, c = grad.shape[:2]
+    if constants.out_dense is not None:
+        rows, pixels = constants.out_dense.shape
+        planar = (constants.out_dense @ grad.reshape(n * c, pixels).T).view(rows // 2, 2, n, c)
+        return torch.complex(planar[:, 0], planar[:, 1])
+    grad_z = torch.view_as_complex((grad @ constants.out_cols_t).unflatten(-1, (-1, 2)))
+    grad_z = _to_frequency_major(grad_z, constants.out_rows_h)                       # (F, N, C)
+    grad_z.index_add_(0, layout.mirrors, grad_z[layout.repeats].conj())   # the repeats are conj(mirrors)
+    return grad_z[layout.distinct]
+
+
+def _stacked_spectrum_adjoint(grad_stacked: torch.Tensor, constants: FrequencyDomainConstants,
+                              size: tuple[int, int]) -> torch.Tensor:
+    """Adjoint of :func:`_stacked_spectrum`: ``(F_d, 2N, C)`` → ``(N, C, n_0, n_1)``."""
+    layout = constants.layout
+    frequencies, n2, c = grad_stacked.shape
+    n = n2 // 2
+    if constants.in_dense is not None:
+        return (grad_stacked.view(2 * frequencies, n * c).T @ constants.in_dense).view(n, c, *size)
+    # the repeated frequencies of X were not used: zero gradient
+    grad_x_hat = grad_stacked.new_empty(layout.grid.numel(), n, c, dtype=_complex_dtype(grad_stacked.dtype))
+    grad_x_hat[:layout.distinct.start].zero_()
+    grad_x_hat[layout.distinct.stop:].zero_()
+    torch.complex(grad_stacked[:, :n], grad_stacked[:, n:], out=grad_x_hat[layout.distinct])
+    return _from_frequency_major(grad_x_hat, constants.in_rows_h, constants.in_cols_t)
+
+
+def _complex_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.complex128 if dtype == torch.float64 else torch.complex64
 
 
 class FrequencyDomainConvNorm(torch.autograd.Function):
@@ -224,13 +313,12 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         stacked = _stacked_spectrum(x, constants)                                        # [X_r; X_i]
         frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        complex_dtype = torch.complex128 if x.dtype == torch.float64 else torch.complex64
+        complex_dtype = _complex_dtype(x.dtype)
         u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
         affine = affine_weight.reshape(c_out, -1) @ constants.affine_basis
         g = gain.reshape(c_out, -1)[:, layout.grid[layout.distinct]] * torch.view_as_complex(affine.unflatten(1, (-1, 2)))
         g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
-        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=complex_dtype, device=x.device)
-        z = z_all[layout.distinct]                                                        # G U
+        z = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)   # G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
@@ -243,10 +331,10 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             re, im = r[:, :n, :c_out].sub_(r[:, n:, c_out:]), r[:, :n, c_out:].add_(r[:, n:, :c_out])
             torch.complex(re, im, out=u[part])
             torch.mul(u[part], g[part], out=z[part])  # while the chunk is in cache
-        z_all[layout.repeats] = z_all[layout.mirrors].conj()
         ctx.save_for_backward(stacked, u, weight, affine_weight, gain, g)
         ctx.constants = constants
-        return _from_frequency_major(z_all, constants.out_rows, constants.out_cols)
+        ctx.size = tuple(x.shape[2:])
+        return _inverse_transform(z, constants)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -256,10 +344,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
         n, c_out = n2 // 2, weight.shape[0]
-        grad_z = torch.view_as_complex((grad @ constants.out_cols_t).unflatten(-1, (-1, 2)))
-        grad_z = _to_frequency_major(grad_z, constants.out_rows_h)                       # (F, N, C_out)
-        grad_z.index_add_(0, layout.mirrors, grad_z[layout.repeats].conj())   # the repeats are conj(mirrors)
-        grad_z = grad_z[layout.distinct]
+        grad_z = _inverse_transform_adjoint(grad, constants)                              # (F_d, N, C_out)
         weight_t = weight.reshape(c_out * c_in, -1).T
         grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
@@ -287,12 +372,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             if ctx.needs_input_grad[1]:  # the spectra's buffer is free again: dA goes there
                 grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part], out=a).view(2 * f, -1))
         grad_x = grad_w = grad_affine = None
-        if ctx.needs_input_grad[0]:  # the repeated frequencies of X were not used: zero gradient
-            grad_x_hat = grad_z.new_empty(layout.grid.numel(), n, c_in)
-            grad_x_hat[:layout.distinct.start].zero_()
-            grad_x_hat[layout.distinct.stop:].zero_()
-            torch.complex(grad_stacked[:, :n], grad_stacked[:, n:], out=grad_x_hat[layout.distinct])
-            grad_x = _from_frequency_major(grad_x_hat, constants.in_rows_h, constants.in_cols_t)
+        if ctx.needs_input_grad[0]:
+            grad_x = _stacked_spectrum_adjoint(grad_stacked, constants, ctx.size)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
         if grad_g is not None:  # d rho = Re(conj(basis) v dG)

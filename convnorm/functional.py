@@ -480,8 +480,8 @@ def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, st
     ``FREQUENCY_DOMAIN_DEVICES`` (a CPU), 2D, one group, no dilation, stop-gradient (``gain``
     constant), float32/64, a dense-DFT normalization size, and either strided
     (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
-    return (input.device.type in FREQUENCY_DOMAIN_DEVICES and input.dim() == 4 and groups == 1 and all(dl == 1 for dl in dilation)
-            and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
+    return (input.device.type in FREQUENCY_DOMAIN_DEVICES and input.dim() == 4 and groups == 1
+            and all(dl == 1 for dl in dilation) and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
             and max(length) <= DENSE_DFT_MAX_LENGTH
             and ((FREQUENCY_DOMAIN_STRIDED and max(stride) > 1) or max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE))
 

@@ -11,19 +11,26 @@ import torch
 import torch.nn.functional as F
 
 import convnorm.functional as functional
+from convnorm import frequency_domain
 from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d
 
 CONV = {1: F.conv1d, 2: F.conv2d}
 FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
 
 
-@pytest.fixture(autouse=True, params=["spatial", "frequency-domain"])
-def computation(request):
+@pytest.fixture(autouse=True, params=["spatial", "frequency-domain", "frequency-domain-per-axis"])
+def computation(request, monkeypatch):
     """Every test runs through both computations of conv_norm: the spatial one (full
     convolution, then the spectral filter) and :mod:`convnorm.frequency_domain` (forced
-    for every eligible layer, whatever its size and stride)."""
-    with functional.computation(request.param.replace("-", "_")):
+    for every eligible layer, whatever its size and stride), the latter also with every
+    map transformed axis by axis (``DENSE_2D_MAX_PIXELS = 0``: no dense 2D transforms,
+    which small maps otherwise get)."""
+    if request.param.endswith("per-axis"):
+        monkeypatch.setattr(frequency_domain, "DENSE_2D_MAX_PIXELS", 0)
+    functional._frequency_domain_constants.cache_clear()  # constants built under this setting
+    with functional.computation(request.param.removesuffix("-per-axis").replace("-", "_")):
         yield request.param
+    functional._frequency_domain_constants.cache_clear()
 
 
 def dilated(weight, dilation):
@@ -309,8 +316,6 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
 def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer(monkeypatch):
     """One chunk of frequencies or many: the same output and gradients (and the chunks
     partition the frequencies, none larger than ``CHUNK_BYTES`` unless a single one is)."""
-    from convnorm import frequency_domain
-
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_DEVICES", ("cpu",))
     torch.manual_seed(12)
