@@ -181,10 +181,10 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
         constants = constants._replace(in_dense=_stacked_spectrum(units, constants).view(2 * frequencies, pixels))
     o0, o1 = out_rows.shape[1], irfft_cols.shape[1]
     if o0 * o1 <= DENSE_2D_MAX_PIXELS:
-        units = torch.zeros(frequencies, 2 * frequencies, 1, dtype=in_rows.dtype, device=in_rows.device)
+        units = torch.zeros(layout.grid.numel(), 2 * frequencies, 1, dtype=in_rows.dtype, device=in_rows.device)
         index = torch.arange(frequencies, device=in_rows.device)
-        units[index, 2 * index, 0] = 1   # the real part of frequency f alone ...
-        units[index, 2 * index + 1, 0] = 1j  # ... and its imaginary part
+        units[layout.distinct.start + index, 2 * index, 0] = 1   # the real part of frequency f alone ...
+        units[layout.distinct.start + index, 2 * index + 1, 0] = 1j  # ... and its imaginary part
         constants = constants._replace(out_dense=_inverse_transform(units, constants).view(2 * frequencies, o0 * o1))
     return constants
 
@@ -246,17 +246,17 @@ def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> t
     return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
 
 
-def _inverse_transform(z: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
-    """``(F_d, N, C)`` complex, the distinct frequencies → ``(N, C, O_0, O_1)`` real: the
-    inverse DFT on the output grid, each repeated frequency taken as its mirror's conjugate."""
+def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """``(F, N, C)`` complex in the layout's order, its distinct frequencies filled in →
+    ``(N, C, O_0, O_1)`` real: the inverse DFT on the output grid, each repeated frequency
+    taken as its mirror's conjugate (filled in here, or folded into ``out_dense``)."""
     layout = constants.layout
-    f, n, c = z.shape
+    _, n, c = z_all.shape
     o0, o1 = constants.out_rows.shape[1], constants.out_cols.shape[1]
     if constants.out_dense is not None:
-        planar = torch.view_as_real(z).permute(0, 3, 1, 2).reshape(2 * f, n * c)
+        z = z_all[layout.distinct]
+        planar = torch.view_as_real(z).permute(0, 3, 1, 2).reshape(2 * z.shape[0], n * c)
         return (planar.T @ constants.out_dense).view(n, c, o0, o1)
-    z_all = z.new_empty(layout.grid.numel(), n, c)
-    z_all[layout.distinct] = z
     z_all[layout.repeats] = z_all[layout.mirrors].conj()
     return _from_frequency_major(z_all, constants.out_rows, constants.out_cols)
 
@@ -318,7 +318,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         affine = affine_weight.reshape(c_out, -1) @ constants.affine_basis
         g = gain.reshape(c_out, -1)[:, layout.grid[layout.distinct]] * torch.view_as_complex(affine.unflatten(1, (-1, 2)))
         g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
-        z = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)   # G U
+        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=complex_dtype, device=x.device)
+        z = z_all[layout.distinct]                                                        # G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
@@ -334,7 +335,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         ctx.save_for_backward(stacked, u, weight, affine_weight, gain, g)
         ctx.constants = constants
         ctx.size = tuple(x.shape[2:])
-        return _inverse_transform(z, constants)
+        return _inverse_transform(z_all, constants)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
