@@ -1,5 +1,5 @@
-r"""ConvNorm computed entirely in the frequency domain (2D, one group): the CPU path for
-small maps and strided layers (it also runs on a CUDA GPU when forced there with
+r"""ConvNorm computed entirely in the frequency domain (2D, one group): the CPU path for maps
+up to 32x32 and strided layers (it also runs on a CUDA GPU when forced there with
 :func:`convnorm.functional.computation`, but is slower there than the spatial computation).
 
 :func:`convnorm.functional.conv_norm` normalizes the *full*, unstrided convolution
