@@ -32,6 +32,12 @@ import torch.nn.functional as F
 
 from ._validation import as_size, check_finite
 
+
+def complex_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The complex dtype holding a spectrum of real ``dtype`` data: complex128 for float64,
+    complex64 otherwise."""
+    return torch.complex128 if dtype == torch.float64 else torch.complex64
+
 _CONV = {1: F.conv1d, 2: F.conv2d}
 
 

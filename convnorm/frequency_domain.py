@@ -67,6 +67,8 @@ from typing import NamedTuple
 
 import torch
 
+from .fourier import complex_dtype
+
 CHUNK_BYTES = 8 * 2**20
 """How many bytes of kernel spectra are built at once on a CPU, few enough to stay in the
 processor's cache while the ``bmm`` reads them."""
@@ -285,15 +287,11 @@ def _stacked_spectrum_adjoint(grad_stacked: torch.Tensor, constants: FrequencyDo
     if constants.in_dense is not None:
         return (grad_stacked.view(2 * frequencies, n * c).T @ constants.in_dense).view(n, c, *size)
     # the repeated frequencies of X were not used: zero gradient
-    grad_x_hat = grad_stacked.new_empty(layout.grid.numel(), n, c, dtype=_complex_dtype(grad_stacked.dtype))
+    grad_x_hat = grad_stacked.new_empty(layout.grid.numel(), n, c, dtype=complex_dtype(grad_stacked.dtype))
     grad_x_hat[:layout.distinct.start].zero_()
     grad_x_hat[layout.distinct.stop:].zero_()
     torch.complex(grad_stacked[:, :n], grad_stacked[:, n:], out=grad_x_hat[layout.distinct])
     return _from_frequency_major(grad_x_hat, constants.in_rows_h, constants.in_cols_t)
-
-
-def _complex_dtype(dtype: torch.dtype) -> torch.dtype:
-    return torch.complex128 if dtype == torch.float64 else torch.complex64
 
 
 class FrequencyDomainConvNorm(torch.autograd.Function):
@@ -313,12 +311,12 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         stacked = _stacked_spectrum(x, constants)                                        # [X_r; X_i]
         frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        complex_dtype = _complex_dtype(x.dtype)
-        u = torch.empty(frequencies, n, c_out, dtype=complex_dtype, device=x.device)  # X A^T, by chunks
+        cdtype = complex_dtype(x.dtype)
+        u = torch.empty(frequencies, n, c_out, dtype=cdtype, device=x.device)  # X A^T, by chunks
         affine = affine_weight.reshape(c_out, -1) @ constants.affine_basis
         g = gain.reshape(c_out, -1)[:, layout.grid[layout.distinct]] * torch.view_as_complex(affine.unflatten(1, (-1, 2)))
         g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
-        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=complex_dtype, device=x.device)
+        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=cdtype, device=x.device)
         z = z_all[layout.distinct]                                                        # G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))

@@ -77,7 +77,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+from .fourier import autocorrelation_power_spectrum, complex_dtype, kernel_autocorrelation
 from . import frequency_domain
 from .frequency_domain import FrequencyDomainConvNorm
 
@@ -154,8 +154,7 @@ def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Se
         Complex ``(C, L_1, …, L_d // 2 + 1)``.
     """
     d = kernel.dim() - 1
-    cdtype = torch.complex128 if kernel.dtype == torch.float64 else torch.complex64
-    result = kernel.to(cdtype)
+    result = kernel.to(complex_dtype(kernel.dtype))
     for axis, (taps, sh, n) in enumerate(zip(kernel.shape[1:], shift, size), start=1):
         freqs = torch.arange(n // 2 + 1 if axis == d else n, device=kernel.device, dtype=kernel.dtype)
         lags = torch.arange(taps, device=kernel.device, dtype=kernel.dtype) + sh
@@ -400,7 +399,7 @@ def _dft_matrices(length: tuple[int, int], stride: tuple[int, int], out_size: tu
     """
     (l0, l1), (s0, s1), (o0, o1) = length, stride, out_size
     k = l1 // 2 + 1
-    cdtype = torch.complex128 if dtype == torch.float64 else torch.complex64
+    cdtype = complex_dtype(dtype)
 
     def angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
         return 2 * math.pi * (torch.outer(a, b) % n).double() / n
@@ -534,12 +533,12 @@ class _SpectralFilter(torch.autograd.Function):
         if ctx.dense:
             matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
             spectrum = _dense_rfft2(y, matrices)
+            z = _dense_irfft2_sample(spectrum * multiplier, matrices)
         else:
             spectrum = torch.fft.rfftn(y, dim=tuple(range(-d, 0)))
+            z = _sample(spectrum * multiplier, length, stride, out_size)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
-        if ctx.dense:
-            return _dense_irfft2_sample(spectrum * multiplier, matrices)
-        return _sample(spectrum * multiplier, length, stride, out_size)
+        return z
 
     @staticmethod
     @torch.autograd.function.once_differentiable
