@@ -184,15 +184,96 @@ def _kernel_spectrum(kernel: torch.Tensor, shift, length) -> torch.Tensor:
 
 
 def _fp32_region(input: torch.Tensor):
-    """Disable autocast (if on) and report the dtype a conv under autocast would return."""
+    """Disable autocast (if on) and report the dtype a conv under autocast would return
+    (None without autocast, also on device types that have none, such as ``meta``)."""
     device_type = input.device.type
-    if torch.is_autocast_enabled(device_type):
+    if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
         return torch.autocast(device_type, enabled=False), torch.get_autocast_dtype(device_type)
     return contextlib.nullcontext(), None
 
 
 def _as_float(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | None:
     return t if t is None or dtype is None or not t.is_floating_point() else t.float()
+
+
+def _checked_arguments(input, weight, stride, padding, dilation, groups, padding_mode):
+    """Check the shapes and convolution arguments of :func:`conv_norm` (``ValueError`` naming
+    the argument); return ``stride``, ``padding`` and ``dilation`` as tuples."""
+    d = weight.dim() - 2
+    if d not in (1, 2):
+        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    if input.dim() != d + 2:
+        layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
+        raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or weight.shape[0] % groups:
+        raise ValueError(f"groups must be a positive int dividing C_out = {weight.shape[0]}, got {groups!r}")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
+            f"(weight {tuple(weight.shape)}, groups={groups})"
+        )
+    stride = _tuple("stride", stride, d, 1)
+    dilation = _tuple("dilation", dilation, d, 1)
+    if not isinstance(padding, str):
+        padding = _tuple("padding", padding, d, 0)
+    return stride, conv_geometry(tuple(weight.shape[2:]), stride, padding, dilation, padding_mode), dilation
+
+
+def _normalization_geometry(size, m, padding, stride, padding_mode):
+    """``(length, offset, out_size)``: the normalization size :math:`L` (``size`` + ``m`` - 1,
+    or ``size`` for circular padding), the crop offset :math:`m - 1 - p` (0 for circular) and
+    the output size, for an effective kernel ``m``; ``ValueError`` if the input is too small."""
+    if padding_mode == "circular":
+        if any(k > n for k, n in zip(m, size)):
+            raise ValueError(f"kernel size {m} (with dilation) is larger than the input size {size}")
+        length, offset = tuple(size), (0,) * len(size)
+    else:
+        length = tuple(n + k - 1 for n, k in zip(size, m))
+        offset = tuple(k - 1 - p for k, p in zip(m, padding))
+    out_size = tuple((n + 2 * p - k) // s + 1 for n, p, k, s in zip(size, padding, m, stride))
+    if any(o < 1 for o in out_size):
+        raise ValueError(f"input size {tuple(size)} is too small for kernel {m} with padding {padding}")
+    return length, offset, out_size
+
+
+def _effective_kernel(weight: torch.Tensor, dilation) -> tuple[int, ...]:
+    """The dilated kernel's size :math:`d (m - 1) + 1` per axis."""
+    return tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))
+
+
+def chosen_computation(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+    stop_gradient: bool = True,
+) -> str:
+    r"""How :func:`conv_norm` computes a layer with these arguments on ``input`` (its shape,
+    device and dtype; its values are not read) under the current rule (the
+    ``FREQUENCY_DOMAIN_*`` settings, or a :func:`computation` block):
+
+    - ``"pointwise"``: a 1x1 kernel, one convolution with the kernel scaled by its norm;
+    - ``"frequency_domain"``: :mod:`convnorm.frequency_domain`, one complex matrix product
+      per frequency;
+    - ``"spatial"``: the full convolution, then the per-channel filter (dense DFT matrices
+      on a CPU for small 2D sizes, FFTs otherwise).
+
+    The gradient flows through :math:`\hat v` (which only the spatial computation allows)
+    when ``stop_gradient`` is False, ``weight`` requires grad and grad mode is on. Under
+    ``torch.autocast`` the input counts as float32, as :func:`conv_norm` computes in it.
+    Raises the ``ValueError`` that :func:`conv_norm` raises for the same arguments."""
+    stride, padding, dilation = _checked_arguments(input, weight, stride, padding, dilation, groups, padding_mode)
+    m = _effective_kernel(weight, dilation)
+    length = _normalization_geometry(tuple(input.shape[2:]), m, padding, stride, padding_mode)[0]
+    if all(k == 1 for k in m):
+        return "pointwise"
+    if _fp32_region(input)[1] is not None:  # autocast: computed in float32
+        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
+    differentiable = not stop_gradient and weight.requires_grad and torch.is_grad_enabled()
+    return "frequency_domain" if _use_frequency_domain(input, groups, dilation, length, stride, differentiable) else "spatial"
 
 
 def conv_norm(
@@ -232,27 +313,10 @@ def conv_norm(
         ``(N, C_out, *out)`` with ``out = (n + 2 p - d (m - 1) - 1) // s + 1``, the same
         shape as the convolution with these arguments.
     """
-    d = weight.dim() - 2
-    if d not in (1, 2):
-        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
-    if input.dim() != d + 2:
-        layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
-        raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or weight.shape[0] % groups:
-        raise ValueError(f"groups must be a positive int dividing C_out = {weight.shape[0]}, got {groups!r}")
-    if input.shape[1] != weight.shape[1] * groups:
-        raise ValueError(
-            f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
-            f"(weight {tuple(weight.shape)}, groups={groups})"
-        )
+    stride, padding, dilation = _checked_arguments(input, weight, stride, padding, dilation, groups, padding_mode)
     if not eps >= 0:
         raise ValueError(f"eps must be non-negative, got {eps}")
-    kernel = tuple(weight.shape[2:])
-    stride = _tuple("stride", stride, d, 1)
-    dilation = _tuple("dilation", dilation, d, 1)
-    if not isinstance(padding, str):
-        padding = _tuple("padding", padding, d, 0)
-    padding = conv_geometry(kernel, stride, padding, dilation, padding_mode)
+    d, kernel = weight.dim() - 2, tuple(weight.shape[2:])
     if affine_weight is not None and (affine_weight.dim() != d + 1 or affine_weight.shape[0] != weight.shape[0]):
         raise ValueError(f"affine_weight must have shape (C_out, *taps) with C_out = {weight.shape[0]}, "
                          f"got {tuple(affine_weight.shape)}")
@@ -278,7 +342,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     conv = _CONV[d]
     c_out = weight.shape[0]
     size = tuple(input.shape[2:])
-    m = tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))  # the effective kernel
+    m = _effective_kernel(weight, dilation)
 
     if all(k == 1 for k in m):  # 1x1: a scalar per output channel, folded into the weight
         scale = (autocorrelation.reshape(c_out) + eps).rsqrt()
@@ -290,18 +354,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
         weight = weight * scale.reshape(c_out, *([1] * (d + 1)))
         return conv(input, weight, bias, stride, 0, dilation, groups)
 
-    if padding_mode == "circular":
-        if any(k > n for k, n in zip(m, size)):
-            raise ValueError(f"kernel size {m} (with dilation) is larger than the input size {size}")
-        length = size
-        offset = (0,) * d
-    else:
-        length = tuple(n + k - 1 for n, k in zip(size, m))
-        offset = tuple(k - 1 - p for k, p in zip(m, padding))
-    out_size = tuple((n + 2 * p - k) // s + 1 for n, p, k, s in zip(size, padding, m, stride))
-    if any(o < 1 for o in out_size):
-        raise ValueError(f"input size {size} is too small for kernel {m} with padding {padding}")
-
+    length, offset, out_size = _normalization_geometry(size, m, padding, stride, padding_mode)
     gain = (autocorrelation_power_spectrum(autocorrelation, length, dilation=dilation) + eps).rsqrt()
     if affine_weight is not None:
         taps = tuple(affine_weight.shape[1:])
@@ -311,7 +364,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
-    if _use_frequency_domain(input, groups, dilation, length, stride, gain):
+    if _use_frequency_domain(input, groups, dilation, length, stride, gain.requires_grad):
         conv_shift = tuple(-p for p in padding) if padding_mode == "circular" else tuple(1 - k for k in m)
         constants = _frequency_domain_constants(size, length, stride, out_size, m, conv_shift,
                                                 tuple(affine_weight.shape[1:]), shift, input.dtype, input.device)
@@ -324,7 +377,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         y = conv(input, weight, None, 1, tuple(k - 1 for k in m), dilation, groups)
     if gain.requires_grad:  # no stop-gradient: let autograd differentiate through v-hat too
-        z = _spectral_filter(y, affine_weight, gain, geometry)
+        z = _filtered(y, _multiplier(affine_weight, gain, geometry), geometry)[1]
     else:
         z = _SpectralFilter.apply(y, affine_weight, gain, geometry)
     if bias is not None:
@@ -366,12 +419,23 @@ def _embed_spectrum(grad: torch.Tensor, length, stride) -> torch.Tensor:
     return spectrum.repeat(*([1] * (spectrum.dim() - 2)), first, 1) if fold else spectrum
 
 
-def _spectral_filter(y, affine_weight, gain, geometry):
-    """Differentiable-by-autograd version of :class:`_SpectralFilter` (used without stop-gradient)."""
-    shift, length, stride, out_size = geometry
-    d = len(length)
-    multiplier = gain * _kernel_spectrum(affine_weight, shift, length)
-    return _sample(torch.fft.rfftn(y, dim=tuple(range(-d, 0))) * multiplier, length, stride, out_size)
+def _multiplier(affine_weight, gain, geometry) -> torch.Tensor:
+    r"""The per-channel half spectrum :math:`M = \hat v \hat\rho` (crop offset included)."""
+    shift, length = geometry[:2]
+    return gain * _kernel_spectrum(affine_weight, shift, length)
+
+
+def _filtered(y: torch.Tensor, multiplier: torch.Tensor, geometry) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""``(Y, z)``: the half spectrum :math:`Y` of ``y`` and
+    :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices where
+    :func:`_use_dense`, else FFTs. Differentiable by autograd (used as such without stop-gradient)."""
+    _, length, stride, out_size = geometry
+    if _use_dense(y, length):
+        matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
+        spectrum = _dense_rfft2(y, matrices)
+        return spectrum, _dense_irfft2_sample(spectrum * multiplier, matrices)
+    spectrum = torch.fft.rfftn(y, dim=tuple(range(-len(length), 0)))
+    return spectrum, _sample(spectrum * multiplier, length, stride, out_size)
 
 
 DENSE_DFT_MAX_LENGTH = 50
@@ -476,13 +540,13 @@ def computation(way: str):
         FREQUENCY_DOMAIN_MAX_SIZE, FREQUENCY_DOMAIN_STRIDED, FREQUENCY_DOMAIN_DEVICES = saved
 
 
-def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, stride, gain: torch.Tensor) -> bool:
-    """Whether :mod:`convnorm.frequency_domain` computes this layer: on a device type of
-    ``FREQUENCY_DOMAIN_DEVICES`` (a CPU), 2D, one group, no dilation, stop-gradient (``gain``
-    constant), float32/64, a dense-DFT normalization size, and either strided
-    (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
+def _use_frequency_domain(input: torch.Tensor, groups: int, dilation, length, stride, differentiable: bool) -> bool:
+    r"""Whether :mod:`convnorm.frequency_domain` computes this layer: on a device type of
+    ``FREQUENCY_DOMAIN_DEVICES`` (a CPU), 2D, one group, no dilation, stop-gradient (the gain
+    :math:`\hat v` not ``differentiable``), float32/64, a dense-DFT normalization size, and either
+    strided (``FREQUENCY_DOMAIN_STRIDED``) or an input of at most ``FREQUENCY_DOMAIN_MAX_SIZE`` per axis."""
     return (input.device.type in FREQUENCY_DOMAIN_DEVICES and input.dim() == 4 and groups == 1
-            and all(dl == 1 for dl in dilation) and not gain.requires_grad and input.dtype in (torch.float32, torch.float64)
+            and all(dl == 1 for dl in dilation) and not differentiable and input.dtype in (torch.float32, torch.float64)
             and max(length) <= DENSE_DFT_MAX_LENGTH
             and ((FREQUENCY_DOMAIN_STRIDED and max(stride) > 1) or max(input.shape[2:]) <= FREQUENCY_DOMAIN_MAX_SIZE))
 
@@ -525,18 +589,10 @@ class _SpectralFilter(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, y, affine_weight, gain, geometry):
-        shift, length, stride, out_size = geometry
-        d = len(length)
-        multiplier = gain * _kernel_spectrum(affine_weight, shift, length)
+        multiplier = _multiplier(affine_weight, gain, geometry)
         ctx.geometry = geometry
-        ctx.dense = _use_dense(y, length)
-        if ctx.dense:
-            matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
-            spectrum = _dense_rfft2(y, matrices)
-            z = _dense_irfft2_sample(spectrum * multiplier, matrices)
-        else:
-            spectrum = torch.fft.rfftn(y, dim=tuple(range(-d, 0)))
-            z = _sample(spectrum * multiplier, length, stride, out_size)
+        ctx.dense = _use_dense(y, geometry[1])
+        spectrum, z = _filtered(y, multiplier, geometry)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
         return z
 

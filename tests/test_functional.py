@@ -286,18 +286,45 @@ def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", True)
     monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_DEVICES", ("cpu",))
-    gain = torch.ones(1)
 
-    def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, gain=gain, kernel=3):
+    def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, stop_gradient=True, kernel=3):
         x = torch.empty(2, 4, size, size, device=device, dtype=dtype)
-        return functional._use_frequency_domain(x, groups, (dilation,) * 2, (size + kernel - 1,) * 2,
-                                                (stride,) * 2, gain)
+        w = torch.empty(4, 4 // groups, kernel, kernel, device=device, dtype=dtype, requires_grad=True)
+        return functional.chosen_computation(x, w, stride, dilation * (kernel - 1) // 2, dilation, groups,
+                                             stop_gradient=stop_gradient) == "frequency_domain"
 
     assert chosen(16) and chosen(4) and chosen(8, dtype=torch.float64) and chosen(32, stride=2)
     assert not chosen(32)  # a large stride-1 map: the spatial convolution
     assert not chosen(8, groups=2) and not chosen(8, dilation=2) and not chosen(8, device="meta")
-    assert not chosen(8, gain=torch.ones(1, requires_grad=True))  # no stop-gradient: autograd path
+    assert not chosen(8, stop_gradient=False)  # the gradient flows through v-hat: autograd path
+    with torch.no_grad():  # ... unless there is no gradient at all
+        assert chosen(8, stop_gradient=False)
     assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
+    assert not chosen(8, dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # computed in float32
+        assert chosen(8, dtype=torch.bfloat16)
+    x, w = torch.empty(2, 4, 8, 8), torch.empty(6, 4, 1, 1)
+    assert functional.chosen_computation(x, w) == "pointwise"
+    assert functional.chosen_computation(x, torch.empty(6, 4, 3, 3), padding=1, groups=1) == "frequency_domain"
+    with pytest.raises(ValueError, match="input has 4 channels"):
+        functional.chosen_computation(x, torch.empty(6, 3, 3, 3))
+
+
+@pytest.mark.parametrize("size, stride, stop_gradient", [(8, 1, True), (8, 2, True), (20, 1, True), (8, 1, False)])
+def test_chosen_computation_is_the_one_conv_norm_runs(monkeypatch, size, stride, stop_gradient):
+    """:func:`chosen_computation` answers what :func:`conv_norm` then does (here with the
+    limit at 16: the 20x20 stride-1 map is computed spatially)."""
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_MAX_SIZE", 16)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_STRIDED", True)
+    monkeypatch.setattr(functional, "FREQUENCY_DOMAIN_DEVICES", ("cpu",))
+    calls = []
+    monkeypatch.setattr(functional.FrequencyDomainConvNorm, "apply",
+                        lambda *args, apply=functional.FrequencyDomainConvNorm.apply: calls.append(1) or apply(*args))
+    x, w = torch.randn(2, 3, size, size), torch.randn(4, 3, 3, 3, requires_grad=True)
+    want = functional.chosen_computation(x, w, stride, 1, stop_gradient=stop_gradient)
+    conv_norm(x, w, None, stride, 1, stop_gradient=stop_gradient)
+    assert want == ("frequency_domain" if calls else "spatial")
+    assert want == ("spatial" if size == 20 or not stop_gradient else "frequency_domain")
 
 
 def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
@@ -352,8 +379,8 @@ def test_computation_forces_a_way_and_restores_the_rule():
     default = rule()
 
     def frequency_domain_used(device="cpu", stride=2):
-        x = torch.empty(2, 4, 32, 32, device=device)
-        return functional._use_frequency_domain(x, 1, (1, 1), (34, 34), (stride,) * 2, torch.ones(1))
+        x, w = torch.empty(2, 4, 32, 32, device=device), torch.empty(4, 4, 3, 3, device=device)
+        return functional.chosen_computation(x, w, stride, 1) == "frequency_domain"
 
     with functional.computation("frequency_domain"):
         assert frequency_domain_used(stride=1) and "cuda" in functional.FREQUENCY_DOMAIN_DEVICES

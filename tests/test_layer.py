@@ -32,6 +32,8 @@ def test_shapes_and_parameters_mirror_conv2d(kwargs):
     assert (layer.bias is None) == (conv.bias is None)
     layer.load_state_dict(conv.state_dict(), strict=False)  # weights copy across
     torch.testing.assert_close(layer.weight, conv.weight)
+    meta = ConvNorm2d(4, 6, **kwargs, device="meta")  # shapes without data (no autocast on meta)
+    assert meta(x.to("meta")).shape == conv(x).shape and meta.running_autocorrelation.is_meta
 
 
 def test_fresh_layer_is_pure_normalization_and_train_equals_eval_before_training():
