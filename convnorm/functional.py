@@ -65,7 +65,8 @@ Stop-gradient: by default :math:`\hat v_k` is computed from the *detached* weigh
 weight gradient flows through the convolution only (the paper's choice). Mixed
 precision: under ``torch.autocast`` the whole computation runs in float32 (FFTs of
 half-precision data lose too much) and the result is cast to the autocast dtype, like
-the output of a convolution under autocast.
+the output of a convolution under autocast; float16 and bfloat16 inputs outside autocast
+(a ``model.half()``) are computed in float32 too and the result cast back to their dtype.
 """
 from __future__ import annotations
 
@@ -183,13 +184,20 @@ def _kernel_spectrum(kernel: torch.Tensor, shift, length) -> torch.Tensor:
     return torch.view_as_complex((kernel.reshape(c, -1) @ basis).reshape(c, *half, 2))
 
 
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+"""Dtypes computed in float32 and cast back (FFTs of half-precision data lose too much, and
+``torch.fft`` takes no ``bfloat16``)."""
+
+
 def _fp32_region(input: torch.Tensor):
-    """Disable autocast (if on) and report the dtype a conv under autocast would return
-    (None without autocast, also on device types that have none, such as ``meta``)."""
+    """Disable autocast (if on) and report the dtype to return after computing in float32:
+    under autocast the dtype a conv would return; otherwise the input's dtype if it is one of
+    ``HALF_DTYPES`` (a ``model.half()``), else None (computed in the input's dtype; also on
+    device types without autocast, such as ``meta``)."""
     device_type = input.device.type
     if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
         return torch.autocast(device_type, enabled=False), torch.get_autocast_dtype(device_type)
-    return contextlib.nullcontext(), None
+    return contextlib.nullcontext(), input.dtype if input.dtype in HALF_DTYPES else None
 
 
 def _as_float(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor | None:
@@ -263,14 +271,15 @@ def chosen_computation(
 
     The gradient flows through :math:`\hat v` (which only the spatial computation allows)
     when ``stop_gradient`` is False, ``weight`` requires grad and grad mode is on. Under
-    ``torch.autocast`` the input counts as float32, as :func:`conv_norm` computes in it.
+    ``torch.autocast``, and for float16/bfloat16 inputs, the input counts as float32, as
+    :func:`conv_norm` computes in it.
     Raises the ``ValueError`` that :func:`conv_norm` raises for the same arguments."""
     stride, padding, dilation = _checked_arguments(input, weight, stride, padding, dilation, groups, padding_mode)
     m = _effective_kernel(weight, dilation)
     length = _normalization_geometry(tuple(input.shape[2:]), m, padding, stride, padding_mode)[0]
     if all(k == 1 for k in m):
         return "pointwise"
-    if _fp32_region(input)[1] is not None:  # autocast: computed in float32
+    if _fp32_region(input)[1] is not None:  # autocast or half precision: computed in float32
         input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
     differentiable = not stop_gradient and weight.requires_grad and torch.is_grad_enabled()
     return "frequency_domain" if _use_frequency_domain(input, groups, dilation, length, stride, differentiable) else "spatial"

@@ -62,7 +62,8 @@ The buffers are updated in place, so under ``DataParallel`` the update of the fi
 replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
 BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
 Under ``torch.autocast`` the layer computes in float32 and returns the autocast dtype,
-like a convolution. It compiles with ``torch.compile(fullgraph=True)``; inductor
+like a convolution. A float16 or bfloat16 layer (``model.half()``) also computes in
+float32 and returns its input's dtype; its buffers are kept in the layer's dtype. It compiles with ``torch.compile(fullgraph=True)``; inductor
 generates no code for complex tensors, so the FFT part runs as eager kernels inside
 the compiled graph (inductor warns about it). Nothing in it synchronises with the host,
 so a whole training step records into one CUDA graph (on a GPU, where an eager step is
@@ -192,9 +193,9 @@ class _ConvNormNd(nn.Module):
         self.num_steps_tracked.add_(finite.to(torch.long))
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        region, autocast_dtype = _fp32_region(input)
-        with region:  # r in float32 under autocast, like the FFTs
-            weight = self.weight if autocast_dtype is None else self.weight.float()
+        region, out_dtype = _fp32_region(input)
+        with region:  # r in float32 under autocast or in half precision, like the FFTs
+            weight = self.weight if out_dtype is None else self.weight.float()
             current = kernel_autocorrelation(weight.detach() if self.stop_gradient else weight)
         if self.training:
             self._update_running(current.detach())

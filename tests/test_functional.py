@@ -300,9 +300,9 @@ def test_frequency_domain_is_chosen_where_documented(monkeypatch):
     with torch.no_grad():  # ... unless there is no gradient at all
         assert chosen(8, stop_gradient=False)
     assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
-    assert not chosen(8, dtype=torch.bfloat16)
-    with torch.autocast("cpu", dtype=torch.bfloat16):  # computed in float32
-        assert chosen(8, dtype=torch.bfloat16)
+    assert chosen(8, dtype=torch.bfloat16) and chosen(8, dtype=torch.float16)  # computed in float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # so is a float64 input under autocast
+        assert chosen(8, dtype=torch.float64)
     x, w = torch.empty(2, 4, 8, 8), torch.empty(6, 4, 1, 1)
     assert functional.chosen_computation(x, w) == "pointwise"
     assert functional.chosen_computation(x, torch.empty(6, 4, 3, 3), padding=1, groups=1) == "frequency_domain"

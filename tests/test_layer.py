@@ -176,6 +176,28 @@ def test_autocast_bfloat16_on_cpu():
     assert layer.weight.grad.dtype == torch.float32 and torch.isfinite(layer.weight.grad).all()
 
 
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float16, 4e-3), (torch.bfloat16, 3e-2)])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_half_precision_layer_computes_in_float32(dtype, tolerance, stride):
+    """``layer.to(float16 / bfloat16)`` outside autocast: computed in float32 from the rounded
+    weights and input, returned in the input's dtype, gradients and buffers in the layer's."""
+    torch.manual_seed(10)
+    layer = ConvNorm2d(3, 4, 3, stride=stride, padding=1)
+    half = ConvNorm2d(3, 4, 3, stride=stride, padding=1).to(dtype)
+    half.load_state_dict(layer.state_dict())
+    layer.load_state_dict({k: v.to(dtype).float() for k, v in half.state_dict().items()})  # same rounded weights
+    x = torch.randn(2, 3, 12, 12).to(dtype)
+    out = half(x)
+    assert out.dtype == dtype and half.running_autocorrelation.dtype == dtype
+    want = layer(x.float())
+    assert out.float().sub(want).abs().max() <= tolerance * want.abs().max()
+    out.float().square().sum().backward()
+    assert half.weight.grad.dtype == dtype and torch.isfinite(half.weight.grad.float()).all()
+    assert half.num_steps_tracked.item() == 1
+    half.eval()
+    assert half(x).dtype == dtype
+
+
 def test_torch_compile_matches_eager():
     torch.manual_seed(9)
     eager = ConvNorm2d(3, 4, 3, stride=2, padding=1)
