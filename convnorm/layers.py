@@ -41,6 +41,10 @@ Where things happen:
   layer is pure normalization. The bias is added last.
 * **Normalizer and gradient**: in training mode :math:`\hat v` comes from the current
   weight, detached (stop-gradient, as in the paper) unless ``stop_gradient=False``.
+  With stop-gradient the backward passes are hand-written and differentiable once:
+  second derivatives (double backward, e.g. a gradient penalty) raise PyTorch's
+  ``once_differentiable`` error. With ``stop_gradient=False`` autograd differentiates the
+  spatial computation, to any order.
 * **Running average**: every training forward updates
   ``running_autocorrelation`` :math:`\bar r \leftarrow f_t\, r + (1 - f_t)\,\bar r` with the
   summed kernel autocorrelation :math:`r_k = \sum_i a_{{ki}} \star a_{{ki}}` of the current

@@ -163,6 +163,20 @@ def test_weight_gradient_is_the_stop_gradient_one():
     assert not torch.allclose(full.weight.grad, g)
 
 
+@pytest.mark.parametrize("stride", [1, 2])
+def test_second_derivatives_only_without_stop_gradient(stride):
+    """The stop-gradient backward is differentiable once (PyTorch says so when asked for
+    more); without stop-gradient autograd gives exact second derivatives."""
+    torch.manual_seed(11)
+    x = torch.randn(1, 2, 6, 6, dtype=torch.float64, requires_grad=True)
+    layer = ConvNorm2d(2, 3, 3, stride=stride, padding=1).double()
+    (g,) = torch.autograd.grad(layer(x).square().sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        g.sum().backward()
+    full = ConvNorm2d(2, 3, 3, stride=stride, padding=1, stop_gradient=False).double()
+    assert torch.autograd.gradgradcheck(full, (x,))
+
+
 def test_autocast_bfloat16_on_cpu():
     torch.manual_seed(8)
     layer = ConvNorm2d(3, 4, 3, padding=1)
