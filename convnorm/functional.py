@@ -621,9 +621,8 @@ class _SpectralFilter(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             cross = (grad_spectrum.conj() * spectrum).sum(0) * gain
             cross = torch.fft.irfftn(cross, s=length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
-            taps = affine_weight.shape[1:]
-            index = [(torch.arange(t, device=grad.device) + sh) % n for t, sh, n in zip(taps, shift, length)]
-            grad_affine = cross[(slice(None), *torch.meshgrid(*index, indexing="ij"))]
+            grad_affine = cross[(slice(None), *_lag_index(tuple(affine_weight.shape[1:]), tuple(shift),
+                                                          tuple(length), grad.device))]
         return grad_y, grad_affine, None, None
 
     @staticmethod
@@ -643,6 +642,16 @@ class _SpectralFilter(torch.autograd.Function):
             basis = _kernel_basis(tuple(taps), tuple(shift), tuple(length), grad.dtype, grad.device)
             grad_affine = (weighted @ basis.T).reshape(affine_weight.shape)
         return grad_y, grad_affine, None, None
+
+
+@functools.lru_cache(maxsize=64)
+def _lag_index(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[int, ...],
+               device: torch.device) -> tuple[torch.Tensor, ...]:
+    r"""Per axis the lags :math:`(j + \text{shift}) \bmod L`, :math:`0 \le j <` ``taps``, as an
+    open mesh (cached on ``device``): ``c[:, *index]`` picks the taps of a circular
+    cross-correlation ``c``."""
+    lags = [(torch.arange(t) + sh) % n for t, sh, n in zip(taps, shift, length)]
+    return tuple(index.to(device) for index in torch.meshgrid(*lags, indexing="ij"))
 
 
 def _sum_conj_products(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
