@@ -38,11 +38,20 @@ ResNet) are transformed instead by one real matrix product each, with the dense 
 between the pixels and the real and imaginary parts of the distinct frequencies
 (:math:`2F_d \times n_0 n_1`, built once by applying the per-axis transforms to unit
 inputs, so it is the same map; on the output side the repeats are folded into it). The
-product reads the input transposed and writes the frequency-major layout directly, so no
-layout copies are needed, and for such maps it is several times faster than the per-axis
-products, which are too small for the matrix library.
+product reads the input transposed and writes the frequency-major layout directly, and for
+such maps it is several times faster than the per-axis products, which are too small for
+the matrix library.
 
-Implementation. The complex products run as real ones on stacked real and imaginary parts,
+Implementation. Every spectrum is *planar*: per frequency a real ``(2N, C)`` block, the real
+parts of the N samples above their imaginary parts, never a complex tensor. The per-axis
+transforms are real matrix products on these planes, so they need no layout copies: the
+columns' ``rfft`` is computed transposed, as ``(2K, N C n_0)`` (real planes above imaginary
+ones), which the row transforms (one ``bmm`` per plane, all columns :math:`k` at once) read
+as transposed matrices and turn directly into the frequency-major planar layout; the
+inverse transform does the same in reverse. (With complex interleaved spectra each
+direction needed two transposing copies of the whole spectrum; ``benchmarks/README.md``
+gives the measured gain.)
+The complex products run as real ones on the stacked parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
 kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
 product with a cached basis into one buffer (and the chunk's products into another), both
@@ -67,7 +76,6 @@ from typing import NamedTuple
 
 import torch
 
-from .fourier import complex_dtype
 
 CHUNK_BYTES = 8 * 2**20
 """How many bytes of kernel spectra are built at once on a CPU, few enough to stay in the
@@ -126,26 +134,29 @@ def frequency_layout(length: tuple[int, int]) -> FrequencyLayout:
 
 
 class FrequencyDomainConstants(NamedTuple):
-    """The fixed matrices of one layer geometry (see :func:`frequency_domain_constants`)."""
+    """The fixed matrices of one layer geometry (see :func:`frequency_domain_constants`).
+    Real and imaginary parts are kept in separate planes ("planar"), and the per-axis
+    transforms are real matrices acting on them, so no transform needs a layout copy."""
 
     layout: FrequencyLayout
     in_cols: torch.Tensor
-    """``(n_1, 2K)``: ``rfft`` of the zero-padded input rows, real and imaginary interleaved."""
+    """``(2K, n_1)``: ``rfft`` of the zero-padded input rows, real parts (rows ``0..K-1``)
+    above imaginary parts (rows ``K..2K-1``)."""
     in_rows: torch.Tensor
-    """``(K, L_0, n_0)``: per column, the DFT rows of the zero-padded input in layout order."""
+    """``(2, K, 2 L_0, n_0)``: per plane :math:`p` (real, imaginary) of the column spectrum and
+    per column :math:`k`, the DFT of the zero-padded rows in layout order, as the real map to
+    the interleaved real and imaginary parts of each row frequency."""
     out_rows: torch.Tensor
-    """``(K, O_0, L_0)``: per column, the inverse DFT evaluated on the output rows."""
+    """``(2, K, 2 L_0, O_0)``: per output plane and column, the inverse DFT evaluated on the
+    output rows, from the interleaved real and imaginary parts (the transpose of the real map)."""
     out_cols: torch.Tensor
-    """``(2K, O_1)``: the inverse ``rfft`` evaluated on the output columns."""
-    in_cols_t: torch.Tensor
-    in_rows_h: torch.Tensor
-    out_rows_h: torch.Tensor
-    out_cols_t: torch.Tensor
-    """Adjoints of the four above (transposes, conjugate transposes)."""
+    """``(2K, O_1)``: the inverse ``rfft`` evaluated on the output columns, rows as ``in_cols``."""
     weight_basis: torch.Tensor
     """``(taps, 2 F_d)``: the kernel spectra's basis at the distinct frequencies."""
     affine_basis: torch.Tensor
     """``(affine taps, 2 F_d)``: the affine kernel's basis there."""
+    distinct_grid: torch.Tensor
+    """``(F_d,)``: the ``rfftn`` grid index of each distinct frequency."""
     in_dense: torch.Tensor | None
     """``(2 F_d, n_0 n_1)``: the input's 2D DFT at the distinct frequencies, real and
     imaginary rows, as one real matrix (inputs of at most ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
@@ -153,6 +164,21 @@ class FrequencyDomainConstants(NamedTuple):
     """``(2 F_d, O_0 O_1)``: the real-linear map from the distinct frequencies' real and
     imaginary parts to the output, the repeated frequencies folded in (outputs of at most
     ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
+
+
+def _planar_map(matrix: torch.Tensor) -> torch.Tensor:
+    r"""``(K, R, C)`` complex :math:`M` → ``(2, K, 2R, C)`` real: plane 0 maps a real input
+    :math:`a` to :math:`M a` and plane 1 an imaginary input :math:`i b` to :math:`i M b`, each
+    with the real and imaginary part of every output row interleaved."""
+    real, imag = matrix.real, matrix.imag
+    k, r, c = matrix.shape
+    return torch.stack([torch.stack([real, imag], 2), torch.stack([-imag, real], 2)]).reshape(2, k, 2 * r, c)
+
+
+def _planar_columns(interleaved: torch.Tensor) -> torch.Tensor:
+    """``(2K, ·)`` rows interleaved (real, imaginary per column frequency) → real rows above
+    imaginary rows."""
+    return interleaved.unflatten(0, (-1, 2)).transpose(0, 1).reshape(interleaved.shape).contiguous()
 
 
 def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], matrices: tuple[torch.Tensor, ...],
@@ -164,30 +190,29 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
     layout = FrequencyLayout(*(f.to(dft_rows.device) if isinstance(f, torch.Tensor) else f
                                for f in frequency_layout(length)))  # indices on the matrices' device
     n0, n1 = size
-    in_rows = dft_rows[:, :n0][layout.rows]
-    out_rows = idft_rows[:, layout.rows].transpose(0, 1).contiguous()
     distinct = layout.grid[layout.distinct]
 
     def at_distinct(basis: torch.Tensor) -> torch.Tensor:
         return basis.unflatten(1, (-1, 2))[:, distinct].flatten(1)
 
     constants = FrequencyDomainConstants(
-        layout, rfft_cols[:n1], in_rows, out_rows, irfft_cols,
-        rfft_cols[:n1].T.contiguous(), in_rows.mH.contiguous(), out_rows.mH.contiguous(), irfft_cols.T.contiguous(),
-        at_distinct(weight_basis), at_distinct(affine_basis), None, None)
+        layout, _planar_columns(rfft_cols[:n1].T), _planar_map(dft_rows[:, :n0][layout.rows]),
+        _planar_map(idft_rows[:, layout.rows].permute(1, 2, 0).conj().resolve_conj()), _planar_columns(irfft_cols),
+        at_distinct(weight_basis), at_distinct(affine_basis), distinct, None, None)
     # The dense 2D maps are the per-axis transforms applied to unit inputs: the same map, exactly.
-    frequencies = layout.distinct.stop - layout.distinct.start
+    frequencies = distinct.numel()
     pixels = n0 * n1
     if pixels <= DENSE_2D_MAX_PIXELS:
         units = torch.eye(pixels, dtype=rfft_cols.dtype, device=rfft_cols.device).view(pixels, 1, n0, n1)
         constants = constants._replace(in_dense=_stacked_spectrum(units, constants).view(2 * frequencies, pixels))
-    o0, o1 = out_rows.shape[1], irfft_cols.shape[1]
+    o0, o1 = idft_rows.shape[0], irfft_cols.shape[1]
     if o0 * o1 <= DENSE_2D_MAX_PIXELS:
-        units = torch.zeros(layout.grid.numel(), 2 * frequencies, 1, dtype=in_rows.dtype, device=in_rows.device)
-        index = torch.arange(frequencies, device=in_rows.device)
-        units[layout.distinct.start + index, 2 * index, 0] = 1   # the real part of frequency f alone ...
-        units[layout.distinct.start + index, 2 * index + 1, 0] = 1j  # ... and its imaginary part
-        constants = constants._replace(out_dense=_inverse_transform(units, constants).view(2 * frequencies, o0 * o1))
+        units = torch.zeros(layout.grid.numel(), 2, 2 * frequencies, dtype=rfft_cols.dtype, device=rfft_cols.device)
+        index = torch.arange(frequencies, device=rfft_cols.device)
+        units[layout.distinct.start + index, 0, 2 * index] = 1      # the real part of frequency f alone ...
+        units[layout.distinct.start + index, 1, 2 * index + 1] = 1  # ... and its imaginary part
+        constants = constants._replace(out_dense=_inverse_transform(units.view(-1, 4 * frequencies, 1), constants)
+                                       .view(2 * frequencies, o0 * o1))
     return constants
 
 
@@ -210,88 +235,84 @@ def _workspace(like: torch.Tensor, chunks: list[slice], *shapes: tuple[int, ...]
     return [like.new_empty(f * math.prod(shape)) for shape in shapes]
 
 
-def _to_frequency_major(t: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """``(N, C, n_0, K)`` complex (columns transformed) → rows transformed, column by column,
-    by ``rows`` ``(K, L_0, n_0)``, laid out ``(K L_0, N, C)``: one matrix per frequency.
-    (``t`` is copied as ``(n_0, K, N, C)``, which the ``bmm`` reads with strides: a faster
-    copy than ``(K, n_0, N, C)``.)"""
-    n, c, n0, k = t.shape
-    t = t.permute(2, 3, 0, 1).contiguous().view(n0, k, n * c).transpose(0, 1)
-    return torch.bmm(rows, t).view(k * rows.shape[1], n, c)
-
-
-def _from_frequency_major(t: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
-    """``(K L_0, N, C)`` complex → ``rows[k] @ ·`` on each column ``k``'s ``L_0`` frequencies,
-    then ``· @ cols`` on the interleaved real/imaginary last axis: ``(N, C, O_0, O_1)`` real.
-    (The ``bmm`` writes ``(O_0, K, N, C)``, so that ``(N, C, O_0, K)`` is the transpose of a
-    matrix, which copies faster than other permutations.)"""
-    _, n, c = t.shape
-    k, o0, l0 = rows.shape
-    if torch.compiler.is_compiling():  # Dynamo takes no out= that is not contiguous
-        out = torch.bmm(rows, t.view(k, l0, n * c)).transpose(0, 1)
-    else:
-        out = t.new_empty(o0, k, n * c)
-        torch.bmm(rows, t.view(k, l0, n * c), out=out.transpose(0, 1))
-    return torch.view_as_real(out.reshape(o0 * k, n * c).T.contiguous()).view(n, c, o0, 2 * k) @ cols
+def _into(op, *args, out: torch.Tensor) -> torch.Tensor:
+    """``op(*args, out=out)``, written in place into a view such as one plane of a chunk;
+    under ``torch.compile`` (Dynamo takes no ``out=`` that is not contiguous)
+    ``out.copy_(op(*args))``."""
+    if torch.compiler.is_compiling():
+        return out.copy_(op(*args))
+    return op(*args, out=out)
 
 
 def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
     """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L``, at the distinct frequencies, as
     ``(F_d, 2N, C)``: per frequency the real parts of the N samples stacked on their
-    imaginary parts."""
+    imaginary parts. (Per axis: the columns' ``rfft`` as ``(2K, N C n_0)``, which the row
+    products read transposed, one product per plane.)"""
     n, c, n0, n1 = x.shape
     if constants.in_dense is not None:  # rows (f, real/imaginary) x columns (n, c): the stacked layout
         return (constants.in_dense @ x.reshape(n * c, n0 * n1).T).view(constants.in_dense.shape[0] // 2, 2 * n, c)
-    spectrum = torch.view_as_complex((x.reshape(-1, n1) @ constants.in_cols).unflatten(-1, (-1, 2)))
-    k = constants.in_cols.shape[1] // 2
-    x_hat = _to_frequency_major(spectrum.reshape(n, c, n0, k), constants.in_rows)[constants.layout.distinct]
-    return torch.view_as_real(x_hat).permute(0, 3, 1, 2).reshape(x_hat.shape[0], 2 * n, c)
+    _, k, rows, _ = constants.in_rows.shape
+    columns = (constants.in_cols @ x.reshape(-1, n1).T).view(2, k, n * c, n0)
+    spectrum = torch.bmm(constants.in_rows[0], columns[0].transpose(1, 2))
+    spectrum.baddbmm_(constants.in_rows[1], columns[1].transpose(1, 2))             # (K, 2 L_0, N C)
+    return spectrum.view(k * rows // 2, 2 * n, c)[constants.layout.distinct]
 
 
 def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
-    """``(F, N, C)`` complex in the layout's order, its distinct frequencies filled in →
+    """``(F, 2N, C)`` planar in the layout's order, its distinct frequencies filled in →
     ``(N, C, O_0, O_1)`` real: the inverse DFT on the output grid, each repeated frequency
     taken as its mirror's conjugate (filled in here, or folded into ``out_dense``)."""
     layout = constants.layout
-    _, n, c = z_all.shape
-    o0, o1 = constants.out_rows.shape[1], constants.out_cols.shape[1]
+    _, n2, c = z_all.shape
+    n = n2 // 2
+    _, k, rows, o0 = constants.out_rows.shape
+    o1 = constants.out_cols.shape[1]
     if constants.out_dense is not None:
-        z = z_all[layout.distinct]
-        planar = torch.view_as_real(z).permute(0, 3, 1, 2).reshape(2 * z.shape[0], n * c)
-        return (planar.T @ constants.out_dense).view(n, c, o0, o1)
-    z_all[layout.repeats] = z_all[layout.mirrors].conj()
-    return _from_frequency_major(z_all, constants.out_rows, constants.out_cols)
+        return (z_all[layout.distinct].reshape(constants.out_dense.shape[0], n * c).T @ constants.out_dense).view(n, c, o0, o1)
+    planes = z_all.view(z_all.shape[0], 2, n * c)
+    planes[layout.repeats, 0] = planes[layout.mirrors, 0]
+    planes[layout.repeats, 1] = -planes[layout.mirrors, 1]
+    spectrum = z_all.view(k, rows, n * c).transpose(1, 2)
+    columns = z_all.new_empty(2, k, n * c, o0)
+    for plane in range(2):
+        torch.bmm(spectrum, constants.out_rows[plane], out=columns[plane])
+    return (columns.view(2 * k, n * c * o0).T @ constants.out_cols).view(n, c, o0, o1)
 
 
 def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
-    """Adjoint of :func:`_inverse_transform`: ``(N, C, O_0, O_1)`` → ``(F_d, N, C)`` complex
-    (real part: the gradient of the real parts; imaginary part: of the imaginary parts)."""
+    """Adjoint of :func:`_inverse_transform`: ``(N, C, O_0, O_1)`` → ``(F_d, 2N, C)`` planar
+    (the gradients of the real parts above those of the imaginary parts)."""
     layout = constants.layout
     n, c = grad.shape[:2]
     if constants.out_dense is not None:
         rows, pixels = constants.out_dense.shape
-        planar = (constants.out_dense @ grad.reshape(n * c, pixels).T).view(rows // 2, 2, n, c)
-        return torch.complex(planar[:, 0], planar[:, 1])
-    grad_z = torch.view_as_complex((grad @ constants.out_cols_t).unflatten(-1, (-1, 2)))
-    grad_z = _to_frequency_major(grad_z, constants.out_rows_h)                       # (F, N, C)
-    grad_z.index_add_(0, layout.mirrors, grad_z[layout.repeats].conj())   # the repeats are conj(mirrors)
-    return grad_z[layout.distinct]
+        return (constants.out_dense @ grad.reshape(n * c, pixels).T).view(rows // 2, 2 * n, c)
+    _, k, rows, o0 = constants.out_rows.shape
+    columns = (constants.out_cols @ grad.reshape(-1, grad.shape[-1]).T).view(2, k, n * c, o0)
+    grad_z = torch.bmm(constants.out_rows[0], columns[0].transpose(1, 2))
+    grad_z.baddbmm_(constants.out_rows[1], columns[1].transpose(1, 2))              # (K, 2 L_0, N C)
+    planes = grad_z.view(k * rows // 2, 2, n * c)
+    planes[:, 0].index_add_(0, layout.mirrors, planes[layout.repeats, 0])   # the repeats are conj(mirrors)
+    planes[:, 1].index_add_(0, layout.mirrors, planes[layout.repeats, 1], alpha=-1)
+    return grad_z.view(k * rows // 2, 2 * n, c)[layout.distinct]
 
 
-def _stacked_spectrum_adjoint(grad_stacked: torch.Tensor, constants: FrequencyDomainConstants,
+def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomainConstants,
                               size: tuple[int, int]) -> torch.Tensor:
-    """Adjoint of :func:`_stacked_spectrum`: ``(F_d, 2N, C)`` → ``(N, C, n_0, n_1)``."""
-    layout = constants.layout
-    frequencies, n2, c = grad_stacked.shape
+    """Adjoint of :func:`_stacked_spectrum`: ``(F, 2N, C)`` in the layout's order, zero at the
+    repeated frequencies (which :func:`_stacked_spectrum` does not return) → ``(N, C, n_0, n_1)``."""
+    _, n2, c = grad_all.shape
     n = n2 // 2
     if constants.in_dense is not None:
-        return (grad_stacked.view(2 * frequencies, n * c).T @ constants.in_dense).view(n, c, *size)
-    # the repeated frequencies of X were not used: zero gradient
-    grad_x_hat = grad_stacked.new_empty(layout.grid.numel(), n, c, dtype=complex_dtype(grad_stacked.dtype))
-    grad_x_hat[:layout.distinct.start].zero_()
-    grad_x_hat[layout.distinct.stop:].zero_()
-    torch.complex(grad_stacked[:, :n], grad_stacked[:, n:], out=grad_x_hat[layout.distinct])
-    return _from_frequency_major(grad_x_hat, constants.in_rows_h, constants.in_cols_t)
+        rows = constants.in_dense.shape[0]
+        return (grad_all[constants.layout.distinct].view(rows, n * c).T @ constants.in_dense).view(n, c, *size)
+    _, k, rows, n0 = constants.in_rows.shape
+    spectrum = grad_all.view(k, rows, n * c).transpose(1, 2)
+    columns = grad_all.new_empty(2, k, n * c, n0)
+    for plane in range(2):
+        torch.bmm(spectrum, constants.in_rows[plane], out=columns[plane])
+    return (columns.view(2 * k, n * c * n0).T @ constants.in_cols).view(n, c, *size)
 
 
 class FrequencyDomainConvNorm(torch.autograd.Function):
@@ -300,7 +321,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     ``forward(x, weight, affine_weight, gain, constants)`` with ``x`` ``(N, C_in, n_0, n_1)``,
     ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
     :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and the layer geometry's
-    ``FrequencyDomainConstants``.
+    ``FrequencyDomainConstants``. Spectra are planar: per frequency ``(2N, C)``, the real
+    parts of the N samples above their imaginary parts.
     """
 
     @staticmethod
@@ -311,13 +333,12 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         stacked = _stacked_spectrum(x, constants)                                        # [X_r; X_i]
         frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        cdtype = complex_dtype(x.dtype)
-        u = torch.empty(frequencies, n, c_out, dtype=cdtype, device=x.device)  # X A^T, by chunks
-        affine = affine_weight.reshape(c_out, -1) @ constants.affine_basis
-        g = gain.reshape(c_out, -1)[:, layout.grid[layout.distinct]] * torch.view_as_complex(affine.unflatten(1, (-1, 2)))
-        g = g.T[:, None, :]                                                               # G, (F_d, 1, C_out)
-        z_all = torch.empty(layout.grid.numel(), n, c_out, dtype=cdtype, device=x.device)
-        z = z_all[layout.distinct]                                                        # G U
+        u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
+        affine = (affine_weight.reshape(c_out, -1) @ constants.affine_basis).view(c_out, frequencies, 2)
+        g = gain.reshape(c_out, -1)[:, constants.distinct_grid, None] * affine           # G, (C_out, F_d, 2)
+        g = g.permute(1, 2, 0).unsqueeze(2).contiguous()                                  # (F_d, 2, 1, C_out)
+        z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
+        z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = G U
         chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
@@ -326,10 +347,11 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
                          out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
             # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
             r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
-            # U = (X_r A_r^T - X_i A_i^T) + i (X_r A_i^T + X_i A_r^T), summed in place in the product buffer
-            re, im = r[:, :n, :c_out].sub_(r[:, n:, c_out:]), r[:, :n, c_out:].add_(r[:, n:, :c_out])
-            torch.complex(re, im, out=u[part])
-            torch.mul(u[part], g[part], out=z[part])  # while the chunk is in cache
+            u_r, u_i, g_r, g_i = u[part, :n], u[part, n:], g[part, 0], g[part, 1]
+            _into(torch.sub, r[:, :n, :c_out], r[:, n:, c_out:], out=u_r)  # U_r = X_r A_r^T - X_i A_i^T
+            _into(torch.add, r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
+            _into(torch.mul, u_r, g_r, out=z[part, :n]).addcmul_(u_i, g_i, value=-1)  # while the chunk is in cache
+            _into(torch.mul, u_i, g_r, out=z[part, n:]).addcmul_(u_r, g_i)
         ctx.save_for_backward(stacked, u, weight, affine_weight, gain, g)
         ctx.constants = constants
         ctx.size = tuple(x.shape[2:])
@@ -343,40 +365,47 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
         n, c_out = n2 // 2, weight.shape[0]
-        grad_z = _inverse_transform_adjoint(grad, constants)                              # (F_d, N, C_out)
+        grad_z = _inverse_transform_adjoint(grad, constants)                              # [dZ_r; dZ_i]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        grad_stacked = torch.empty_like(stacked) if ctx.needs_input_grad[0] else None
+        grad_all = grad_stacked = None
+        if ctx.needs_input_grad[0]:  # the repeated frequencies of X were not used: zero gradient
+            grad_all = stacked.new_empty(layout.grid.numel(), n2, c_in)
+            grad_all[:layout.distinct.start].zero_()
+            grad_all[layout.distinct.stop:].zero_()
+            grad_stacked = grad_all[layout.distinct]
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
-        grad_g = g.new_empty(frequencies, c_out) if ctx.needs_input_grad[2] else None
+        grad_g = g.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
         chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size(), stacked.device)
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
-        (products,) = _workspace(grad_z, chunks, (n, c_out))
         for part in chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
-            product = products[:f * n * c_out].view(f, n, c_out)
-            if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache
-                torch.sum(torch.mul(grad_z[part], u[part].conj(), out=product), 1, out=grad_g[part])
-            grad_u = torch.mul(grad_z[part], g[part].conj(), out=product)                 # dU = conj(G) dZ
-            # W = [[dU_r, dU_i], [dU_i, -dU_r]]: [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
             w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
-            w[:, :n, :c_out].copy_(grad_u.real)
-            w[:, :n, c_out:].copy_(grad_u.imag)
-            w[:, n:, :c_out].copy_(grad_u.imag)
-            w[:, n:, c_out:].copy_(grad_u.real).neg_()
+            dz_r, dz_i, g_r, g_i = grad_z[part, :n], grad_z[part, n:], g[part, 0], g[part, 1]
+            if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache (w as scratch)
+                u_r, u_i = u[part, :n], u[part, n:]
+                _into(torch.sum, _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out]), 1, out=grad_g[part, 0])
+                _into(torch.sum, _into(torch.mul, dz_i, u_r, out=w[:, :n, c_out:]).addcmul_(dz_r, u_i, value=-1), 1,
+                      out=grad_g[part, 1])
+            # W = [[dU_r, dU_i], [dU_i, -dU_r]] with dU = conj(G) dZ:
+            # [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
+            _into(torch.mul, dz_r, g_r, out=w[:, :n, :c_out]).addcmul_(dz_i, g_i)
+            _into(torch.mul, dz_i, g_r, out=w[:, :n, c_out:]).addcmul_(dz_r, g_i, value=-1)
+            w[:, n:, :c_out].copy_(w[:, :n, c_out:])
+            _into(torch.neg, w[:, :n, :c_out], out=w[:, n:, c_out:])
             a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
-            if ctx.needs_input_grad[0]:
+            if grad_stacked is not None:
                 torch.mm(basis.T, weight_t, out=a.view(2 * f, -1))
                 torch.bmm(w, a, out=grad_stacked[part])
             if ctx.needs_input_grad[1]:  # the spectra's buffer is free again: dA goes there
                 grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part], out=a).view(2 * f, -1))
         grad_x = grad_w = grad_affine = None
-        if ctx.needs_input_grad[0]:
-            grad_x = _stacked_spectrum_adjoint(grad_stacked, constants, ctx.size)
+        if grad_all is not None:
+            grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
         if grad_g is not None:  # d rho = Re(conj(basis) v dG)
-            grad_g = grad_g * gain.reshape(c_out, -1).T[layout.grid[layout.distinct]]
-            grad_affine = (torch.view_as_real(grad_g.T.contiguous()).reshape(c_out, -1) @ constants.affine_basis.T)
+            grad_g = grad_g * gain.reshape(c_out, -1).T[constants.distinct_grid, None]
+            grad_affine = grad_g.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None, None
