@@ -67,9 +67,14 @@ replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
 BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
 Under ``torch.autocast`` the layer computes in float32 and returns the autocast dtype,
 like a convolution. A float16 or bfloat16 layer (``model.half()``) also computes in
-float32 and returns its input's dtype; its buffers are kept in the layer's dtype. It compiles with ``torch.compile(fullgraph=True)``; inductor
-generates no code for complex tensors, so the FFT part runs as eager kernels inside
-the compiled graph (inductor warns about it). Nothing in it synchronises with the host,
+float32 and returns its input's dtype; its buffers are kept in the layer's dtype.
+It compiles with ``torch.compile(fullgraph=True)``; inductor generates no code for
+complex tensors, so the FFT part runs as eager kernels inside the compiled graph
+(inductor warns about it), and Dynamo traces through the package's caches of transform
+matrices, so the graph rebuilds them on every call. On a CPU the compiled layer was
+slower than the eager one in our measurements (not recorded): where the rest of a model
+gains from compiling, the layer can stay eager (``torch.compiler.disable`` on its
+forward). Nothing in it synchronises with the host,
 so a whole training step records into one CUDA graph (on a GPU, where an eager step is
 bound by kernel launches, that is the fast way to train it; see
 ``convnorm.layer_benchmark.make_graphed_train_step``).
