@@ -510,11 +510,11 @@ frequency domain (:mod:`convnorm.frequency_domain`)."""
 FREQUENCY_DOMAIN_STRIDED = True
 """Whether strided 2D layers on a CPU are computed in the frequency domain, whatever their
 (dense-DFT) size. Measured with ``python benchmarks/bench_layer.py --per-layer`` (2-core
-CPU, batch 32): the frequency domain is faster for every strided layer of a CIFAR ResNet18
-(the spatial computation needs the unstrided full convolution) and for stride-1 maps up to
-16x16; on the 32x32 stride-1 ones the two are within the machine's noise of each other
-alone, and in the whole training step the frequency domain made it 4-6% faster (the
-rule with a limit of 32 against 16, interleaved in one process), hence the limit of 32."""
+CPU, batch 32, ``benchmarks/results/bench_layer_per_layer.json``): the frequency domain is
+faster for every strided layer of a CIFAR ResNet18 (the spatial computation needs the
+unstrided full convolution) and for every stride-1 one, the 32x32 maps included (1.47x
+against 1.57x their Conv2d at 375ba55; before the planar spectra the two tied alone, and the
+whole training step was 4-6% faster with the limit of 32 than with 16), hence the limit of 32."""
 
 
 FREQUENCY_DOMAIN_DEVICES = ("cpu",)
