@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_layer import RESNET18_3X3, batch  # noqa: E402
+from bench_layer import RESNET18_3X3, batch, layer_inputs  # noqa: E402
 from convnorm.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
 
@@ -98,12 +98,7 @@ def whole_step(packages: dict[str, ModuleType], batch_size: int, repeats: int) -
 def per_layer(packages: dict[str, ModuleType], batch_size: int, repeats: int) -> list[dict]:
     rows = []
     for c_in, c_out, size, stride in (STEM, *RESNET18_3X3):
-        g = torch.Generator().manual_seed(size)
-        x = torch.randn(batch_size, c_in, size, size, generator=g).requires_grad_(c_in > 3)
-        w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).requires_grad_()
-        rho = torch.zeros(c_out, 3, 3)
-        rho[:, 1, 1] = 1
-        rho.requires_grad_()
+        x, w, rho = layer_inputs(c_in, c_out, size, batch_size)
 
         def run(package):
             def step():

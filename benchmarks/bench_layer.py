@@ -84,18 +84,24 @@ RESNET18_3X3 = [(64, 64, 32, 1), (64, 128, 32, 2), (128, 128, 16, 1), (128, 256,
                 (256, 512, 8, 2), (512, 512, 4, 1)]  # (C_in, C_out, input size, stride)
 
 
+def layer_inputs(c_in: int, c_out: int, size: int, batch_size: int, device: str = "cpu"):
+    """A random input (requiring grad unless it has 3 channels, like the network's), 3x3 weight
+    and identity affine kernel (a centred delta) for timing one layer, seeded by ``size``."""
+    g = torch.Generator().manual_seed(size)
+    x = torch.randn(batch_size, c_in, size, size, generator=g).to(device).requires_grad_(c_in > 3)
+    w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).to(device).requires_grad_()
+    rho = torch.zeros(c_out, 3, 3, device=device)
+    rho[:, 1, 1] = 1
+    return x, w, rho.requires_grad_()
+
+
 def per_layer(batch_size: int, repeats: int, device: str) -> dict:
     """Forward + backward seconds of each ResNet18 3x3 layer: Conv2d, ConvNorm spatial,
     ConvNorm frequency domain (interleaved medians), and the ratios to Conv2d."""
     paths = sorted(functional.COMPUTATIONS)
     rows = []
     for c_in, c_out, size, stride in RESNET18_3X3:
-        g = torch.Generator().manual_seed(size)
-        x = torch.randn(batch_size, c_in, size, size, generator=g).to(device).requires_grad_()
-        w = (0.05 * torch.randn(c_out, c_in, 3, 3, generator=g)).to(device).requires_grad_()
-        rho = torch.zeros(c_out, 3, 3, device=device)
-        rho[:, 1, 1] = 1
-        rho.requires_grad_()
+        x, w, rho = layer_inputs(c_in, c_out, size, batch_size, device)
 
         def run(path: str):
             def step():

@@ -386,7 +386,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         y = conv(input, weight, None, 1, tuple(k - 1 for k in m), dilation, groups)
     if gain.requires_grad:  # no stop-gradient: let autograd differentiate through v-hat too
-        z = _filtered(y, _multiplier(affine_weight, gain, geometry), geometry)[1]
+        z = _filtered(y, _multiplier(affine_weight, gain, geometry), geometry, _use_dense(y, length))[1]
     else:
         z = _SpectralFilter.apply(y, affine_weight, gain, geometry)
     if bias is not None:
@@ -434,12 +434,12 @@ def _multiplier(affine_weight, gain, geometry) -> torch.Tensor:
     return gain * _kernel_spectrum(affine_weight, shift, length)
 
 
-def _filtered(y: torch.Tensor, multiplier: torch.Tensor, geometry) -> tuple[torch.Tensor, torch.Tensor]:
+def _filtered(y: torch.Tensor, multiplier: torch.Tensor, geometry, dense: bool) -> tuple[torch.Tensor, torch.Tensor]:
     r"""``(Y, z)``: the half spectrum :math:`Y` of ``y`` and
-    :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices where
-    :func:`_use_dense`, else FFTs. Differentiable by autograd (used as such without stop-gradient)."""
+    :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices if ``dense``
+    (:func:`_use_dense`), else FFTs. Differentiable by autograd (used as such without stop-gradient)."""
     _, length, stride, out_size = geometry
-    if _use_dense(y, length):
+    if dense:
         matrices = _dft_matrices(tuple(length), tuple(stride), tuple(out_size), y.dtype, y.device)
         spectrum = _dense_rfft2(y, matrices)
         return spectrum, _dense_irfft2_sample(spectrum * multiplier, matrices)
@@ -601,7 +601,7 @@ class _SpectralFilter(torch.autograd.Function):
         multiplier = _multiplier(affine_weight, gain, geometry)
         ctx.geometry = geometry
         ctx.dense = _use_dense(y, geometry[1])
-        spectrum, z = _filtered(y, multiplier, geometry)
+        spectrum, z = _filtered(y, multiplier, geometry, ctx.dense)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, affine_weight, gain, multiplier)
         return z
 

@@ -1,0 +1,44 @@
+"""benchmarks/bench_compare.py: the package at a git revision imports beside this one under its
+own name and computes the same layer; the two orders of a comparison are both recorded; an
+unknown revision is a clear error."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import convnorm
+from convnorm.functional import conv_norm2d
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import bench_compare  # noqa: E402
+
+
+def test_package_at_a_revision_imports_under_its_own_name(tmp_path):
+    commit = bench_compare.commit_of("HEAD")
+    package = bench_compare.package_at(commit, tmp_path)
+    assert package.__name__ == f"convnorm_{commit[:8]}" and package is not convnorm
+    assert Path(package.__file__).is_relative_to(tmp_path)
+    functional = __import__(f"{package.__name__}.functional", fromlist=["conv_norm2d"])
+    assert functional.conv_norm2d is not conv_norm2d
+    torch.manual_seed(0)
+    x, w = torch.randn(2, 3, 8, 8, dtype=torch.float64), torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    torch.testing.assert_close(functional.conv_norm2d(x, w, None, 2, 1), conv_norm2d(x, w, None, 2, 1))
+
+
+def test_both_orders_are_timed_and_the_ratio_is_head_over_base():
+    calls = []
+    steps = {name: (lambda name=name: calls.append(name)) for name in ("reference", "base", "head")}
+    out = bench_compare.both_orders(steps, repeats=2)
+    assert calls[:3] == ["reference", "base", "head"] and calls[-3:] == ["reference", "head", "base"]
+    for order in ("base first", "head first"):
+        assert out[order]["head_over_base"] == pytest.approx(out[order]["head"] / out[order]["base"])
+    assert out["head_over_base_mean"] == pytest.approx(
+        (out["base first"]["head_over_base"] + out["head first"]["head_over_base"]) / 2)
+
+
+def test_unknown_revision_is_a_value_error():
+    with pytest.raises(ValueError, match="not a commit of this repository: 'no-such-rev'"):
+        bench_compare.commit_of("no-such-rev")
