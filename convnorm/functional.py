@@ -514,7 +514,8 @@ CPU, batch 32, ``benchmarks/results/bench_layer_per_layer.json``): the frequency
 faster for every strided layer of a CIFAR ResNet18 (the spatial computation needs the
 unstrided full convolution) and for every stride-1 one, the 32x32 maps included (1.47x
 against 1.57x their Conv2d at 375ba55; before the planar spectra the two tied alone, and the
-whole training step was 4-6% faster with the limit of 32 than with 16), hence the limit of 32."""
+whole training step was no slower with the limit of 32 than with 16:
+``benchmarks/results/bench_compare_d3cdc7c_9c17927.json``), hence the limit of 32."""
 
 
 FREQUENCY_DOMAIN_DEVICES = ("cpu",)

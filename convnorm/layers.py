@@ -71,10 +71,9 @@ float32 and returns its input's dtype; its buffers are kept in the layer's dtype
 It compiles with ``torch.compile(fullgraph=True)``; inductor generates no code for
 complex tensors, so the FFT part runs as eager kernels inside the compiled graph
 (inductor warns about it), and Dynamo traces through the package's caches of transform
-matrices, so the graph rebuilds them on every call. On a CPU the compiled layer was
-slower than the eager one in our measurements (not recorded): where the rest of a model
-gains from compiling, the layer can stay eager (``torch.compiler.disable`` on its
-forward). Nothing in it synchronises with the host,
+matrices, so the graph rebuilds them on every call. Whether compiling pays off for the
+layer is not measured here; if it does not for a model, the layer can stay eager
+(``torch.compiler.disable`` on its forward) while the rest is compiled. Nothing in it synchronises with the host,
 so a whole training step records into one CUDA graph (on a GPU, where an eager step is
 bound by kernel launches, that is the fast way to train it; see
 ``convnorm.layer_benchmark.make_graphed_train_step``).
