@@ -277,11 +277,18 @@ def chosen_computation(
     stride, padding, dilation = _checked_arguments(input, weight, stride, padding, dilation, groups, padding_mode)
     m = _effective_kernel(weight, dilation)
     length = _normalization_geometry(tuple(input.shape[2:]), m, padding, stride, padding_mode)[0]
-    if all(k == 1 for k in m):
-        return "pointwise"
     if _fp32_region(input)[1] is not None:  # autocast or half precision: computed in float32
         input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
     differentiable = not stop_gradient and weight.requires_grad and torch.is_grad_enabled()
+    return _computation(input, m, length, groups, dilation, stride, differentiable)
+
+
+def _computation(input: torch.Tensor, m, length, groups: int, dilation, stride, differentiable: bool) -> str:
+    r"""The decision of :func:`chosen_computation` for checked arguments (``m`` the effective
+    kernel, ``length`` the normalization size, ``differentiable`` whether :math:`\hat v` needs
+    a gradient); :func:`conv_norm` computes what it returns."""
+    if all(k == 1 for k in m):
+        return "pointwise"
     return "frequency_domain" if _use_frequency_domain(input, groups, dilation, length, stride, differentiable) else "spatial"
 
 
@@ -352,8 +359,10 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     c_out = weight.shape[0]
     size = tuple(input.shape[2:])
     m = _effective_kernel(weight, dilation)
+    length, offset, out_size = _normalization_geometry(size, m, padding, stride, padding_mode)
+    way = _computation(input, m, length, groups, dilation, stride, autocorrelation.requires_grad)
 
-    if all(k == 1 for k in m):  # 1x1: a scalar per output channel, folded into the weight
+    if way == "pointwise":  # 1x1: a scalar per output channel, folded into the weight
         scale = (autocorrelation.reshape(c_out) + eps).rsqrt()
         if affine_weight is not None:
             if affine_weight[0].numel() != 1:
@@ -363,7 +372,6 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
         weight = weight * scale.reshape(c_out, *([1] * (d + 1)))
         return conv(input, weight, bias, stride, 0, dilation, groups)
 
-    length, offset, out_size = _normalization_geometry(size, m, padding, stride, padding_mode)
     gain = (autocorrelation_power_spectrum(autocorrelation, length, dilation=dilation) + eps).rsqrt()
     if affine_weight is not None:
         taps = tuple(affine_weight.shape[1:])
@@ -373,7 +381,7 @@ def _conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_m
     else:
         affine_weight = torch.ones(c_out, *([1] * d), dtype=input.dtype, device=input.device)
         shift = offset
-    if _use_frequency_domain(input, groups, dilation, length, stride, gain.requires_grad):
+    if way == "frequency_domain":
         conv_shift = tuple(-p for p in padding) if padding_mode == "circular" else tuple(1 - k for k in m)
         constants = _frequency_domain_constants(size, length, stride, out_size, m, conv_shift,
                                                 tuple(affine_weight.shape[1:]), shift, input.dtype, input.device)
