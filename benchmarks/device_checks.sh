@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The layer's GPU checks in one call:
-# the CUDA tests, then the GPU benchmarks whose records benchmarks/README.md cites.
+# The layer's GPU checks in one call: the CUDA tests and the conversion tests (torchvision's
+# resnet18 where torchvision imports), then the GPU benchmarks whose records benchmarks/README.md cites.
 #
 #   bash benchmarks/device_checks.sh [RESULTS_DIR]    # default: benchmarks/results
 #
@@ -11,7 +11,7 @@ out="${1:-benchmarks/results}"
 mkdir -p "$out"
 python -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; print(torch.cuda.get_device_name())"
 
-python -m pytest -q -p no:cacheprovider tests/test_layer_cuda.py
+python -m pytest -q -p no:cacheprovider -rs tests/test_layer_cuda.py tests/test_convert.py
 for batch in 32 128; do
   python benchmarks/bench_layer.py --device cuda --cuda-graph --batch "$batch" --repeats 21 --rss-repeats 1 \
     --out "$out/bench_layer_cuda_graph_batch$batch.json"
