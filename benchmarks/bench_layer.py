@@ -30,7 +30,8 @@ with a synchronisation (the loss is read back), so they measure the GPU work. Wi
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
 (:func:`convnorm.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
 launch overhead from both; each model then runs in its own subprocesses (alternating,
-``--rss-repeats`` of each), as one process can hold one captured model only.
+``--rss-repeats`` of each), as one process can hold one captured model only, and no memory
+is recorded (a replay allocates nothing).
 """
 from __future__ import annotations
 
