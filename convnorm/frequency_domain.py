@@ -244,19 +244,40 @@ def _into(op, *args, out: torch.Tensor) -> torch.Tensor:
     return op(*args, out=out)
 
 
+def _planes_forward(t: torch.Tensor, cols: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Real ``(N, C, a, b)`` → ``(K, 2 L_0, N C)``: the per-column transform ``cols``
+    ``(2K, b)`` computed transposed, as ``(2K, N C a)`` (real planes above imaginary ones),
+    which the per-plane row maps ``rows`` ``(2, K, 2 L_0, a)`` read as transposed matrices,
+    one ``bmm`` per plane, into the frequency-major planar layout."""
+    _, k, _, a = rows.shape
+    columns = (cols @ t.reshape(-1, t.shape[-1]).T).view(2, k, -1, a)
+    out = torch.bmm(rows[0], columns[0].transpose(1, 2))
+    return out.baddbmm_(rows[1], columns[1].transpose(1, 2))
+
+
+def _planes_backward(spectrum: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                     shape: tuple[int, ...]) -> torch.Tensor:
+    """The transpose of :func:`_planes_forward`'s map: ``(F, 2N, C)`` in the layout's order →
+    real ``shape`` ``(N, C, a, b)``, one ``bmm`` per plane writing the column spectra, then
+    one product with ``cols`` ``(2K, b)``."""
+    _, k, l2, a = rows.shape
+    nc = spectrum[0].numel() // 2
+    columns = spectrum.new_empty(2, k, nc, a)
+    transposed = spectrum.view(k, l2, nc).transpose(1, 2)
+    for plane in range(2):
+        torch.bmm(transposed, rows[plane], out=columns[plane])
+    return (columns.view(2 * k, nc * a).T @ cols).view(shape)
+
+
 def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
     """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L``, at the distinct frequencies, as
     ``(F_d, 2N, C)``: per frequency the real parts of the N samples stacked on their
-    imaginary parts. (Per axis: the columns' ``rfft`` as ``(2K, N C n_0)``, which the row
-    products read transposed, one product per plane.)"""
+    imaginary parts."""
     n, c, n0, n1 = x.shape
     if constants.in_dense is not None:  # rows (f, real/imaginary) x columns (n, c): the stacked layout
         return (constants.in_dense @ x.reshape(n * c, n0 * n1).T).view(constants.in_dense.shape[0] // 2, 2 * n, c)
-    _, k, rows, _ = constants.in_rows.shape
-    columns = (constants.in_cols @ x.reshape(-1, n1).T).view(2, k, n * c, n0)
-    spectrum = torch.bmm(constants.in_rows[0], columns[0].transpose(1, 2))
-    spectrum.baddbmm_(constants.in_rows[1], columns[1].transpose(1, 2))             # (K, 2 L_0, N C)
-    return spectrum.view(k * rows // 2, 2 * n, c)[constants.layout.distinct]
+    spectrum = _planes_forward(x, constants.in_cols, constants.in_rows)
+    return spectrum.view(constants.layout.grid.numel(), 2 * n, c)[constants.layout.distinct]
 
 
 def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
@@ -266,18 +287,13 @@ def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants)
     layout = constants.layout
     _, n2, c = z_all.shape
     n = n2 // 2
-    _, k, rows, o0 = constants.out_rows.shape
-    o1 = constants.out_cols.shape[1]
+    o0, o1 = constants.out_rows.shape[-1], constants.out_cols.shape[1]
     if constants.out_dense is not None:
         return (z_all[layout.distinct].reshape(constants.out_dense.shape[0], n * c).T @ constants.out_dense).view(n, c, o0, o1)
     planes = z_all.view(z_all.shape[0], 2, n * c)
     planes[layout.repeats, 0] = planes[layout.mirrors, 0]
     planes[layout.repeats, 1] = -planes[layout.mirrors, 1]
-    spectrum = z_all.view(k, rows, n * c).transpose(1, 2)
-    columns = z_all.new_empty(2, k, n * c, o0)
-    for plane in range(2):
-        torch.bmm(spectrum, constants.out_rows[plane], out=columns[plane])
-    return (columns.view(2 * k, n * c * o0).T @ constants.out_cols).view(n, c, o0, o1)
+    return _planes_backward(z_all, constants.out_rows, constants.out_cols, (n, c, o0, o1))
 
 
 def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
@@ -288,14 +304,12 @@ def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainCon
     if constants.out_dense is not None:
         rows, pixels = constants.out_dense.shape
         return (constants.out_dense @ grad.reshape(n * c, pixels).T).view(rows // 2, 2 * n, c)
-    _, k, rows, o0 = constants.out_rows.shape
-    columns = (constants.out_cols @ grad.reshape(-1, grad.shape[-1]).T).view(2, k, n * c, o0)
-    grad_z = torch.bmm(constants.out_rows[0], columns[0].transpose(1, 2))
-    grad_z.baddbmm_(constants.out_rows[1], columns[1].transpose(1, 2))              # (K, 2 L_0, N C)
-    planes = grad_z.view(k * rows // 2, 2, n * c)
+    grad_z = _planes_forward(grad, constants.out_cols, constants.out_rows)              # (K, 2 L_0, N C)
+    frequencies = layout.grid.numel()
+    planes = grad_z.view(frequencies, 2, n * c)
     planes[:, 0].index_add_(0, layout.mirrors, planes[layout.repeats, 0])   # the repeats are conj(mirrors)
     planes[:, 1].index_add_(0, layout.mirrors, planes[layout.repeats, 1], alpha=-1)
-    return grad_z.view(k * rows // 2, 2 * n, c)[layout.distinct]
+    return grad_z.view(frequencies, 2 * n, c)[layout.distinct]
 
 
 def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomainConstants,
@@ -307,12 +321,7 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
     if constants.in_dense is not None:
         rows = constants.in_dense.shape[0]
         return (grad_all[constants.layout.distinct].view(rows, n * c).T @ constants.in_dense).view(n, c, *size)
-    _, k, rows, n0 = constants.in_rows.shape
-    spectrum = grad_all.view(k, rows, n * c).transpose(1, 2)
-    columns = grad_all.new_empty(2, k, n * c, n0)
-    for plane in range(2):
-        torch.bmm(spectrum, constants.in_rows[plane], out=columns[plane])
-    return (columns.view(2 * k, n * c * n0).T @ constants.in_cols).view(n, c, *size)
+    return _planes_backward(grad_all, constants.in_rows, constants.in_cols, (n, c, *size))
 
 
 class FrequencyDomainConvNorm(torch.autograd.Function):
@@ -335,7 +344,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         weight_t = weight.reshape(c_out * c_in, -1).T
         u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
         affine = (affine_weight.reshape(c_out, -1) @ constants.affine_basis).view(c_out, frequencies, 2)
-        g = gain.reshape(c_out, -1)[:, constants.distinct_grid, None] * affine           # G, (C_out, F_d, 2)
+        v = gain.reshape(c_out, -1)[:, constants.distinct_grid, None]                    # v-hat, (C_out, F_d, 1)
+        g = v * affine                                                                    # G, (C_out, F_d, 2)
         g = g.permute(1, 2, 0).unsqueeze(2).contiguous()                                  # (F_d, 2, 1, C_out)
         z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = G U
@@ -352,7 +362,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             _into(torch.add, r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
             _into(torch.mul, u_r, g_r, out=z[part, :n]).addcmul_(u_i, g_i, value=-1)  # while the chunk is in cache
             _into(torch.mul, u_i, g_r, out=z[part, n:]).addcmul_(u_r, g_i)
-        ctx.save_for_backward(stacked, u, weight, affine_weight, gain, g)
+        ctx.save_for_backward(stacked, u, weight, affine_weight, v, g)
         ctx.constants = constants
         ctx.size = tuple(x.shape[2:])
         return _inverse_transform(z_all, constants)
@@ -360,7 +370,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        stacked, u, weight, affine_weight, gain, g = ctx.saved_tensors
+        stacked, u, weight, affine_weight, v, g = ctx.saved_tensors
         constants = ctx.constants
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
@@ -405,7 +415,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
         if grad_g is not None:  # d rho = Re(conj(basis) v dG)
-            grad_g = grad_g * gain.reshape(c_out, -1).T[constants.distinct_grid, None]
+            grad_g = grad_g * v.permute(1, 2, 0)
             grad_affine = grad_g.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None, None
