@@ -69,3 +69,17 @@ def test_bad_arguments_are_named():
         build_model("resnet50", "bn")
     with pytest.raises(ValueError, match="width"):
         build_model("small", "bn", width=0)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_convnorm_without_batchnorm_keeps_a_bias(affine):
+    # the authors' affine convolution has a bias: switching the affine kernel off must not
+    # also remove the only bias of a ConvNorm network without BatchNorm
+    from convnorm.layers import ConvNorm2d
+
+    plain = [m for m in build_model("small", "convnorm", 10, width=4, affine=affine).modules()
+             if isinstance(m, ConvNorm2d)]
+    with_bn = [m for m in build_model("small", "convnorm+bn", 10, width=4, affine=affine).modules()
+               if isinstance(m, ConvNorm2d)]
+    assert plain and all(m.bias is not None for m in plain)
+    assert with_bn and all(m.bias is None for m in with_bn)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread, tiny_cifar  # noqa: F401 (fixtures)
+from convnorm.data import BatchLoader
 from convnorm.models import build_model
 from convnorm.training import (TrainConfig, Trainer, evaluate, load_results, paper_config, provenance,
                                save_results, seed_everything)
@@ -124,3 +125,14 @@ def test_keep_best_restores_the_best_validation_epoch(tiny_cifar):
     assert acc == max(history.val_acc)
     with pytest.raises(ValueError, match="keep_best"):
         make_trainer(tiny_cifar, config).load_best()
+
+
+def test_cuda_graph_needs_cuda_and_excludes_amp_and_free_training():
+    images = torch.zeros(4, 3, 8, 8, dtype=torch.uint8)
+    loader = BatchLoader(images, torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="cuda_graph needs a CUDA device"):
+        Trainer(build_model("small", "bn", 10, width=4), {"train": loader}, TrainConfig(epochs=1, cuda_graph=True),
+                device="cpu", progress=False)
+    for bad in ({"amp": True}, {"free_replays": 4}):
+        with pytest.raises(ValueError, match="cuda_graph cannot be combined"):
+            TrainConfig(epochs=1, cuda_graph=True, **bad)

@@ -1,4 +1,4 @@
-"""The paper's experiments at three scales (presets ``smoke``, ``cpu``, ``paper``).
+"""The paper's experiments at four scales (presets ``smoke``, ``cpu``, ``short-schedule``, ``paper``).
 
 From Python or a notebook::
 
@@ -15,8 +15,8 @@ checked against its published MD5. Results go to ``results/NAME-PRESET-seedN.jso
 with their provenance; checkpoints to ``results/checkpoints/`` (``--resume``
 continues from them).
 """
-from .presets import PRESETS, Preset, get_preset
-from .runners import EXPERIMENTS, Context, Experiment, result_path, run_experiment
+from .presets import PRESETS, Preset, get_preset, protocol_deviations
+from .runners import EXPERIMENTS, Context, Experiment, planned_runs, result_path, run_experiment, run_key
 
-__all__ = ["EXPERIMENTS", "PRESETS", "Context", "Experiment", "Preset", "get_preset", "result_path",
-           "run_experiment"]
+__all__ = ["EXPERIMENTS", "PRESETS", "Context", "Experiment", "Preset", "get_preset", "planned_runs",
+           "protocol_deviations", "result_path", "run_experiment", "run_key"]

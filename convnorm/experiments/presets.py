@@ -9,6 +9,13 @@
   for the four networks of the paper's ablation tables, SimBA for 1,024 iterations on
   50 images, the run-time study on a width-16 ResNet18. A *reduced* protocol: every
   result file says so.
+* ``short-schedule``: the paper's protocol on one GPU with its schedule compressed, so that one
+  seed of an experiment's network trains in minutes on an H100/H200: the paper's networks,
+  optimizer, augmentation and full 45,000/5,000/10,000 split, 16 epochs with the learning
+  rate divided by 10 at epochs 8 and 12 (free adversarial training: 8 epochs of 4 replays,
+  divided at 4 and 6), full test set, PGD-10/20, SimBA on 1,000 images for 3,072
+  iterations. Its differences from ``paper`` are listed by
+  :func:`protocol_deviations`.
 * ``paper``: the paper's protocol, for a GPU: ResNet18 (and VGG16 where the paper uses
   it), the full 45,000/5,000 train/validation split, 120 epochs (CIFAR-100: 150) with
   the learning rate divided by 10 at epochs 40 and 80 (60 and 120), batch 128, full test
@@ -84,6 +91,17 @@ PRESETS = {
         convergence_archs=("small",), robust_norms=("none", "bn", "convnorm", "convnorm+bn"),
         runtime_steps=5, reduced=True,
     ),
+    "short-schedule": Preset(
+        name="short-schedule",
+        description="the paper's networks, data and optimizer on one GPU with a compressed schedule: "
+                    "ResNet18/VGG16, 45k/5k/10k, 16 epochs (lr /10 at 8, 12), batch 128, PGD-10/20, "
+                    "SimBA 1,000 images x 3,072 iterations",
+        arch=None, width=None, epochs=16, milestones=(8, 12), adv_epochs=8, adv_milestones=(4, 6),
+        batch_size=128, max_train=None, max_val=None, max_test=None, max_batches_per_epoch=None,
+        attack_samples=None, pgd_steps=(10, 20), simba_samples=1000, simba_iters=None,
+        noise_rates=(0.2, 0.4, 0.6, 0.8), fractions=(0.1, 0.3, 0.5, 0.7), datasets=("cifar10",),
+        convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=True,
+    ),
     "paper": Preset(
         name="paper",
         description="the paper's protocol (GPU): ResNet18/VGG16, 45k/5k split, 120 epochs (CIFAR-100: 150), "
@@ -101,3 +119,58 @@ def get_preset(name: str) -> Preset:
     if name not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
     return PRESETS[name]
+
+
+def _count(value: int | None, full: str) -> str:
+    return full if value is None else f"{value:,}"
+
+
+def protocol_deviations(name: str) -> list[dict[str, str]]:
+    """Every setting in which preset ``name`` differs from the paper's protocol, and the
+    settings the paper leaves open that this package takes from the authors' code.
+
+    Each row: ``setting``, ``paper`` (what the paper states, or "not stated"), ``here``
+    (what preset ``name`` does) and ``source`` of the value used here: ``"paper"``,
+    ``"authors' code"`` or ``"this book"`` (a compression or a choice of ours).
+    """
+    p, ref = get_preset(name), PRESETS["paper"]
+    rows = []
+
+    def row(setting, paper, here, source):
+        rows.append({"setting": setting, "paper": paper, "here": here, "source": source})
+
+    if p.arch is not None:
+        row("network", "ResNet18 (VGG16 in the convergence study)", f"{p.arch} net of width {p.width}",
+            "this book")
+    if (p.epochs, p.milestones) != (ref.epochs, ref.milestones):
+        row("schedule (CIFAR-10)", "120 epochs, lr / 10 at 40 and 80",
+            f"{p.epochs} epochs, lr / 10 at " + " and ".join(map(str, p.milestones)), "this book")
+    row("free adversarial training", "not stated",
+        f"{p.adv_epochs} epochs of 4 replays, lr / 10 at " + " and ".join(map(str, p.adv_milestones))
+        + ("" if p.adv_epochs == ref.adv_epochs else " (authors' code: 30 epochs, at 10 and 20)"),
+        "authors' code" if p.adv_epochs == ref.adv_epochs else "this book")
+    row("batch size", "not stated", str(p.batch_size), "authors' code")
+    row("PGD step size and start", "not stated", "2/255, random start in the ε-ball", "authors' code")
+    row("data-scarcity subsets", "not stated", "class-balanced random subsets", "authors' code")
+    row("label noise", "symmetric, rate r", "symmetric: a flipped label is uniform over all classes, "
+        "so about 9/10 of r of the labels change (CIFAR-10)", "paper")
+    if p.max_train is not None:
+        row("training images", "45,000 (10% of 50,000 held out)", f"{p.max_train:,} (class-balanced)",
+            "this book")
+    if p.max_val is not None or p.max_test is not None:
+        row("validation / test images", "5,000 / 10,000",
+            f"{_count(p.max_val, '5,000')} / {_count(p.max_test, '10,000')}", "this book")
+    if p.noise_rates != ref.noise_rates:
+        row("label-noise rates", "0.2, 0.4, 0.6, 0.8", ", ".join(f"{r:g}" for r in p.noise_rates), "this book")
+    if p.fractions != ref.fractions:
+        row("training fractions (scarcity)", "0.1, 0.3, 0.5, 0.7", ", ".join(f"{f:g}" for f in p.fractions),
+            "this book")
+    if p.simba_samples != ref.simba_samples or p.simba_iters is not None:
+        row("SimBA", "1,000 images, 3,072 iterations",
+            f"{p.simba_samples:,} images, {_count(p.simba_iters, '3,072')} iterations", "this book")
+    if p.attack_samples is not None:
+        row("PGD/FGSM test images", "10,000", f"{p.attack_samples:,}", "this book")
+    row("CIFAR-100, ImageNet, GANs", "reported", "not run (only a CIFAR-10 copy is at hand)", "this book")
+    row("CIFAR-10 copy", "the official files", "a lossy JPEG copy (quality 75) unless the official "
+        "archive is found; absolute accuracies are not comparable with the paper's", "this book")
+    return rows

@@ -5,15 +5,27 @@ Each experiment trains the networks it needs through :class:`convnorm.training.T
 interrupted run) and returns a JSON-ready dict; :func:`run_experiment` adds the
 provenance and writes ``<output>/<experiment>-<preset>-seed<seed>.json``.
 
+A training whose record is all an experiment keeps (every experiment but the
+adversarial, SimBA and conditioning ones, which analyse the trained model) is also
+stored alone, as a *run record* under ``<output>/runs/<preset>-seed<seed>/``, named by
+its network and a hash of everything that determines it (:func:`run_key`). An
+experiment finds a run record instead of training again, so one training serves every
+experiment that asks for the same settings, and the runs of one experiment can be
+trained by separate processes sharing a GPU (``only=``, the command line's ``--run``)
+and assembled afterwards.
+
 Choices the paper leaves open, made here and recorded in every result file:
 ONI trains with learning rate 0.01 (the paper's footnote: 0.1 diverges); OCNN uses
-λ = 1e-3 (the authors' code), 1e-4 in the adversarial experiment (the paper's footnote);
+λ = 0.01 (the paper's appendix: chosen on the validation set), 1e-4 in the adversarial
+experiment (the paper's footnote);
 in the adversarial, label-noise and data-scarcity comparisons the baselines SN, ONI and
 OCNN are followed by BatchNorm like ConvNorm (``X+bn``); in SimBA and conditioning
 no network has BatchNorm.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 from collections.abc import Callable
@@ -25,11 +37,12 @@ import torch.nn as nn
 
 from ..data import BatchLoader, CifarSplits, prepare_cifar
 from ..models import build_model
-from ..training import TrainConfig, Trainer, paper_config, provenance, save_results, seed_everything
+from ..training import (TrainConfig, Trainer, load_results, paper_config, provenance, save_results,
+                        seed_everything)
 from .presets import Preset, get_preset
 
 ONI_LR = 0.01
-OCNN_LAMBDA = 1e-3
+OCNN_LAMBDA = 1e-2
 OCNN_LAMBDA_ADVERSARIAL = 1e-4
 
 
@@ -47,7 +60,11 @@ class Context:
     device: torch.device = field(default_factory=lambda: torch.device("cuda" if torch.cuda.is_available() else "cpu"))
     download: bool = False
     amp: bool = False
+    cuda_graph: bool = False
+    only: frozenset[str] | None = None
     data_used: set = field(default_factory=set)
+    planned: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     _splits: dict = field(default_factory=dict)
 
     def splits(self, dataset: str = "cifar10", **kwargs) -> CifarSplits:
@@ -68,11 +85,20 @@ class Context:
         safe = run.replace("/", "_").replace("+", "_plus_").replace(" ", "_")
         return self.output / "checkpoints" / f"{self.experiment}-{self.preset.name}-seed{self.seed}" / f"{safe}.pt"
 
+    def run_record(self, key: str) -> Path:
+        return self.output / "runs" / f"{self.preset.name}-seed{self.seed}" / f"{key}.json"
+
     def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
-              lr_decay: bool = True, affine: bool = True, keep_best: bool = False) -> tuple[Trainer, dict]:
+              lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
+              keep_model: bool = False) -> tuple[Trainer | None, dict | None]:
         """Build ``arch`` with ``norm`` and train it under this preset; return the
-        trainer and a record (history, summary, settings; ``diverged`` if it did)."""
+        trainer and a record (history, summary, settings; ``diverged`` if it did).
+
+        Unless ``keep_model`` (the caller analyses the trained network), a stored run
+        record with the same :func:`run_key` is returned instead, with no trainer, and a
+        new training is stored as one. A run outside ``only`` is not trained: it is
+        listed in ``skipped`` and ``(None, None)`` comes back."""
         p = self.preset
         arch = arch or self.arch()
         dataset = "cifar100" if splits.num_classes == 100 else "cifar10"
@@ -88,15 +114,28 @@ class Context:
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
             lr=ONI_LR if base == "oni" else 0.1, weight_decay=1e-4 if regularize else 0.0,
             augment=augment, seed=self.seed, free_replays=4 if adversarial else 0, amp=self.amp,
-            max_batches_per_epoch=p.max_batches_per_epoch,
+            max_batches_per_epoch=p.max_batches_per_epoch, cuda_graph=self.cuda_graph and not adversarial,
         )
+        ocnn_lambda = (OCNN_LAMBDA_ADVERSARIAL if adversarial else OCNN_LAMBDA) if base == "ocnn" else None
+        settings = {"preset": p.name, "arch": arch, "norm": norm, "affine": affine, "ocnn_lambda": ocnn_lambda,
+                    "data": {k: v for k, v in splits.info.items() if k != "source"}, "config": config}
+        key = run_key(settings)
+        self.planned.append((run, key))
+        stored = self.run_record(key)
+        if not keep_model and stored.exists():
+            self.data_used.add(splits.source.description)
+            return None, load_results(stored)["results"]
+        if self.only is not None and run not in self.only:
+            self.skipped.append((run, key))
+            return None, None
+        start = time.perf_counter()
         seed_everything(self.seed)
         model = build_model(arch, norm, splits.num_classes, p.width, dataset, affine=affine)
         regularizer = None
         if base == "ocnn":
             from ..baselines import OCNNRegularizer
 
-            regularizer = OCNNRegularizer(OCNN_LAMBDA_ADVERSARIAL if adversarial else OCNN_LAMBDA)
+            regularizer = OCNNRegularizer(ocnn_lambda)
         loaders = splits.loaders(p.batch_size, augment=augment, seed=self.seed, device=self.device)
         trainer = Trainer(model, loaders, config, self.checkpoint(run), regularizer, self.progress,
                           self.device, keep_best)
@@ -109,8 +148,25 @@ class Context:
         except FloatingPointError as error:
             history = trainer.history
             record.update(diverged=True, error=str(error))
-        record.update(history=history.as_dict(), summary=history.summary())
+        record.update(history=history.as_dict(), summary=history.summary(), run_key=key,
+                      cuda_graph=config.cuda_graph)
+        if not keep_model:
+            block = provenance(self.experiment, p.name, self.seed, splits.source.description,
+                               time.perf_counter() - start, self.device)
+            save_results(stored, block, record)
         return trainer, record
+
+
+def run_key(settings: dict) -> str:
+    """``<arch>-<norm>-<hash>``: a file name that changes whenever anything that
+    determines a training changes (preset, network, normalization options, data
+    selection and noise, every :class:`TrainConfig` field but ``cuda_graph``, which
+    changes how the steps execute, not what they compute)."""
+    config = {k: v for k, v in vars(settings["config"]).items() if k != "cuda_graph"}
+    text = json.dumps({**settings, "config": config}, sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    norm = settings["norm"].replace("+", "_plus_")
+    return f"{settings['arch']}-{norm}-{digest}"
 
 
 # ------------------------------------------------------------------ experiments
@@ -157,7 +213,9 @@ def adversarial(ctx: Context) -> dict:
     loader = BatchLoader(test_images[chosen], test_labels[chosen], 250, device=ctx.device)
     out = {}
     for norm in ("bn", "sn+bn", "oni+bn", "ocnn+bn", "convnorm+bn"):
-        trainer, record = ctx.train(norm, norm, splits, adversarial=True)
+        trainer, record = ctx.train(norm, norm, splits, adversarial=True, keep_model=True)
+        if trainer is None:
+            continue
         model = trainer.model
         if not record["diverged"]:
             gen = torch.Generator().manual_seed(ctx.seed)
@@ -178,7 +236,9 @@ def simba_experiment(ctx: Context) -> dict:
     splits = ctx.splits()
     out = {}
     for norm in ("sn", "oni", "ocnn", "convnorm"):
-        trainer, record = ctx.train(norm, norm, splits, keep_best=True)
+        trainer, record = ctx.train(norm, norm, splits, keep_best=True, keep_model=True)
+        if trainer is None:
+            continue
         if record["diverged"]:
             out[norm] = record
             continue
@@ -252,10 +312,14 @@ def conditioning(ctx: Context) -> dict:
     splits = ctx.splits()
     out = {}
     for norm in ("none", "sn", "oni", "ocnn", "convnorm"):
-        trainer, record = ctx.train(norm, norm, splits)
+        trainer, record = ctx.train(norm, norm, splits, keep_model=True)
+        if trainer is None:
+            continue
         diverged = record["diverged"]
         record["layers"] = None if diverged else _layer_conditioning(trainer.model.cpu(), norm == "convnorm")
         out[norm] = record
+    if "none" not in out:
+        return out
     vanilla = out["none"]["layers"]
     for record in out.values():
         record["rho"] = None
@@ -334,17 +398,26 @@ def result_path(name: str, preset: str, seed: int = 0, output: str | Path = "res
 
 def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
                    seed: int = 0, resume: bool = False, progress: bool = True,
-                   device: str | torch.device | None = None, download: bool = False, amp: bool = False) -> dict:
+                   device: str | torch.device | None = None, download: bool = False, amp: bool = False,
+                   only: list[str] | None = None, cuda_graph: bool = False) -> dict:
     """Run experiment ``name`` under ``preset`` and write its JSON result file.
 
-    Returns the written payload ``{"provenance": ..., "results": ..., "path": ...}``.
+    ``only`` names the runs (:func:`planned_runs`) to train in this call; the others
+    are taken from stored run records or skipped. The result file is written once no
+    run was skipped. Returns ``{"provenance", "results", "path"}`` (``path`` None and
+    ``skipped`` listing the missing runs when the file was not written).
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
     ctx = Context(name, get_preset(preset), data_dir, Path(output), int(seed), resume, progress,
-                  download=download, amp=amp)
+                  download=download, amp=amp, cuda_graph=cuda_graph,
+                  only=None if only is None else frozenset(only))
     if device is not None:
         ctx.device = torch.device(device)
+    if only is not None:
+        unknown = sorted(set(only) - {run for run, _ in planned_runs(name, preset, data_dir, output, seed)})
+        if unknown:
+            raise ValueError(f"run {unknown[0]!r} is not a run of {name} (see --list-runs)")
     start = time.perf_counter()
     results = EXPERIMENTS[name].run(ctx)
     block = provenance(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
@@ -352,5 +425,20 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     block["preset_settings"] = ctx.preset.as_dict()
     block["choices"] = {"oni_lr": ONI_LR, "ocnn_lambda": OCNN_LAMBDA,
                         "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL}
+    if ctx.skipped:
+        return {"provenance": block, "results": results, "path": None, "skipped": [run for run, _ in ctx.skipped]}
     path = save_results(result_path(name, preset, ctx.seed, ctx.output), block, results)
     return {"provenance": block, "results": results, "path": str(path)}
+
+
+def planned_runs(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
+                 seed: int = 0, missing: bool = False) -> list[tuple[str, str]]:
+    """``(run, key)`` of each training experiment ``name`` asks for under ``preset``, in
+    order (the data is read, nothing is trained); with ``missing``, only those without a
+    stored run record. Two runs with one :func:`run_key` are one training."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    ctx = Context(name, get_preset(preset), data_dir, Path(output), int(seed), progress=False,
+                  only=frozenset(), device=torch.device("cpu"))
+    EXPERIMENTS[name].run(ctx)
+    return ctx.skipped if missing else ctx.planned

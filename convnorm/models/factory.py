@@ -5,8 +5,8 @@
 =============== =====================================================================
 ``none``        plain ``nn.Conv2d`` (with bias)
 ``bn``          ``nn.Conv2d`` (no bias) then ``nn.BatchNorm2d``
-``convnorm``    :class:`convnorm.layers.ConvNorm2d` (its affine transform on unless
-                ``affine=False``)
+``convnorm``    :class:`convnorm.layers.ConvNorm2d` with a bias (its affine transform on
+                unless ``affine=False``)
 ``sn``          ``nn.Conv2d`` under ``torch.nn.utils.parametrizations.spectral_norm``
                 (one power iteration, as in the paper)
 ``oni``         ``nn.Conv2d`` under :func:`convnorm.baselines.oni`
@@ -75,9 +75,9 @@ def _conv(base: str, with_bn: bool, in_channels: int, out_channels: int, kernel_
         from ..layers import ConvNorm2d  # imported here: the layer lives in its own module
 
         extra = {} if options.eps is None else {"eps": options.eps}
-        # a bias before a normalization is useless; the affine transform or BN brings one
-        return _xavier(ConvNorm2d(*args, **kw, bias=not (options.affine or with_bn),
-                                  affine=options.affine, **extra))
+        # a bias before BatchNorm is useless (BN brings one); without BN the layer keeps
+        # its per-channel bias, affine or not, as the authors' affine convolution has one
+        return _xavier(ConvNorm2d(*args, **kw, bias=not with_bn, affine=options.affine, **extra))
     if base == "bn":
         return nn.Sequential(_xavier(nn.Conv2d(*args, **kw, bias=False)), nn.BatchNorm2d(out_channels))
     if base == "cayley":

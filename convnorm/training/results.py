@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import subprocess
 from datetime import datetime, timezone
@@ -26,8 +27,9 @@ def device_name(device: torch.device | str | None = None) -> str:
 
 def git_commit() -> str:
     """The commit of the checkout this package runs from, ``+dirty`` if the package's
-    files differ from it (modified or not yet committed), or ``"unknown"`` outside a
-    git checkout."""
+    files differ from it (modified or not yet committed); outside a git checkout, the
+    environment variable ``CONVNORM_GIT_COMMIT`` (set by whoever copied a clean checkout
+    elsewhere, e.g. to a GPU machine), else ``"unknown"``."""
     package = Path(__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=package, capture_output=True,
@@ -35,7 +37,7 @@ def git_commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "."],
                                cwd=package, capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return os.environ.get("CONVNORM_GIT_COMMIT", "unknown")
     return commit + ("+dirty" if dirty else "")
 
 

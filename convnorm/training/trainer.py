@@ -11,6 +11,7 @@ on the CPU; on a GPU up to the non-determinism of some CUDA kernels.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import random
 import time
@@ -26,6 +27,9 @@ from tqdm.auto import tqdm
 
 from .._validation import check_positive_int
 from ..data.pipeline import BatchLoader
+from .graphed import GraphedStep
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,6 +41,11 @@ class TrainConfig:
     ``m`` times with a perturbation of ℓ∞ radius ``free_eps`` that is carried over to
     the next minibatch (or reset per batch with ``free_reset_per_batch``, as the
     authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
+    ``cuda_graph`` replays every full-size standard step from one captured CUDA graph
+    (:class:`convnorm.training.graphed.GraphedStep`; the same update, without the
+    per-kernel launch cost); it needs a CUDA device and excludes ``amp`` and free
+    adversarial training. It is how a run executes, not what it computes, so a
+    checkpoint may be resumed with it switched.
     """
 
     epochs: int = 120
@@ -53,6 +62,7 @@ class TrainConfig:
     free_eps: float = 8 / 255
     free_reset_per_batch: bool = False
     max_batches_per_epoch: int | None = None
+    cuda_graph: bool = False
 
     def __post_init__(self):
         check_positive_int("epochs", self.epochs)
@@ -70,6 +80,8 @@ class TrainConfig:
             raise ValueError(f"free_replays must be >= 0, got {self.free_replays}")
         if self.max_batches_per_epoch is not None:
             check_positive_int("max_batches_per_epoch", self.max_batches_per_epoch)
+        if self.cuda_graph and (self.amp or self.free_replays):
+            raise ValueError("cuda_graph cannot be combined with amp or free adversarial training (free_replays > 0)")
 
 
 def paper_config(dataset: str = "cifar10", **overrides) -> TrainConfig:
@@ -171,6 +183,8 @@ class Trainer:
             model selection.
     """
 
+    CHECK_EVERY = 50
+
     def __init__(self, model: nn.Module, loaders: dict[str, BatchLoader], config: TrainConfig,
                  checkpoint: str | os.PathLike | None = None,
                  regularizer: Callable[[nn.Module], torch.Tensor] | None = None,
@@ -178,10 +192,12 @@ class Trainer:
         if "train" not in loaders:
             raise ValueError("loaders must contain a 'train' BatchLoader")
         self.device = torch.device(device) if device is not None else default_device()
+        if config.cuda_graph and self.device.type != "cuda":
+            raise ValueError(f"cuda_graph needs a CUDA device, got device={self.device}")
         self.model = model.to(self.device)
         self.loaders = loaders
         for loader in loaders.values():
-            loader.device = self.device
+            loader.to(self.device)
         train = loaders["train"]
         train.batch_size, train.augment, train.seed, train.shuffle = (config.batch_size, config.augment,
                                                                       config.seed, True)
@@ -201,6 +217,7 @@ class Trainer:
         self.delta: torch.Tensor | None = None  # free adversarial training perturbation
         self.keep_best = keep_best
         self.best_state: dict | None = None
+        self.graphed: GraphedStep | None = None  # captured at the first full batch
 
     # ----------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict:
@@ -223,7 +240,7 @@ class Trainer:
         saved = dict(state["config"])
         saved["milestones"] = tuple(saved["milestones"])
         current = dataclasses.asdict(self.config)
-        differs = {k for k in current if current[k] != saved.get(k) and k != "epochs"}
+        differs = {k for k in current if current[k] != saved.get(k) and k not in ("epochs", "cuda_graph")}
         if differs:
             raise ValueError(f"checkpoint was written with a different config ({sorted(differs)})")
         self.model.load_state_dict(state["model"])
@@ -268,16 +285,21 @@ class Trainer:
                 loss = loss + self.regularizer(self.model)
         return loss, logits
 
-    def _standard_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, int]:
+    def _standard_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.steps += 1
+        if self.config.cuda_graph:
+            if self.graphed is None and len(y) == self.config.batch_size:
+                self.graphed = GraphedStep(self.model, self.optimizer, self._loss, x, y)
+            if self.graphed is not None and len(y) == self.config.batch_size:
+                return self.graphed(x, y, self.optimizer.param_groups[0]["lr"])
         loss, logits = self._loss(x, y)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
-        self.steps += 1
-        return float(loss.detach()), int((logits.argmax(1) == y).sum())
+        return loss.detach(), (logits.argmax(1) == y).sum()
 
-    def _free_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, int]:
+    def _free_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         from ..attacks.free import free_adversarial_step
 
         cfg = self.config
@@ -287,29 +309,39 @@ class Trainer:
             self.model, x, y, self.delta, self.optimizer, lambda xx, yy: self._loss(xx, yy),
             cfg.free_replays, cfg.free_eps, self.scaler)
         self.steps += cfg.free_replays
-        return loss, correct
+        return torch.tensor(loss, device=self.device), torch.tensor(correct, device=self.device)
 
     def train_epoch(self, epoch: int) -> tuple[float, float]:
-        """One pass over the training loader; returns mean loss and accuracy."""
+        """One pass over the training loader; returns mean loss and accuracy.
+
+        The running sums stay on the device and are read every ``CHECK_EVERY`` batches
+        (progress bar, divergence check) and at the end: reading them after every batch
+        would make the host wait for the GPU at each step."""
         self.model.train()
         loader = self.loaders["train"]
         total = len(loader) if self.config.max_batches_per_epoch is None else min(len(loader), self.config.max_batches_per_epoch)
         step = self._free_step if self.config.free_replays > 0 else self._standard_step
-        loss_sum, correct, count = 0.0, 0, 0
+        loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
+        correct = torch.zeros((), dtype=torch.long, device=self.device)
+        count, checked = 0, 0
         bar = tqdm(loader.epoch(epoch), total=total, desc=f"epoch {epoch + 1}", leave=False,
                    disable=not self.progress)
         for i, (x, y) in enumerate(bar):
             if i >= total:
                 break
             loss, hits = step(x, y)
-            if not np.isfinite(loss):
-                raise FloatingPointError(f"training loss became {loss} at epoch {epoch + 1}, batch {i + 1}")
-            loss_sum += loss * len(y)
+            loss_sum += loss.double() * len(y)
             correct += hits
             count += len(y)
-            bar.set_postfix(loss=f"{loss_sum / count:.3f}", acc=f"{correct / count:.3f}")
+            if i + 1 == total or (i + 1) % self.CHECK_EVERY == 0:
+                mean = float(loss_sum) / count
+                if not np.isfinite(mean):
+                    raise FloatingPointError(f"training loss became {mean} at epoch {epoch + 1}, "
+                                             f"between batches {checked + 1} and {i + 1}")
+                checked = i + 1
+                bar.set_postfix(loss=f"{mean:.3f}", acc=f"{int(correct) / count:.3f}")
         bar.close()
-        return loss_sum / count, correct / count
+        return float(loss_sum) / count, int(correct) / count
 
     def fit(self, resume: bool = False) -> History:
         """Train for ``config.epochs`` epochs (continuing a checkpoint if ``resume``)."""
@@ -339,6 +371,9 @@ class Trainer:
                 self.best_state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
             epochs.set_postfix(train_acc=f"{train_acc:.3f}",
                                val_acc=f"{h.val_acc[-1]:.3f}" if h.val_acc else "-")
+            _log.info("epoch %d/%d: train loss %.4f acc %.4f, val acc %s, test acc %s, %.1f s", epoch + 1,
+                      self.config.epochs, train_loss, train_acc, f"{h.val_acc[-1]:.4f}" if h.val_acc else "-",
+                      f"{h.test_acc[-1]:.4f}" if h.test_acc else "-", elapsed)
             self.start_epoch = epoch + 1
             self.save_checkpoint()
         epochs.close()
