@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from ._validation import as_size, check_finite, check_kernel_fits
-from .fourier import kernel_power_spectrum, normalizer_spectrum
+from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
 
 __all__ = [
     "kernel_spectrum",
@@ -51,6 +51,8 @@ __all__ = [
     "operator_matrix",
     "LayerSpectrum",
     "analyse_conv_layers",
+    "deployed_channel_condition_numbers",
+    "deployed_spectrum",
 ]
 
 
@@ -209,6 +211,63 @@ def channel_condition_numbers(
         power = power / (power + eps)
     flat = power.flatten(1)
     return (flat.amax(1) / flat.amin(1)).sqrt()
+
+
+def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
+                      batchnorm: nn.BatchNorm2d | None = None) -> torch.Tensor:
+    r"""Per-frequency matrices of the operator a trained conv layer applies in evaluation mode.
+
+    For a plain convolution (``nn.Conv2d``, or one under a weight parametrization such as
+    spectral normalization or ONI: its ``weight`` is the normalized one) that is
+    :math:`\hat A(\omega)`. For a :class:`~convnorm.layers.ConvNorm2d` it is
+
+    .. math::
+
+        M(\omega) = \operatorname{diag}_k\big(|\hat g_k(\omega)|\,\bar v_k(\omega)\big)\,\hat A(\omega),
+        \qquad \bar v_k = (\mathcal F_n(\bar r_k) + \varepsilon)^{-1/2},
+
+    with :math:`\bar r_k` the running average of the kernels' summed autocorrelation
+    (the current one before any training step) and :math:`\hat g_k` the spectrum of the
+    affine kernel, so it analyses what the network computes at test time rather than
+    the raw :math:`P_k A_k`. Only the moduli of the diagonal factors enter: a unimodular
+    diagonal (the affine kernel's phase) leaves the singular values unchanged. A
+    ``batchnorm`` that follows in evaluation mode multiplies row :math:`k` by
+    :math:`|\gamma_k| / \sqrt{\sigma_k^2 + \varepsilon}`, a gain that no
+    normalization of the kernels bounds. Layers are taken at stride 1 as circular
+    operators at ``input_size`` (as in :func:`conv_singular_values`).
+
+    Returns:
+        complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` in float64: pass it to
+        :func:`spectrum_singular_values` or :func:`deployed_channel_condition_numbers`.
+    """
+    from .layers import ConvNorm2d
+
+    size = as_size("input_size", input_size, 2)
+    if getattr(module, "groups", 1) != 1 or tuple(getattr(module, "dilation", (1, 1))) != (1, 1):
+        raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
+    weight = module.weight.detach().double()
+    spectrum = kernel_spectrum(weight, size)
+    gain = torch.ones(weight.shape[0], *spectrum.shape[:2], dtype=torch.float64, device=weight.device)
+    if isinstance(module, ConvNorm2d):
+        started = bool(module.num_steps_tracked > 0)
+        r = module.running_autocorrelation.double() if started else kernel_autocorrelation(weight)
+        gain = gain * (autocorrelation_power_spectrum(r, size) + module.eps).rsqrt()
+        if module.affine_weight is not None:
+            gain = gain * torch.fft.rfft2(module.affine_weight.detach().double(), s=size).abs()
+    if batchnorm is not None:
+        scale = batchnorm.weight.detach().double() / (batchnorm.running_var.double() + batchnorm.eps).sqrt()
+        gain = gain * scale.abs()[:, None, None]
+    return spectrum * gain.permute(1, 2, 0).unsqueeze(-1)
+
+
+def deployed_channel_condition_numbers(spectrum: torch.Tensor) -> torch.Tensor:
+    r"""Condition number of each output channel's operator from per-frequency matrices
+    (e.g. :func:`deployed_spectrum`): channel :math:`k` alone is the circular operator
+    with eigenvalues :math:`\|M(\omega)_{k,:}\|^2` of its Gram matrix, so
+    :math:`\kappa_k = \max_\omega \|M(\omega)_{k,:}\| / \min_\omega \|M(\omega)_{k,:}\|`
+    (the mirrored half of the spectrum repeats the same norms). Returns ``(C_out,)``."""
+    rows = spectrum.abs().square().sum(-1).flatten(0, 1)  # (frequencies, C_out)
+    return (rows.amax(0) / rows.amin(0)).sqrt()
 
 
 @_one_thread()

@@ -64,9 +64,11 @@ def test_smoke_preset_runs(name, cifar_root, tmp_path):
         assert results["none"]["rho"] == pytest.approx(1.0)
         for record in results.values():
             assert all(layer["condition_number"] >= 1 for layer in record["layers"])
-        # ConvNorm makes every channel a tight frame: channel condition number 1 (up to eps)
-        assert all(layer["channel_condition_number"] == pytest.approx(1, abs=1e-3)
-                   for layer in results["convnorm"]["layers"])
+        # the deployed operator (running normalizer, affine kernel) is analysed, not P_k A_k:
+        # its channels are no longer exact tight frames, but every condition number is >= 1
+        assert all(1 <= layer["channel_condition_number"] < float("inf")
+                   for record in results.values() for layer in record["layers"])
+        assert all(layer["spectral_norm"] > 0 for layer in results["convnorm"]["layers"])
     elif name == "runtime":
         assert results["bn"]["relative_to_bn"] == 1.0
         assert all(r["seconds_per_step"] > 0 for r in results.values())

@@ -113,3 +113,43 @@ def test_bad_input_raises():
         operator_matrix(lambda x: x, (0, 3))
     with pytest.raises(ValueError, match="grouped or dilated"):
         analyse_conv_layers(torch.nn.Conv2d(4, 4, 3, groups=2), 8, in_channels=4)
+
+
+def test_deployed_spectrum_is_the_evaluation_mode_operator():
+    # a trained (running normalizer) ConvNorm layer with a random affine kernel and circular
+    # padding: the per-frequency analysis gives the dense operator's singular values
+    from convnorm.layers import ConvNorm2d
+    from convnorm.spectral import deployed_spectrum, operator_matrix, spectrum_singular_values
+
+    torch.manual_seed(0)
+    for size in (5, 6):
+        layer = ConvNorm2d(2, 3, 3, padding=1, padding_mode="circular", bias=False).double()
+        layer(torch.randn(4, 2, size, size, dtype=torch.float64))  # one training forward
+        with torch.no_grad():
+            layer.weight.add_(0.3 * torch.randn_like(layer.weight))  # running != current normalizer
+            layer.affine_weight.copy_(torch.randn_like(layer.affine_weight))
+        layer.eval()
+        dense = torch.linalg.svdvals(operator_matrix(layer, (2, size, size)).detach())
+        ours = spectrum_singular_values(deployed_spectrum(layer, size), size)
+        assert torch.allclose(ours, dense[: len(ours)], rtol=1e-10, atol=1e-12)
+        # the raw P_k A_k analysis of the current weights is a different operator
+        raw = spectrum_singular_values(normalized_kernel_spectrum(layer.weight.detach(), size, layer.eps), size)
+        assert not torch.allclose(raw, ours, rtol=1e-3)
+
+
+def test_deployed_spectrum_with_batchnorm_scales_rows():
+    from convnorm.spectral import deployed_channel_condition_numbers, deployed_spectrum
+
+    torch.manual_seed(1)
+    conv = torch.nn.Conv2d(3, 4, 3, bias=False).double()
+    bn = torch.nn.BatchNorm2d(4).double()
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([2.0, -1.0, 0.5, 3.0]))
+        bn.running_var.copy_(torch.tensor([4.0, 1.0, 0.25, 9.0]))
+    plain, scaled = deployed_spectrum(conv, 8), deployed_spectrum(conv, 8, bn)
+    gain = (bn.weight.abs() / (bn.running_var + bn.eps).sqrt()).detach()
+    assert torch.allclose(scaled, plain * gain[:, None].to(plain.dtype))
+    # a per-channel gain leaves each channel's condition number unchanged
+    assert torch.allclose(deployed_channel_condition_numbers(scaled), deployed_channel_condition_numbers(plain))
+    assert torch.allclose(deployed_channel_condition_numbers(plain),
+                          channel_condition_numbers(conv.weight.detach().double(), 8))
