@@ -11,6 +11,12 @@ by seed; ConvNorm networks, the slowest, first within a seed), each as its own p
 after ``--stop-after`` seconds. When all have ended, every experiment and seed whose
 runs are all stored gets its result file. ``<output>/gpu_runs_status.json`` says, all
 along, which runs finished, failed or are still to train; logs go to ``--logs``.
+
+    python scripts/gpu_runs.py --status            # what is recorded and what remains
+
+``--status`` prints, for every experiment and each of the seeds it needs
+(``EXPERIMENTS[name].seeds``), whether its result file exists and how many of its
+trainings are stored, as a Markdown table, and trains nothing.
 """
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from convnorm.experiments import planned_runs, run_experiment
+from convnorm.experiments import EXPERIMENTS, planned_runs, result_path, run_experiment, run_record_path
 
 
 def parse_request(text: str) -> tuple[str, list[int]]:
@@ -34,9 +40,24 @@ def parse_request(text: str) -> tuple[str, list[int]]:
     return name, [int(s) for s in seeds.split(",")]
 
 
+def status_table(preset: str, output: Path) -> str:
+    """A Markdown table: per experiment, the seeds with a result file and the trainings
+    stored against those planned (over the seeds it needs)."""
+    lines = ["| experiment | seeds needed | result files | trainings stored / planned |", "| --- | --- | --- | --- |"]
+    for name, experiment in EXPERIMENTS.items():
+        seeds = range(experiment.seeds)
+        done = [seed for seed in seeds if result_path(name, preset, seed, output).exists()]
+        runs = [(seed, key) for seed in seeds for _, key in planned_runs(name, preset, None, output, seed)]
+        stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
+        files = ", ".join(f"seed {s}" for s in done) or "none"
+        lines.append(f"| {name} | {experiment.seeds} | {files} | {stored} / {len(runs)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("requests", nargs="+", type=parse_request, metavar="EXPERIMENT:SEEDS")
+    parser.add_argument("requests", nargs="*", type=parse_request, metavar="EXPERIMENT:SEEDS")
+    parser.add_argument("--status", action="store_true", help="print what is recorded and what remains, and exit")
     parser.add_argument("--preset", default="short-schedule")
     parser.add_argument("--output", default="results")
     parser.add_argument("--logs", default="/tmp/gpu-runs-logs")
@@ -45,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cuda-graph", action="store_true")
     args = parser.parse_args(argv)
     output, logs = Path(args.output) / args.preset, Path(args.logs)
+    if args.status:
+        print(status_table(args.preset, output))
+        return 0
+    if not args.requests:
+        parser.error("name at least one EXPERIMENT:SEEDS (or --status)")
     logs.mkdir(parents=True, exist_ok=True)
     start = time.time()
 

@@ -86,7 +86,7 @@ class Context:
         return self.output / "checkpoints" / f"{self.experiment}-{self.preset.name}-seed{self.seed}" / f"{safe}.pt"
 
     def run_record(self, key: str) -> Path:
-        return self.output / "runs" / f"{self.preset.name}-seed{self.seed}" / f"{key}.json"
+        return run_record_path(key, self.preset.name, self.seed, self.output)
 
     def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
@@ -330,6 +330,8 @@ def runtime(ctx: Context) -> dict:
     """Seconds per training step of a ResNet18 (the preset's width and batch) for
     vanilla (BN), ConvNorm+BN and Cayley convolutions, and the implied time of one
     CIFAR-10 epoch (45,000 images)."""
+    if ctx.only is not None:  # it trains nothing, so a listing or a --run call times nothing either
+        return {}
     splits = ctx.splits()
     p = ctx.preset
     batch = p.batch_size
@@ -392,6 +394,11 @@ EXPERIMENTS = {
     "runtime": Experiment("seconds per training step: vanilla (bn), convnorm+bn and Cayley convolutions",
                           runtime, seeds=1),
 }
+
+
+def run_record_path(key: str, preset: str, seed: int = 0, output: str | Path = "results") -> Path:
+    """Where the run record of the training with :func:`run_key` ``key`` is stored."""
+    return Path(output) / "runs" / f"{preset}-seed{int(seed)}" / f"{key}.json"
 
 
 def result_path(name: str, preset: str, seed: int = 0, output: str | Path = "results") -> Path:
