@@ -23,7 +23,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,21 @@ PRESETS = {
         convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=False,
     ),
 }
+
+
+def smoke_form(preset: Preset) -> Preset:
+    """``preset`` shrunk to seconds: its networks (at width 4), its experiments' structure
+    (one noise rate, one fraction), on 200 training images and 2 minibatches an epoch, so
+    a test can run a protocol's whole code path on a CPU. Its numbers mean nothing."""
+    return replace(preset, name=f"{preset.name}-smoke", description=f"seconds: the code path of {preset.name} on "
+                   "200 images, width 4, 2 minibatches per epoch; the numbers mean nothing",
+                   width=4, epochs=2, milestones=(1,), adv_epochs=1, adv_milestones=(), batch_size=50,
+                   max_train=200, max_val=100, max_test=100, max_batches_per_epoch=2, attack_samples=20,
+                   pgd_steps=(2,), simba_samples=4, simba_iters=12, noise_rates=preset.noise_rates[:1],
+                   fractions=preset.fractions[:1], runtime_steps=2, reduced=True)
+
+
+PRESETS["short-schedule-smoke"] = smoke_form(PRESETS["short-schedule"])
 
 
 def get_preset(name: str) -> Preset:
