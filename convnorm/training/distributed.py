@@ -26,7 +26,7 @@ import torch.nn as nn
 T = TypeVar("T")
 
 
-def _launched_processes() -> int:
+def launched_processes() -> int:
     """How many processes the launcher started (``WORLD_SIZE``; 1 when none set it)."""
     return int(os.environ.get("WORLD_SIZE", "1"))
 
@@ -64,7 +64,7 @@ def setup(device: torch.device | str) -> torch.device:
         ValueError: a CUDA device whose index is not ``LOCAL_RANK``.
     """
     device = torch.device(device)
-    if not dist.is_initialized() and _launched_processes() <= 1:
+    if not dist.is_initialized() and launched_processes() <= 1:
         return device
     if device.type == "cuda" and "LOCAL_RANK" in os.environ:
         local = int(os.environ["LOCAL_RANK"])
