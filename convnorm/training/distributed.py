@@ -137,18 +137,17 @@ def data_parallel(model: nn.Module, device: torch.device) -> tuple[nn.Module, nn
     training then computes what one process computes on that batch, as the paper's
     batch-128 protocol needs. PyTorch's SyncBatchNorm runs only on GPUs, so on the CPU
     BatchNorm keeps each process's own batch statistics, the training differs from the
-    single-process one, and a warning says so; the running statistics are process 0's
-    (the wrapper broadcasts them before each forward).
+    single-process one, and a warning (from process 0) says so; the running statistics
+    are then process 0's (the wrapper broadcasts them before each forward).
 
     ConvNorm layers need no such conversion: their running statistics
     (``running_autocorrelation``, see :class:`convnorm.layers.ConvNorm2d`) and their
     normalizer are functions of the weights alone, never of the batch, and the weights
     are the same in every process.
     """
-    has_batchnorm = any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
     if device.type == "cuda":
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
-    elif has_batchnorm:
+    elif is_main() and any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
         warnings.warn("data-parallel training on the CPU: BatchNorm uses each process's own part of the batch "
                       "for its statistics (SyncBatchNorm needs a GPU), so the run differs from single-process "
                       "training", stacklevel=3)
