@@ -28,7 +28,7 @@ from convnorm.training import TrainConfig, Trainer, distributed, seed_everything
 ROOT = Path(__file__).resolve().parents[1]
 PROCESSES = 2
 # 29 training images in batches of 12, 12, 5: parts of 6 + 6, 6 + 6 and 3 + 2 images
-CONFIG = dict(epochs=2, milestones=(1,), lr=0.05, batch_size=12)
+CONFIG = {"epochs": 2, "milestones": (1,), "lr": 0.05, "batch_size": 12}
 TORCHRUN_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -72,7 +72,7 @@ def _run_record(report: dict) -> None:
     splits = CifarSplits(data["train"], data["val"], data["test"], 10, source, {"n_train": 29})
     preset = replace(get_preset("smoke"), batch_size=12, epochs=1, milestones=())
     ctx = Context("convergence", preset, output=Path("results"), progress=False, device=torch.device("cpu"))
-    trainer, record = ctx.train("small-convnorm", "convnorm", splits, augment=False)
+    _, record = ctx.train("small-convnorm", "convnorm", splits, augment=False)
     again_trainer, again = ctx.train("small-convnorm", "convnorm", splits, augment=False)
     report.update(record=record["history"], record_again=again["history"], trained_again=again_trainer is not None)
 
@@ -113,7 +113,7 @@ def two_processes(tmp_path_factory):
     env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={PROCESSES}",
                __file__, str(out)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
     return out, [torch.load(out / f"report{r}.pt", weights_only=False) for r in range(PROCESSES)]
 
@@ -180,6 +180,15 @@ def test_refusals_and_batchnorm_on_the_cpu(two_processes):
     assert reports[1]["bn_warnings"] == []
     for name, value in reports[0]["bn_state"].items():
         assert torch.equal(reports[1]["bn_state"][name], value), name
+
+
+def test_command_line_refuses_cuda_graph_with_several_processes(monkeypatch, capsys):
+    from convnorm.experiments.__main__ import main
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert main(["convergence", "--cuda-graph", "--list-runs"]) == 2
+    assert "--cuda-graph cannot be combined with data-parallel training" in capsys.readouterr().err
+    assert not torch.distributed.is_initialized()
 
 
 def test_a_single_process_trains_as_a_plain_loop(monkeypatch):

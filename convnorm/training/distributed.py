@@ -11,6 +11,12 @@ The trainer (:class:`convnorm.training.Trainer`) uses these helpers so that the
 processes split every batch between them and step together: each process computes the
 gradient of its part, :class:`~torch.nn.parallel.DistributedDataParallel` averages the
 gradients, every process applies the same update, and process 0 alone writes files.
+A training script therefore runs unchanged in one process or under torchrun::
+
+    # torchrun --nproc_per_node=2 train.py   (or: python train.py)
+    trainer = Trainer(model, loaders, config, checkpoint="run.pt")  # joins the processes
+    history = trainer.fit(resume=True)
+    distributed.teardown()
 """
 from __future__ import annotations
 
