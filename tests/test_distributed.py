@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROCESSES = 2
 # 29 training images in batches of 12, 12, 5: parts of 6 + 6, 6 + 6 and 3 + 2 images
 CONFIG = {"epochs": 2, "milestones": (1,), "lr": 0.05, "batch_size": 12}
+FREE = {**CONFIG, "free_replays": 2}  # free adversarial training, the perturbation carried over
 TORCHRUN_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -92,6 +93,9 @@ def worker(out: Path) -> None:
     resumed.fit(resume=True)
     report.update(state=resumed.model.state_dict(), history=resumed.history.as_dict(), steps=resumed.steps,
                   wrapper=type(resumed._network).__name__)
+    free = make_trainer(FREE)
+    free.fit()
+    report.update(free_state=free.model.state_dict(), free_history=free.history.as_dict())
     report["refusals"] = [_refusal({**CONFIG, "cuda_graph": True}),
                           _refusal({**CONFIG, "batch_size": 14})]  # 29 = 14 + 14 + 1
     with warnings.catch_warnings(record=True) as caught:
@@ -146,6 +150,13 @@ def test_two_processes_train_the_single_process_model(two_processes, single_proc
         assert torch.equal(reports[1]["state"][name], value), name
     assert {k: v for k, v in reports[1]["history"].items() if k != "epoch_time"} == {
         k: v for k, v in reports[0]["history"].items() if k != "epoch_time"}
+
+
+def test_free_adversarial_training_in_two_processes(two_processes):
+    _, reports = two_processes
+    reference = make_trainer(FREE)
+    reference.fit()
+    assert_same_training(reports[0]["free_state"], reports[0]["free_history"], reference)
 
 
 def test_only_process_zero_writes(two_processes):

@@ -225,7 +225,9 @@ class Trainer:
       gradients. A process's loss is its part's mean cross-entropy times its
       ``share``, ``N`` times its fraction of the global batch (:meth:`_loss`), so that
       the average is the gradient of the global batch's mean even when the parts
-      differ in size; the regularizer, the same in every process, enters once;
+      differ in size; the regularizer, the same in every process, enters once. Free
+      adversarial training works alike, each process carrying the perturbation of
+      its positions in the batch;
     * converts BatchNorm to SyncBatchNorm on CUDA, so that data-parallel training
       computes the single-process training up to floating-point rounding; on the CPU
       BatchNorm keeps per-process statistics, with a warning
