@@ -6,6 +6,7 @@ model (``convnorm.models.Standardize``), so attacks work directly in pixel space
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Iterator
@@ -29,14 +30,28 @@ def random_crop_flip(images: torch.Tensor, generator: torch.Generator, padding: 
     """
     if images.dim() != 4:
         raise ValueError(f"images must have shape (N, C, H, W), got {tuple(images.shape)}")
+    return _crop_flip(images, *_crop_flip_draws(len(images), generator, padding, flip), padding)
+
+
+def _crop_flip_draws(n: int, generator: torch.Generator, padding: int = 4,
+                     flip: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The random numbers of :func:`random_crop_flip` for ``n`` images: window offsets
+    ``(2, n)`` and mirror flags ``(n,)`` (None without ``flip``), in that order."""
+    offsets = torch.randint(0, 2 * padding + 1, (2, n), generator=generator)
+    mirror = torch.rand(n, generator=generator) < 0.5 if flip else None
+    return offsets, mirror
+
+
+def _crop_flip(images: torch.Tensor, offsets: torch.Tensor, mirror: torch.Tensor | None,
+               padding: int = 4) -> torch.Tensor:
+    """Cut the window at ``offsets[:, i]`` out of padded image ``i``, mirrored where ``mirror``."""
     n, _, h, w = images.shape
-    offsets = torch.randint(0, 2 * padding + 1, (2, n), generator=generator).to(images.device)
-    mirror = (torch.rand(n, generator=generator) < 0.5).to(images.device) if flip else None
+    offsets = offsets.to(images.device)
     padded = torch.nn.functional.pad(images, (padding,) * 4)
     rows = offsets[0, :, None] + torch.arange(h, device=images.device)  # (N, H)
     cols = offsets[1, :, None] + torch.arange(w, device=images.device)  # (N, W)
     if mirror is not None:
-        cols = torch.where(mirror[:, None], cols.flip(1), cols)
+        cols = torch.where(mirror.to(images.device)[:, None], cols.flip(1), cols)
     batch = torch.arange(n, device=images.device)[:, None, None]
     out = padded.permute(0, 2, 3, 1)[batch, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
     return out.permute(0, 3, 1, 2).contiguous()
@@ -53,6 +68,14 @@ class BatchLoader:
     training set is 138 MB), so batches are gathered, augmented and converted on the
     GPU; only the permutation and the augmentation's random offsets come from the
     CPU generator, which keeps a seeded epoch identical on every device.
+
+    **Data-parallel parts.** :meth:`shard` gives process ``rank`` of ``world_size`` its
+    part of every batch: the images at positions ``rank, rank + world_size, ...`` of
+    the batch (the split of ``torch.utils.data.DistributedSampler``). ``batch_size`` is
+    the *global* batch: every process draws the same permutation and the augmentation
+    of the whole batch and keeps its part, so the parts of one step are, image for
+    image and augmentation included, the batch a single process gets. A batch with
+    fewer images than processes leaves some without any; they skip it.
     """
 
     def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int = 128,
@@ -65,6 +88,7 @@ class BatchLoader:
         self.images, self.labels = images, labels
         self.batch_size = check_positive_int("batch_size", batch_size)
         self.shuffle, self.augment, self.seed = shuffle, augment, int(seed)
+        self.rank, self.world_size = 0, 1
         self.device = torch.device("cpu")
         self.to(device)
 
@@ -75,6 +99,16 @@ class BatchLoader:
         self.images, self.labels = self.images.to(home), self.labels.to(home)
         return self
 
+    def shard(self, rank: int, world_size: int) -> BatchLoader:
+        """A copy (sharing the data) that yields process ``rank``'s part of each batch
+        of ``world_size`` processes (see the class docstring)."""
+        check_positive_int("world_size", world_size)
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank must be in [0, {world_size}), got {rank}")
+        part = copy.copy(self)
+        part.rank, part.world_size = int(rank), int(world_size)
+        return part
+
     def __len__(self) -> int:
         return math.ceil(len(self.labels) / self.batch_size)
 
@@ -84,11 +118,17 @@ class BatchLoader:
     def epoch(self, epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         gen = torch.Generator().manual_seed(self.seed * 1_000_003 + int(epoch))
         order = torch.randperm(len(self.labels), generator=gen) if self.shuffle else torch.arange(len(self.labels))
+        part = slice(self.rank, None, self.world_size)
         for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size].to(self.images.device)
+            batch = order[start:start + self.batch_size]
+            if self.augment:  # drawn for the whole batch, whichever part this is
+                offsets, mirror = _crop_flip_draws(len(batch), gen)
+            idx = batch[part].to(self.images.device)
+            if len(idx) == 0:
+                continue
             x = self.images[idx].to(self.device, non_blocking=True)
             if self.augment:
-                x = random_crop_flip(x, gen)
+                x = _crop_flip(x, offsets[:, part], mirror[part])
             yield x.float().div_(255), self.labels[idx].to(self.device, non_blocking=True)
 
 

@@ -1,5 +1,9 @@
 """Command line: ``python -m convnorm.experiments NAME --preset smoke|cpu|short-schedule|paper``.
 
+``torchrun --nproc_per_node=N -m convnorm.experiments NAME ...`` trains data-parallel on
+``N`` GPUs (or CPU processes); only process 0 writes files and prints
+(:mod:`convnorm.experiments.runners`).
+
 Every user error (an unknown device, a bad thread count, an output folder that cannot
 be written, missing or unreadable data, an unknown run) is reported as one ``error:``
 line and exit status 2, before any training starts.
@@ -12,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..training import distributed
 from .presets import PRESETS
 from .runners import EXPERIMENTS, planned_runs, run_experiment
 
@@ -84,6 +89,9 @@ def _check(args: argparse.Namespace) -> None:
     device = _check_device(args.device)
     if args.cuda_graph and args.amp:
         raise ValueError("--cuda-graph cannot be combined with --amp")
+    if args.cuda_graph and distributed.launched_processes() > 1:
+        raise ValueError("--cuda-graph cannot be combined with data-parallel training (torchrun with more than "
+                         "one process)")
     if args.cuda_graph:
         import torch
 
@@ -107,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
 
             torch.set_num_threads(args.threads)
         if args.list_runs:
-            for run, key in planned_runs(args.name, args.preset, args.data_dir, args.output, args.seed, missing=True):
-                print(f"{run}\t{key}")
+            runs = planned_runs(args.name, args.preset, args.data_dir, args.output, args.seed, missing=True)
+            if distributed.is_main():
+                for run, key in runs:
+                    print(f"{run}\t{key}")
             return 0
         payload = run_experiment(args.name, args.preset, args.data_dir, args.output, args.seed, args.resume,
                                  not args.no_progress, args.device, args.download, args.amp, args.run,
@@ -116,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     except (CifarNotFoundError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    finally:
+        distributed.teardown()
+    if not distributed.is_main():
+        return 0
     if payload["path"] is None:
         print(f"trained {', '.join(args.run or [])}; runs still to train: {', '.join(payload['skipped'])}")
     else:

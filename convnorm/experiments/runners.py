@@ -14,6 +14,14 @@ experiment that asks for the same settings, and the runs of one experiment can b
 trained by separate processes sharing a GPU (``only=``, the command line's ``--run``)
 and assembled afterwards.
 
+Started by ``torchrun`` with several processes
+(``torchrun --nproc_per_node=N -m convnorm.experiments NAME ...``), every process runs
+the experiment: each training is data-parallel over the processes (see
+:class:`convnorm.training.Trainer`; the preset's batch size is the global batch), an
+analysis of a trained network (attacks, condition numbers) runs in every process
+alike, and process 0 alone decides whether a run record exists (the others receive
+it) and writes run records, checkpoints and the result file.
+
 Choices the paper leaves open, made here and recorded in every result file:
 ONI trains with learning rate 0.01 (the paper's footnote: 0.1 diverges); OCNN uses
 λ = 0.01 (the paper's appendix: chosen on the validation set), 1e-4 in the adversarial
@@ -37,8 +45,8 @@ import torch.nn as nn
 
 from ..data import BatchLoader, CifarSplits, prepare_cifar
 from ..models import build_model
-from ..training import (TrainConfig, Trainer, load_results, paper_config, provenance, save_results,
-                        seed_everything)
+from ..training import (TrainConfig, Trainer, distributed, load_results, paper_config, provenance,
+                        save_results, seed_everything)
 from .presets import Preset, get_preset
 
 ONI_LR = 0.01
@@ -122,9 +130,11 @@ class Context:
         key = run_key(settings)
         self.planned.append((run, key))
         stored = self.run_record(key)
-        if not keep_model and stored.exists():
+        found = None if keep_model else distributed.from_main(
+            lambda: load_results(stored)["results"] if stored.exists() else None)
+        if found is not None:
             self.data_used.add(splits.source.description)
-            return None, load_results(stored)["results"]
+            return None, found
         if self.only is not None and run not in self.only:
             self.skipped.append((run, key))
             return None, None
@@ -150,7 +160,7 @@ class Context:
             record.update(diverged=True, error=str(error))
         record.update(history=history.as_dict(), summary=history.summary(), run_key=key,
                       cuda_graph=config.cuda_graph)
-        if not keep_model:
+        if not keep_model and distributed.is_main():
             block = provenance(self.experiment, p.name, self.seed, splits.source.description,
                                time.perf_counter() - start, self.device)
             save_results(stored, block, record)
@@ -422,8 +432,7 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     ctx = Context(name, get_preset(preset), data_dir, Path(output), int(seed), resume, progress,
                   download=download, amp=amp, cuda_graph=cuda_graph,
                   only=None if only is None else frozenset(only))
-    if device is not None:
-        ctx.device = torch.device(device)
+    ctx.device = distributed.setup(device if device is not None else ctx.device)
     if only is not None:
         unknown = sorted(set(only) - {run for run, _ in planned_runs(name, preset, data_dir, output, seed)})
         if unknown:
@@ -437,7 +446,10 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
                         "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL}
     if ctx.skipped:
         return {"provenance": block, "results": results, "path": None, "skipped": [run for run, _ in ctx.skipped]}
-    path = save_results(result_path(name, preset, ctx.seed, ctx.output), block, results)
+    path = result_path(name, preset, ctx.seed, ctx.output)
+    if distributed.is_main():
+        save_results(path, block, results)
+    distributed.barrier()  # the file exists when any process returns
     return {"provenance": block, "results": results, "path": str(path)}
 
 

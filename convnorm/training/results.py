@@ -1,8 +1,8 @@
 """Result files: JSON with the provenance needed to trust a number later.
 
-Every file records the experiment, preset, seed, device name, torch version, git
-commit of the code, wall time and which copy of the data was used, next to the
-results themselves.
+Every file records the experiment, preset, seed, device name, number of processes
+(more than one in data-parallel training), torch version, git commit of the code, wall
+time and which copy of the data was used, next to the results themselves.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
+
+from .distributed import world_size
 
 
 def device_name(device: torch.device | str | None = None) -> str:
@@ -49,6 +51,7 @@ def provenance(experiment: str, preset: str, seed: int, data: str | None,
         "preset": preset,
         "seed": seed,
         "device": device_name(device),
+        "processes": world_size(),
         "torch_version": torch.__version__,
         "git_commit": git_commit(),
         "data": data,

@@ -7,11 +7,19 @@ The loop evaluates on the validation and test sets after every epoch, writes a
 checkpoint after every epoch, and resumes from it reproducing the uninterrupted run
 (same batches, same augmentation, same RNG state, same optimizer state): bit for bit
 on the CPU; on a GPU up to the non-determinism of some CUDA kernels.
+
+Data-parallel training: the same code started by ``torchrun --nproc_per_node=N``
+(on one machine; ``--nnodes`` for several) trains one model in ``N`` processes, each
+taking its part of every batch (:class:`Trainer` says how); a script that builds a
+:class:`Trainer` needs no change, and the experiments' command line works the same way::
+
+    torchrun --nproc_per_node=4 -m convnorm.experiments generalization --preset paper
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import random
 import time
@@ -27,6 +35,7 @@ from tqdm.auto import tqdm
 
 from .._validation import check_positive_int
 from ..data.pipeline import BatchLoader
+from . import distributed
 from .graphed import GraphedStep
 
 _log = logging.getLogger(__name__)
@@ -46,6 +55,11 @@ class TrainConfig:
     per-kernel launch cost); it needs a CUDA device and excludes ``amp`` and free
     adversarial training. It is how a run executes, not what it computes, so a
     checkpoint may be resumed with it switched.
+
+    ``batch_size`` is the global batch, the images of one optimizer step over all the
+    processes of a data-parallel run (each takes about ``batch_size / N``), so the
+    paper's 128 stays 128 however many GPUs train, and the run computes the
+    single-process run up to rounding (BatchNorm on a CPU aside, see :class:`Trainer`).
     """
 
     epochs: int = 120
@@ -144,7 +158,10 @@ class History:
 @torch.no_grad()
 def evaluate(model: nn.Module, loader: BatchLoader, device: torch.device | None = None,
              amp: bool = False) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy of ``model`` (in eval mode) over ``loader``."""
+    """Mean cross-entropy and accuracy of ``model`` (in eval mode) over ``loader``.
+
+    For a process's part of a loader (:meth:`BatchLoader.shard`), over the whole
+    loader: the sums are added up over the processes, each of which must call this."""
     device = device or next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -157,7 +174,21 @@ def evaluate(model: nn.Module, loader: BatchLoader, device: torch.device | None 
         correct += int((logits.argmax(1) == y).sum())
         count += len(y)
     model.train(was_training)
+    if loader.world_size > 1:
+        loss_sum, correct, count = distributed.all_sum([loss_sum, correct, count], device)
     return loss_sum / max(count, 1), correct / max(count, 1)
+
+
+def _check_parts(size: int, config: TrainConfig, processes: int) -> None:
+    """Refuse a data-parallel run in which a training batch leaves a process without
+    images: the processes must take every step together."""
+    batches = math.ceil(size / config.batch_size)
+    if config.max_batches_per_epoch is not None:
+        batches = min(batches, config.max_batches_per_epoch)
+    smallest = min(config.batch_size, size - (batches - 1) * config.batch_size)
+    if smallest < processes:
+        raise ValueError(f"batch_size={config.batch_size} with {size} training images gives a batch of {smallest} "
+                         f"image(s), fewer than the {processes} processes: choose another batch size")
 
 
 def _autocast(device: torch.device, enabled: bool):
@@ -181,6 +212,41 @@ class Trainer:
         keep_best: keep a copy of the weights of the epoch with the best validation
             accuracy (``best_state``; :meth:`load_best` restores it), the paper's
             model selection.
+
+    **Data-parallel training.** In a process started by ``torchrun`` with more than one
+    process (:func:`convnorm.training.distributed.setup`: NCCL on CUDA with this process
+    on ``cuda:LOCAL_RANK``, Gloo on the CPU) the trainer
+
+    * splits every batch: each process takes its part of every loader
+      (:meth:`BatchLoader.shard`), drawn from the same seeded permutation and
+      augmentation, so the parts of one step make up the single-process batch of
+      ``config.batch_size`` images (the global batch);
+    * wraps the model in ``DistributedDataParallel``, which averages the processes'
+      gradients. A process's loss is its part's mean cross-entropy times its
+      ``share``, ``N`` times its fraction of the global batch (:meth:`_loss`), so that
+      the average is the gradient of the global batch's mean even when the parts
+      differ in size; the regularizer, the same in every process, enters once. Free
+      adversarial training works alike, each process carrying the perturbation of
+      its positions in the batch;
+    * converts BatchNorm to SyncBatchNorm on CUDA, so that data-parallel training
+      computes the single-process training up to floating-point rounding; on the CPU
+      BatchNorm keeps per-process statistics, with a warning
+      (:func:`~convnorm.training.distributed.data_parallel` says why; ConvNorm needs no
+      synchronisation);
+    * adds up the training and evaluation sums over the processes, so every process
+      holds the same :class:`History`, and copies process 0's buffers to all after
+      each epoch, so all evaluate, keep and resume the same model;
+    * writes the checkpoint, shows progress and logs from process 0 only; on resume
+      process 0 reads the checkpoint and sends it to the others (which need not see
+      its file system).
+
+    ``model`` stays the plain network (its state dict and checkpoints are those of a
+    single-process run, and either kind of run resumes the other's checkpoint); the
+    training forward runs through the wrapper. A global batch smaller than the number
+    of processes is refused, and so is ``cuda_graph``: a captured step would have to
+    include the gradient all-reduce, which is not supported here. The process group
+    stays open after training; call :func:`convnorm.training.distributed.teardown` at
+    the end of the script.
     """
 
     CHECK_EVERY = 50
@@ -191,7 +257,11 @@ class Trainer:
                  progress: bool = True, device: torch.device | str | None = None, keep_best: bool = False):
         if "train" not in loaders:
             raise ValueError("loaders must contain a 'train' BatchLoader")
-        self.device = torch.device(device) if device is not None else default_device()
+        self.device = distributed.setup(torch.device(device) if device is not None else default_device())
+        processes = distributed.world_size()
+        if config.cuda_graph and processes > 1:
+            raise ValueError(f"cuda_graph cannot be combined with data-parallel training ({processes} processes): "
+                             "train without it")
         if config.cuda_graph and self.device.type != "cuda":
             raise ValueError(f"cuda_graph needs a CUDA device, got device={self.device}")
         self.model = model.to(self.device)
@@ -202,11 +272,18 @@ class Trainer:
         train.batch_size, train.augment, train.seed, train.shuffle = (config.batch_size, config.augment,
                                                                       config.seed, True)
         self.config = config
+        # the forward of a training step runs through _network (the DDP wrapper in a
+        # data-parallel run), over this process's part of each loader
+        self._network, self._parts = self.model, loaders
+        if processes > 1:
+            _check_parts(len(train.labels), config, processes)
+            self.model, self._network = distributed.data_parallel(self.model, self.device)
+            self._parts = {name: loader.shard(distributed.rank(), processes) for name, loader in loaders.items()}
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.regularizer = regularizer
-        self.progress = progress
+        self.progress = progress and distributed.is_main()
         self.amp = config.amp
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=config.lr, momentum=config.momentum,
                                          weight_decay=config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.MultiStepLR(self.optimizer, list(config.milestones),
                                                               gamma=config.gamma)
@@ -262,7 +339,8 @@ class Trainer:
         self.model.load_state_dict(self.best_state)
 
     def save_checkpoint(self) -> None:
-        if self.checkpoint is None:
+        """Write :meth:`state_dict` to ``checkpoint`` (process 0 only)."""
+        if self.checkpoint is None or not distributed.is_main():
             return
         self.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
@@ -270,43 +348,62 @@ class Trainer:
         tmp.replace(self.checkpoint)  # atomic: an interruption never leaves half a file
 
     def resume(self) -> bool:
-        """Load the checkpoint if it exists; return whether one was loaded."""
-        if self.checkpoint is None or not self.checkpoint.exists():
+        """Load the checkpoint if it exists; return whether one was loaded.
+
+        It is read on the CPU (where the RNG state must be; the model and optimizer
+        copy their tensors to their device), by process 0, which sends it to the others."""
+        if self.checkpoint is None:
             return False
-        self.load_state_dict(torch.load(self.checkpoint, map_location=self.device, weights_only=False))
+        path = self.checkpoint
+        state = distributed.from_main(lambda: torch.load(path, map_location="cpu", weights_only=False)
+                                      if path.exists() else None)
+        if state is None:
+            return False
+        self.load_state_dict(state)
         return True
 
     # ------------------------------------------------------------------- training
-    def _loss(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _loss(self, x: torch.Tensor, y: torch.Tensor, share: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        r"""``(loss, logits)``: ``share`` times the mean cross-entropy of ``(x, y)``, plus
+        the regularizer.
+
+        ``share`` is :math:`N n_r / n` for a process's part of :math:`n_r` images of a
+        global batch of :math:`n` in :math:`N` processes (1 in a single process):
+        DistributedDataParallel averages the gradients of the :math:`N` losses, and
+        :math:`\frac1N \sum_r \frac{N n_r}{n} \bar\ell_r = \frac1n \sum_i \ell_i`, the
+        mean over the global batch, whatever the parts' sizes."""
         with _autocast(self.device, self.amp):
-            logits = self.model(x)
+            logits = self._network(x)
             loss = F.cross_entropy(logits.float(), y)
+            if share != 1:
+                loss = loss * share
             if self.regularizer is not None:
                 loss = loss + self.regularizer(self.model)
         return loss, logits
 
-    def _standard_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _standard_step(self, x: torch.Tensor, y: torch.Tensor,
+                       share: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         self.steps += 1
         if self.config.cuda_graph:
             if self.graphed is None and len(y) == self.config.batch_size:
                 self.graphed = GraphedStep(self.model, self.optimizer, self._loss, x, y)
             if self.graphed is not None and len(y) == self.config.batch_size:
                 return self.graphed(x, y, self.optimizer.param_groups[0]["lr"])
-        loss, logits = self._loss(x, y)
+        loss, logits = self._loss(x, y, share)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return loss.detach(), (logits.argmax(1) == y).sum()
 
-    def _free_step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _free_step(self, x: torch.Tensor, y: torch.Tensor, share: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         from ..attacks.free import free_adversarial_step
 
         cfg = self.config
         if self.delta is None or cfg.free_reset_per_batch:
             self.delta = torch.zeros(self.loaders["train"].batch_size, *x.shape[1:], device=self.device)
         loss, correct, self.delta = free_adversarial_step(
-            self.model, x, y, self.delta, self.optimizer, lambda xx, yy: self._loss(xx, yy),
+            self.model, x, y, self.delta, self.optimizer, lambda xx, yy: self._loss(xx, yy, share),
             cfg.free_replays, cfg.free_eps, self.scaler)
         self.steps += cfg.free_replays
         return torch.tensor(loss, device=self.device), torch.tensor(correct, device=self.device)
@@ -316,32 +413,41 @@ class Trainer:
 
         The running sums stay on the device and are read every ``CHECK_EVERY`` batches
         (progress bar, divergence check) and at the end: reading them after every batch
-        would make the host wait for the GPU at each step."""
-        self.model.train()
-        loader = self.loaders["train"]
+        would make the host wait for the GPU at each step. In a data-parallel run they
+        are added up over the processes there, so all see the same numbers (and stop
+        together if the loss diverges). A batch's loss enters the sum times ``n / N``
+        (its global size over the number of processes, ``len(y)`` in a single
+        process): added up over the processes, :meth:`_loss`'s shares make that the
+        batch's summed cross-entropy plus ``n`` times the regularizer."""
+        self._network.train()
+        loader, part = self.loaders["train"], self._parts["train"]
         total = len(loader) if self.config.max_batches_per_epoch is None else min(len(loader), self.config.max_batches_per_epoch)
         step = self._free_step if self.config.free_replays > 0 else self._standard_step
+        processes, size = part.world_size, len(loader.labels)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         correct = torch.zeros((), dtype=torch.long, device=self.device)
         count, checked = 0, 0
-        bar = tqdm(loader.epoch(epoch), total=total, desc=f"epoch {epoch + 1}", leave=False,
+        bar = tqdm(part.epoch(epoch), total=total, desc=f"epoch {epoch + 1}", leave=False,
                    disable=not self.progress)
         for i, (x, y) in enumerate(bar):
             if i >= total:
                 break
-            loss, hits = step(x, y)
-            loss_sum += loss.double() * len(y)
+            batch = min(loader.batch_size, size - i * loader.batch_size)  # global
+            loss, hits = step(x, y, processes * len(y) / batch)
+            loss_sum += loss.double() * (batch / processes)
             correct += hits
             count += len(y)
             if i + 1 == total or (i + 1) % self.CHECK_EVERY == 0:
-                mean = float(loss_sum) / count
+                summed_loss, summed_correct, seen = distributed.all_sum([loss_sum, correct, count], self.device)
+                mean = summed_loss / seen
                 if not np.isfinite(mean):
                     raise FloatingPointError(f"training loss became {mean} at epoch {epoch + 1}, "
                                              f"between batches {checked + 1} and {i + 1}")
                 checked = i + 1
-                bar.set_postfix(loss=f"{mean:.3f}", acc=f"{int(correct) / count:.3f}")
+                bar.set_postfix(loss=f"{mean:.3f}", acc=f"{summed_correct / seen:.3f}")
         bar.close()
-        return float(loss_sum) / count, int(correct) / count
+        distributed.same_buffers(self.model)
+        return mean, summed_correct / seen
 
     def fit(self, resume: bool = False) -> History:
         """Train for ``config.epochs`` epochs (continuing a checkpoint if ``resume``)."""
@@ -364,16 +470,17 @@ class Trainer:
             h.epoch_time.append(elapsed)
             for split in ("val", "test"):
                 if split in self.loaders:
-                    loss, acc = evaluate(self.model, self.loaders[split], self.device, self.amp)
+                    loss, acc = evaluate(self.model, self._parts[split], self.device, self.amp)
                     getattr(h, f"{split}_loss").append(loss)
                     getattr(h, f"{split}_acc").append(acc)
             if self.keep_best and h.val_acc and (len(h.val_acc) == 1 or h.val_acc[-1] > max(h.val_acc[:-1])):
                 self.best_state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
             epochs.set_postfix(train_acc=f"{train_acc:.3f}",
                                val_acc=f"{h.val_acc[-1]:.3f}" if h.val_acc else "-")
-            _log.info("epoch %d/%d: train loss %.4f acc %.4f, val acc %s, test acc %s, %.1f s", epoch + 1,
-                      self.config.epochs, train_loss, train_acc, f"{h.val_acc[-1]:.4f}" if h.val_acc else "-",
-                      f"{h.test_acc[-1]:.4f}" if h.test_acc else "-", elapsed)
+            if distributed.is_main():
+                _log.info("epoch %d/%d: train loss %.4f acc %.4f, val acc %s, test acc %s, %.1f s", epoch + 1,
+                          self.config.epochs, train_loss, train_acc, f"{h.val_acc[-1]:.4f}" if h.val_acc else "-",
+                          f"{h.test_acc[-1]:.4f}" if h.test_acc else "-", elapsed)
             self.start_epoch = epoch + 1
             self.save_checkpoint()
         epochs.close()
