@@ -127,6 +127,9 @@ class Context:
         ocnn_lambda = (OCNN_LAMBDA_ADVERSARIAL if adversarial else OCNN_LAMBDA) if base == "ocnn" else None
         settings = {"preset": p.name, "arch": arch, "norm": norm, "affine": affine, "ocnn_lambda": ocnn_lambda,
                     "data": {k: v for k, v in splits.info.items() if k != "source"}, "config": config}
+        if distributed.world_size() > 1 and self.device.type != "cuda" and "bn" in norm.split("+"):
+            # BatchNorm statistics per process (no SyncBatchNorm off CUDA): another training
+            settings["per_process_batchnorm"] = distributed.world_size()
         key = run_key(settings)
         self.planned.append((run, key))
         stored = self.run_record(key)

@@ -1,0 +1,56 @@
+"""The GPU protocol's whole path in its smoke form, on a CPU: ``scripts/gpu_runs.py``
+schedules every run of two experiments as separate processes, shares the training the
+two ask for in common, and assembles both result files from the run records."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+
+from convnorm.experiments import PRESETS, planned_runs, protocol_deviations
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_smoke_form_keeps_the_protocol_structure():
+    full, smoke = PRESETS["short-schedule"], PRESETS["short-schedule-smoke"]
+    assert smoke.arch is full.arch is None  # the paper's networks
+    assert smoke.convergence_archs == full.convergence_archs and smoke.robust_norms == full.robust_norms
+    assert smoke.max_batches_per_epoch == 2 and smoke.reduced
+
+
+def test_protocol_deviations_name_the_schedule_and_sources():
+    rows = {row["setting"]: row for row in protocol_deviations("short-schedule")}
+    assert "16 epochs" in rows["schedule (CIFAR-10)"]["here"] and rows["schedule (CIFAR-10)"]["source"] == "this book"
+    assert rows["batch size"]["source"] == "authors' code" and rows["batch size"]["paper"] == "not stated"
+    assert "training images" not in rows and "network" not in rows  # the full split, the paper's networks
+    cpu = {row["setting"] for row in protocol_deviations("cpu")}
+    assert {"network", "training images", "validation / test images"} <= cpu
+    assert all(set(row) == {"setting", "paper", "here", "source"} for row in protocol_deviations("paper"))
+
+
+def test_gpu_runs_end_to_end_in_smoke_form(cifar_root, tmp_path):
+    preset = "short-schedule-smoke"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), "--preset", preset, "--output", str(tmp_path),
+               "--logs", str(tmp_path / "logs"), "--jobs", "2", "--no-cuda-graph", "generalization:0", "ablation:0"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    output = tmp_path / preset
+    status = json.loads((output / "gpu_runs_status.json").read_text())
+    assert not status["failed"] and not status["not_started"] and not status["running"]
+    # generalization trains 4 networks and the ablation 4, two of which generalization shares
+    assert len(status["finished"]) == 6
+    assert len(list((output / "runs" / f"{preset}-seed0").glob("*.json"))) == 6
+    for name in ("generalization", "ablation"):
+        saved = json.loads((output / f"{name}-{preset}-seed0.json").read_text())
+        assert saved["provenance"]["preset"] == preset
+        assert not planned_runs(name, preset, cifar_root, output, 0, missing=True)
+    general = json.loads((output / f"generalization-{preset}-seed0.json").read_text())["results"]["cifar10"]
+    ablation = json.loads((output / f"ablation-{preset}-seed0.json").read_text())["results"]
+    assert general["convnorm+bn"] == ablation["convnorm+bn, affine=on"]  # one training, read twice
+    assert general["convnorm+bn"]["arch"] == "resnet18"
