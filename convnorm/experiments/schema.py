@@ -38,7 +38,8 @@ class Measure:
     the reference table's row or column when the measures are one of its axes, else a
     description of the paper's metric (e.g. its maximum test accuracy); ``None`` when
     the paper has no such number. ``each`` names a preset setting whose values fill the
-    ``{}`` of ``name``, ``path`` and ``paper`` (PGD-k for every k of the preset).
+    ``{}`` of ``name``, ``path`` and ``paper`` (PGD-k for every k of the preset); each
+    measure so made keeps that setting's name in ``from_setting``.
     """
 
     name: str
@@ -47,13 +48,15 @@ class Measure:
     percent: bool = False
     paper: str | None = None
     each: str | None = None
+    from_setting: str | None = None
 
     def expand(self, preset: Preset) -> tuple[Measure, ...]:
         """The measure itself, or one per value of the setting ``each``."""
         if self.each is None:
             return (self,)
         return tuple(Measure(self.name.format(v), tuple(p.format(v) for p in self.path), self.label.format(v),
-                             self.percent, None if self.paper is None else self.paper.format(v))
+                             self.percent, None if self.paper is None else self.paper.format(v),
+                             from_setting=self.each)
                      for v in getattr(preset, self.each))
 
 

@@ -237,12 +237,17 @@ def scale(settings: Preset, experiment: str) -> str:
     images = f"{45_000 if settings.max_train is None else settings.max_train:,} training images"
     if experiment == "adversarial":
         tested = "10,000" if settings.attack_samples is None else f"{settings.attack_samples:,}"
-        return f"{net}, {images}, {settings.adv_epochs} epochs of free adversarial training, {tested} test images"
-    epochs = f"{settings.epochs} epochs"
+        return (f"{net}, {images}, {_count(settings.adv_epochs, 'epoch')} of free adversarial training, "
+                f"{tested} test images")
+    epochs = _count(settings.epochs, "epoch")
     if experiment == "simba":
         iterations = "3,072" if settings.simba_iters is None else f"{settings.simba_iters:,}"
         return f"{net}, {images}, {epochs}; SimBA on {settings.simba_samples:,} images, {iterations} iterations"
     return f"{net}, {images}, {epochs}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def paper_scale(experiment: str) -> str:

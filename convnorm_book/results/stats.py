@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,6 +49,7 @@ def _t_two_sided(t: float, df: int) -> float:
     return math.sin(theta) * total
 
 
+@lru_cache(maxsize=None)
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``p`` in
     (0.5, 1)), by bisection on the closed-form distribution function.
@@ -62,7 +64,7 @@ def t_quantile(p: float, df: int) -> float:
     target, low, high = 2 * p - 1, 0.0, 1.0
     while _t_two_sided(high, df) < target:
         high *= 2
-    for _ in range(200):
+    while high - low > 1e-13 * high:
         middle = (low + high) / 2
         low, high = (middle, high) if _t_two_sided(middle, df) < target else (low, middle)
     return (low + high) / 2

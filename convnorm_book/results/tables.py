@@ -117,10 +117,22 @@ def reference_cell(table: dict, row: str, column: str):
 
 def paper_value(reference: dict, experiment: str, method: str, measure: Measure, group: str | None = None):
     """The paper's cell for ``method`` and ``measure`` (in ``group``), or ``None`` where
-    the paper reports no such number."""
+    the paper reports no such number.
+
+    Raises:
+        ValueError: if the schema names a row or column the paper's table lacks.
+    """
     schema = EXPERIMENTS[experiment].schema
     cell = schema.paper_cell(group, method, measure)
-    return None if cell is None else reference_cell(reference["tables"][schema.reference], *cell)
+    if cell is None:
+        return None
+    table = reference["tables"][schema.reference]
+    # a rate or an attack strength the paper did not run (they come from the preset) has no
+    # value; any other name missing from the table is an error in the schema
+    for axis, name, names in zip(schema.layout, cell, (table["rows"], table["columns"])):
+        if name not in names and (axis == "group" or (axis == "measure" and measure.from_setting)):
+            return None
+    return reference_cell(table, *cell)
 
 
 def paper_difference(reference: dict, experiment: str, a: str, b: str, measure: Measure,
@@ -128,6 +140,28 @@ def paper_difference(reference: dict, experiment: str, a: str, b: str, measure: 
     """The paper's ``mean(a) - mean(b)``, or ``None`` unless it reports both."""
     values = [paper_mean(paper_value(reference, experiment, m, measure, group)) for m in (a, b)]
     return None if None in values else values[0] - values[1]
+
+
+def paper_leads(reference: dict, experiment: str, a: str, b: str) -> dict[str, float]:
+    """The paper's ``a - b`` in every group its table has (e.g. each noise rate) and
+    reports both in, keyed by the paper's name of the group; for tables of methods
+    against groups.
+
+    Raises:
+        ValueError: if the experiment's reference table is not laid out by method and group.
+    """
+    schema = EXPERIMENTS[experiment].schema
+    if set(schema.layout) != {"method", "group"}:
+        raise ValueError(f"experiment {experiment!r}: its reference table is not one of methods against groups")
+    table = reference["tables"][schema.reference]
+    groups = table["columns"] if schema.layout[1] == "group" else list(table["rows"])
+
+    def mean(method, group):
+        names = (schema.paper_names[method], group)
+        return paper_mean(reference_cell(table, *(names if schema.layout[0] == "method" else names[::-1])))
+
+    pairs = {group: (mean(a, group), mean(b, group)) for group in groups}
+    return {group: x - y for group, (x, y) in pairs.items() if x is not None and y is not None}
 
 
 def compare(records: Records, reference: dict | None, a: str, b: str, measure: str = "test_acc",
