@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm_book.results import records, stats, tables
+from convnorm_book.results import provenance, records, stats, tables
+from convnorm_book.results import reference as reference_values
 from result_files import REPOSITORY_RESULTS, record, results_root, write
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return records.load_reference(REPOSITORY_RESULTS)
+    return reference_values.load_reference(REPOSITORY_RESULTS)
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -26,20 +27,20 @@ def test_every_declared_paper_cell_is_in_the_reference_file(name, reference):
     for group in schema.group_keys(paper):
         for method in schema.method_keys(paper):
             for measure in schema.measures_at(paper):
-                found += tables.paper_value(reference, name, method, measure, group) is not None
+                found += reference_values.paper_value(reference, name, method, measure, group) is not None
     assert (found > 0) == (schema.reference is not None)
 
 
 def test_rates_and_attacks_the_paper_did_not_run_have_no_paper_value(reference):
     schema = EXPERIMENTS["adversarial"].schema
     pgd2 = schema.measures_at(PRESETS["smoke"])[-1]
-    assert pgd2.name == "pgd2" and tables.paper_value(reference, "adversarial", "bn", pgd2) is None
+    assert pgd2.name == "pgd2" and reference_values.paper_value(reference, "adversarial", "bn", pgd2) is None
     noise = EXPERIMENTS["label-noise"].schema
-    assert tables.paper_value(reference, "label-noise", "bn", noise.measures[0], "0.9") is None
+    assert reference_values.paper_value(reference, "label-noise", "bn", noise.measures[0], "0.9") is None
     broken = {"tables": {**reference["tables"], "adversarial": {**reference["tables"]["adversarial"],
                                                                 "columns": ["SN", "ONI", "OCNN", "ConvNorm", "x"]}}}
     with pytest.raises(ValueError, match="column 'BN'"):
-        tables.paper_value(broken, "adversarial", "bn", schema.measures[0])
+        reference_values.paper_value(broken, "adversarial", "bn", schema.measures[0])
 
 
 def test_label_noise_compares_the_papers_metric(reference):
@@ -48,8 +49,8 @@ def test_label_noise_compares_the_papers_metric(reference):
     schema = EXPERIMENTS["label-noise"].schema
     cpu = PRESETS["cpu"]
     maximum, selected = (schema.measure(m, cpu) for m in ("max_test_acc", "test_acc"))
-    assert tables.paper_value(reference, "label-noise", "bn", maximum, "0.8") == [53.82, 1.04]
-    assert tables.paper_value(reference, "label-noise", "bn", selected, "0.8") is None
+    assert reference_values.paper_value(reference, "label-noise", "bn", maximum, "0.8") == [53.82, 1.04]
+    assert reference_values.paper_value(reference, "label-noise", "bn", selected, "0.8") is None
     assert "Max test accuracy" in reference["tables"]["label_noise"]["setting"]
 
 
@@ -116,21 +117,21 @@ def test_numbers_and_paper_cells_print_as_read():
 def test_reference_cell_names_what_is_missing(reference):
     table = reference["tables"]["ablation"]
     with pytest.raises(ValueError, match="row 'nope'"):
-        tables.reference_cell(table, "nope", "with BN")
+        reference_values.reference_cell(table, "nope", "with BN")
     with pytest.raises(ValueError, match="column 'nope'"):
-        tables.reference_cell(table, "with affine", "nope")
+        reference_values.reference_cell(table, "with affine", "nope")
 
 
 def test_appendix_tables():
-    deviations = tables.deviations_table("cpu")
+    deviations = provenance.deviations_table("cpu")
     assert {"paper", "authors' code", "this book"} >= set(deviations.column("source"))
-    assert tables.presets_table().columns == ["setting", "cpu", "short-schedule", "paper"]
-    assert [row[0] for row in tables.schema_table().rows] == list(EXPERIMENTS)
+    assert provenance.presets_table().columns == ["setting", "cpu", "short-schedule", "paper"]
+    assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
 
 
 def test_paper_leads_over_every_group_the_paper_ran(reference):
-    leads = tables.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
+    leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)
-    assert list(tables.paper_leads(reference, "generalization", "convnorm", "none")) == ["cifar10", "cifar100"]
+    assert list(reference_values.paper_leads(reference, "generalization", "convnorm", "none")) == ["cifar10", "cifar100"]
     with pytest.raises(ValueError, match="methods against groups"):
-        tables.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
+        reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")

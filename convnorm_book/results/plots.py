@@ -3,7 +3,6 @@ profiles, and paired differences with their intervals beside the paper's."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-import numpy as np
 
 from .records import Records
 from .stats import CONTRADICTED, SUPPORTED, Band, Paired, collect, curve_band, history_band

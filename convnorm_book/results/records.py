@@ -27,6 +27,7 @@ from convnorm.experiments import EXPERIMENTS, PRESETS, Preset
 from convnorm.experiments.schema import ResultSchema
 
 RESULTS_ENV = "CONVNORM_RESULTS_DIR"
+#: the file of the paper's values, in every results folder (it marks one)
 REFERENCE_FILE = "paper_reference_values.json"
 #: presets whose records the chapters show, best first: the GPU protocol, then the reduced one
 SHOWN_PRESETS = ("short-schedule", "cpu")
@@ -52,16 +53,6 @@ def results_dir(directory: str | Path | None = None) -> Path:
             return folder / "results"
     raise ValueError(f"no results folder found from {str(Path.cwd())!r} upwards: set {RESULTS_ENV} to the "
                      "results/ folder of the book's repository (or pass directory=)")
-
-
-def load_reference(root: str | Path | None = None) -> dict:
-    """The paper's values: ``{"source", "note", "tables": {name: table}}``; each table
-    has ``label`` (the paper's table or figure), ``setting``, ``columns`` and ``rows``."""
-    path = results_dir(root) / REFERENCE_FILE
-    data = json.loads(path.read_text())
-    if "tables" not in data or "source" not in data:
-        raise ValueError(f"{str(path)!r} is not a reference-value file (needs 'source' and 'tables')")
-    return data
 
 
 @dataclass(frozen=True)

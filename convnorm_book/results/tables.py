@@ -11,19 +11,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, protocol_deviations
+from convnorm.experiments import EXPERIMENTS
 from convnorm.experiments.schema import Measure, ResultSchema
 
-from .records import PROTOCOL_CHANGES, Records, caveats, changes_missing, load_runs, paper_scale, scale
+from .records import Records, caveats, paper_scale, scale
+from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
 
 #: display names of the harness's normalization keys
 METHOD_LABELS = {
     "none": "vanilla", "bn": "BN", "convnorm": "ConvNorm", "convnorm+bn": "ConvNorm+BN",
     "sn": "SN", "oni": "ONI", "ocnn": "OCNN", "sn+bn": "SN+BN", "oni+bn": "ONI+BN", "ocnn+bn": "OCNN+BN",
-    "cayley": "Cayley", "convnorm+bn, affine=on": "ConvNorm+BN, affine kernel",
-    "convnorm, affine=on": "ConvNorm, affine kernel", "convnorm+bn, affine=off": "ConvNorm+BN, no affine kernel",
-    "convnorm, affine=off": "ConvNorm, no affine kernel",
+    "cayley": "Cayley", "convnorm+bn, affine=on": "ConvNorm+BN, affine", "convnorm, affine=on": "ConvNorm, affine",
+    "convnorm+bn, affine=off": "ConvNorm+BN, no affine", "convnorm, affine=off": "ConvNorm, no affine",
 }
 
 
@@ -95,75 +95,6 @@ def paper_text(cell) -> str:
     return _as_printed(mean) + ("" if std is None else f" ± {_as_printed(std)}")
 
 
-def paper_mean(cell) -> float | None:
-    """The mean of a reference cell (``[mean, std]`` or a number), ``None`` if absent."""
-    value = cell[0] if isinstance(cell, (list, tuple)) else cell
-    return None if value is None else float(value)
-
-
-def reference_cell(table: dict, row: str, column: str):
-    """The paper's cell at ``row``/``column`` of a reference table.
-
-    Raises:
-        ValueError: if the row or the column is not in the table.
-    """
-    if row not in table["rows"]:
-        raise ValueError(f"row {row!r} not in reference table {table['label']!r} (rows: {list(table['rows'])})")
-    if column not in table["columns"]:
-        raise ValueError(f"column {column!r} not in reference table {table['label']!r} "
-                         f"(columns: {table['columns']})")
-    return table["rows"][row][table["columns"].index(column)]
-
-
-def paper_value(reference: dict, experiment: str, method: str, measure: Measure, group: str | None = None):
-    """The paper's cell for ``method`` and ``measure`` (in ``group``), or ``None`` where
-    the paper reports no such number.
-
-    Raises:
-        ValueError: if the schema names a row or column the paper's table lacks.
-    """
-    schema = EXPERIMENTS[experiment].schema
-    cell = schema.paper_cell(group, method, measure)
-    if cell is None:
-        return None
-    table = reference["tables"][schema.reference]
-    # a rate or an attack strength the paper did not run (they come from the preset) has no
-    # value; any other name missing from the table is an error in the schema
-    for axis, name, names in zip(schema.layout, cell, (table["rows"], table["columns"])):
-        if name not in names and (axis == "group" or (axis == "measure" and measure.from_setting)):
-            return None
-    return reference_cell(table, *cell)
-
-
-def paper_difference(reference: dict, experiment: str, a: str, b: str, measure: Measure,
-                     group: str | None = None) -> float | None:
-    """The paper's ``mean(a) - mean(b)``, or ``None`` unless it reports both."""
-    values = [paper_mean(paper_value(reference, experiment, m, measure, group)) for m in (a, b)]
-    return None if None in values else values[0] - values[1]
-
-
-def paper_leads(reference: dict, experiment: str, a: str, b: str) -> dict[str, float]:
-    """The paper's ``a - b`` in every group its table has (e.g. each noise rate) and
-    reports both in, keyed by the paper's name of the group; for tables of methods
-    against groups.
-
-    Raises:
-        ValueError: if the experiment's reference table is not laid out by method and group.
-    """
-    schema = EXPERIMENTS[experiment].schema
-    if set(schema.layout) != {"method", "group"}:
-        raise ValueError(f"experiment {experiment!r}: its reference table is not one of methods against groups")
-    table = reference["tables"][schema.reference]
-    groups = table["columns"] if schema.layout[1] == "group" else list(table["rows"])
-
-    def mean(method, group):
-        names = (schema.paper_names[method], group)
-        return paper_mean(reference_cell(table, *(names if schema.layout[0] == "method" else names[::-1])))
-
-    pairs = {group: (mean(a, group), mean(b, group)) for group in groups}
-    return {group: x - y for group, (x, y) in pairs.items() if x is not None and y is not None}
-
-
 def compare(records: Records, reference: dict | None, a: str, b: str, measure: str = "test_acc",
             group: str | None = None, claim: int | None = None, context: str | None = None) -> Paired:
     """The paired comparison ``a - b`` of one measure (in one group), with the paper's
@@ -185,11 +116,11 @@ def compare_history(records: Records, a: str, b: str, metric: str, epoch: int, g
     """The paired comparison ``a - b`` of ``history[metric]`` after epoch ``epoch``
     (counted from 1; accuracies in percentage points)."""
     schema = records.schema
-    path = lambda method: schema.record_path(group, method) + ("history", metric, epoch - 1)  # noqa: E731
+    path_a, path_b = (schema.record_path(group, m) + ("history", metric, epoch - 1) for m in (a, b))
     percent = metric.endswith("_acc")
     context = (f"{group_name(schema, group)}, " if group is not None else "") + \
         f"{METRIC_NAMES.get(metric, metric)}, epoch {epoch}"
-    return paired(records, path(a), path(b), method_label(a), method_label(b), 100.0 if percent else 1.0,
+    return paired(records, path_a, path_b, method_label(a), method_label(b), 100.0 if percent else 1.0,
                   claim=claim, unit="points" if percent else "", context=context)
 
 
@@ -340,78 +271,3 @@ def paper_table(reference: dict, name: str, title: str) -> Table:
     table = reference["tables"][name]
     rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()]
     return Table(title, [""] + list(table["columns"]), rows, [f"Paper ({table['label']}): {table['setting']}."])
-
-
-def presets_table(names: Sequence[str] = ("cpu", "short-schedule", "paper")) -> Table:
-    """The settings of the presets side by side."""
-    shown = ("arch", "width", "epochs", "milestones", "adv_epochs", "batch_size", "max_train",
-             "max_val", "max_test", "attack_samples", "simba_samples", "simba_iters", "noise_rates", "fractions",
-             "datasets", "convergence_archs", "robust_norms")
-    settings = [PRESETS[name].as_dict() for name in names]
-
-    def text(value):
-        if value is None:
-            return "the paper's"
-        return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-
-    rows = [[key] + [text(s[key]) for s in settings] for key in shown]
-    return Table("The presets", ["setting"] + list(names), rows)
-
-
-def deviations_table(name: str) -> Table:
-    """:func:`convnorm.experiments.protocol_deviations` of preset ``name`` as a table."""
-    rows = [[r["setting"], r["paper"], r["here"], r["source"]] for r in protocol_deviations(name)]
-    return Table(f"Protocol deviations of the {name} preset", ["setting", "the paper", "here", "source"], rows)
-
-
-def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"), root=None) -> Table:
-    """What is stored, per experiment and preset: the seeds, the device, the code
-    commit, the wall time per seed and the copy of the data, read from the files."""
-    rows = []
-    for experiment in EXPERIMENTS:
-        for preset in presets:
-            runs = load_runs(experiment, preset, root)
-            if not runs:
-                rows.append([experiment, preset, "none stored", "", "", "", ""])
-                continue
-            stored = Records(experiment, preset, tuple(runs))
-            commits = ", ".join(dict.fromkeys(run.provenance["git_commit"][:8] for run in runs))
-            minutes = ", ".join(f"{run.provenance['wall_time_s'] / 60:.1f}" for run in runs)
-            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, commits, minutes,
-                         stored.data if stored.schema.history else "—"])
-    return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "code commit",
-                                    "wall time per seed (min)", "data"], rows)
-
-
-def changes_table(presets: Sequence[str] = ("short-schedule", "cpu"), root=None) -> Table:
-    """The corrections made to the experiments, and which stored record sets predate them."""
-    rows = []
-    for change in PROTOCOL_CHANGES:
-        older = []
-        for experiment in change.experiments:
-            for preset in presets:
-                runs = load_runs(experiment, preset, root)
-                if runs:
-                    missing = changes_missing(Records(experiment, preset, tuple(runs)))
-                    older += ([f"{experiment} ({preset}): cannot tell"] if missing is None else
-                              [f"{experiment} ({preset})"] if change in missing else [])
-        rows.append([change.commit, change.now, change.before, "; ".join(older) or "none"])
-    return Table("Corrections to the experiments", ["commit", "now", "before", "stored records made before it"],
-                 rows)
-
-
-def schema_table() -> Table:
-    """What each experiment's records hold and where the paper reports the same numbers
-    (:mod:`convnorm.experiments.schema`)."""
-    rows = []
-    for name, experiment in EXPERIMENTS.items():
-        schema = experiment.schema
-        methods = f"preset setting {schema.methods}" if isinstance(schema.methods, str) else " | ".join(schema.methods)
-        group = "—" if schema.group is None else f"{schema.group.label} (preset setting {schema.group.setting})"
-        measures = "; ".join(f"{m.name}: {'/'.join(m.path)}" + (f" [{m.each}]" if m.each else "") for m in schema.measures)
-        axes = ("the methods spread over rows and columns" if schema.layout == ("method", "method") else
-                f"rows: {schema.layout[0]}s, columns: {schema.layout[1]}s")
-        reference = "—" if schema.reference is None else f"{schema.reference} ({axes})"
-        rows.append([name, methods, group, measures, reference])
-    return Table("What each experiment writes", ["experiment", "methods", "groups", "measures (path below a method's "
-                                                 "record)", "the paper's table"], rows)
