@@ -56,3 +56,9 @@ def test_plot_rates_and_layer_profile(root):
                              ["none", "oni"])
     assert len(ax2.lines) == 1 and np.allclose(ax2.lines[0].get_ydata(), [10, 5])  # the diverged run is left out
     plt.close("all")
+
+
+def test_colours_are_the_same_for_a_method_everywhere():
+    assert plots.colour("convnorm+bn") == plots.colour("ConvNorm+BN") == "tab:red"  # our key, the paper's label
+    assert plots.colour("oni+bn") == plots.colour("ONI") == plots.colour("oni")
+    assert plots.colour("vanilla") == plots.colour("none") and plots.colour("unknown") is None

@@ -83,7 +83,7 @@ def test_compare_uses_the_papers_difference_and_pairs_by_seed(generalization, re
     data, accs = generalization
     c = tables.compare(data, reference, "convnorm+bn", "bn", group="cifar10")
     assert np.allclose(c.differences, [100 * (v[3] - v[1]) for v in accs.values()])
-    assert math.isclose(c.paper, 93.31 - 93.18) and c.label == "ConvNorm+BN − BN, CIFAR-10"
+    assert math.isclose(c.paper, 93.31 - 93.18) and c.label == "ConvNorm+BN − BN"  # one data set: not named
     assert c.verdict == stats.INCONCLUSIVE  # +5, +8, +3 points: t = 4.30 makes the interval reach below zero
     clear = tables.compare(data, reference, "convnorm+bn", "none", group="cifar10")  # +15, +14, +16
     assert clear.verdict == stats.SUPPORTED
@@ -94,7 +94,7 @@ def test_compare_uses_the_papers_difference_and_pairs_by_seed(generalization, re
 def test_compare_history_reads_one_epoch(generalization):
     data, _ = generalization
     c = tables.compare_history(data, "convnorm", "none", "test_acc", 2, "cifar10", claim=+1)
-    assert np.allclose(c.differences, 0.0) and c.context == "CIFAR-10, test accuracy, epoch 2"
+    assert np.allclose(c.differences, 0.0) and c.context == "test accuracy, epoch 2"
 
 
 def test_measure_rows_where_the_paper_has_a_row_per_measure(tmp_path, reference):

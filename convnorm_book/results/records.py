@@ -29,7 +29,7 @@ from convnorm.experiments.schema import ResultSchema
 RESULTS_ENV = "CONVNORM_RESULTS_DIR"
 #: the file of the paper's values, in every results folder (it marks one)
 REFERENCE_FILE = "paper_reference_values.json"
-#: presets whose records the chapters show, best first: the GPU protocol, then the reduced one
+#: the presets whose records the chapters show, the GPU protocol before the reduced one
 SHOWN_PRESETS = ("short-schedule", "cpu")
 
 
@@ -139,8 +139,9 @@ def _check_names(experiment: str | None, preset: str) -> None:
 
 
 def preset_from_record(settings: dict, preset: str) -> Preset:
-    """The :class:`Preset` a record was made with, from its provenance's
-    ``preset_settings`` (settings a record predates are taken from today's preset)."""
+    """The :class:`~convnorm.experiments.presets.Preset` a record was made with, from its
+    provenance's ``preset_settings`` (settings a record predates are taken from today's
+    preset)."""
     today = PRESETS[preset].as_dict()
     values = {f.name: settings.get(f.name, today[f.name]) for f in fields(Preset)}
     return Preset(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})

@@ -208,7 +208,7 @@ class Paired:
 
     @property
     def verdict(self) -> str:
-        """:data:`SUPPORTED`, :data:`CONTRADICTED` or :data:`INCONCLUSIVE` (see the module)."""
+        """``"supported"``, ``"contradicted"`` or ``"inconclusive"`` (see the module)."""
         interval, sign = self.interval, self.claimed_sign
         if interval is None or sign is None or interval[0] <= 0 <= interval[1]:
             return INCONCLUSIVE

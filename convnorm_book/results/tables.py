@@ -95,6 +95,12 @@ def paper_text(cell) -> str:
     return _as_printed(mean) + ("" if std is None else f" ± {_as_printed(std)}")
 
 
+def _group_context(records: Records, group: str | None) -> str:
+    """The group's name where the records have more than one group, else nothing."""
+    several = len(records.schema.group_keys(records.settings)) > 1
+    return group_name(records.schema, group) if group is not None and several else ""
+
+
 def compare(records: Records, reference: dict | None, a: str, b: str, measure: str = "test_acc",
             group: str | None = None, claim: int | None = None, context: str | None = None) -> Paired:
     """The paired comparison ``a - b`` of one measure (in one group), with the paper's
@@ -105,7 +111,7 @@ def compare(records: Records, reference: dict | None, a: str, b: str, measure: s
     chosen = schema.measure(measure, settings)
     paper = None if reference is None else paper_difference(reference, records.experiment, a, b, chosen, group)
     if context is None:
-        context = "" if group is None else group_name(schema, group)
+        context = _group_context(records, group)
     return paired(records, schema.path(group, a, chosen), schema.path(group, b, chosen), method_label(a),
                   method_label(b), 100.0 if chosen.percent else 1.0, paper, claim,
                   "points" if chosen.percent else "", context)
@@ -118,8 +124,8 @@ def compare_history(records: Records, a: str, b: str, metric: str, epoch: int, g
     schema = records.schema
     path_a, path_b = (schema.record_path(group, m) + ("history", metric, epoch - 1) for m in (a, b))
     percent = metric.endswith("_acc")
-    context = (f"{group_name(schema, group)}, " if group is not None else "") + \
-        f"{METRIC_NAMES.get(metric, metric)}, epoch {epoch}"
+    context = ", ".join(filter(None, (_group_context(records, group), METRIC_NAMES.get(metric, metric),
+                                       f"epoch {epoch}")))
     return paired(records, path_a, path_b, method_label(a), method_label(b), 100.0 if percent else 1.0,
                   claim=claim, unit="points" if percent else "", context=context)
 
@@ -142,8 +148,10 @@ class Table:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows)
+        cell = 'style="padding: 2px 12px 2px 0; text-align: left; vertical-align: top"'
+        head = "".join(f"<th {cell}>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in self.rows)
         notes = "".join(f"<p><small>{html.escape(n)}</small></p>" for n in self.notes)
         return (f"<p><b>{html.escape(self.title)}</b></p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>{notes}")
