@@ -135,3 +135,15 @@ def test_paper_leads_over_every_group_the_paper_ran(reference):
     assert list(reference_values.paper_leads(reference, "generalization", "convnorm", "none")) == ["cifar10", "cifar100"]
     with pytest.raises(ValueError, match="methods against groups"):
         reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
+
+
+def test_comparisons_name_the_group_where_there_are_several(tmp_path, reference):
+    root = results_root(tmp_path)
+    for seed in (0, 1):
+        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.4, max_test_acc=0.5 + 0.01 * (m == "convnorm+bn"))
+                                                        for m in ("bn", "convnorm+bn")} for rate in ("0.2", "0.8")},
+              robust_norms=["bn", "convnorm+bn"])
+    data = records.stored("label-noise", root, presets=("cpu",))
+    c = tables.compare(data, reference, "convnorm+bn", "bn", "max_test_acc", group="0.8")
+    assert c.label == "ConvNorm+BN − BN, 80%" and np.allclose(c.differences, 1.0)
+    assert math.isclose(c.paper, 69.26 - 53.82)  # the paper's metric, the maximum test accuracy
