@@ -185,19 +185,24 @@ class Paired:
         return f"{self.a} − {self.b}" + (f", {self.context}" if self.context else "")
 
     @property
+    def over_seeds(self) -> SeedStats:
+        """The differences as :class:`SeedStats` (mean, sample standard deviation, ...)."""
+        return SeedStats(self.differences, self.missing)
+
+    @property
     def n(self) -> int:
-        return len(self.differences)
+        return self.over_seeds.n
 
     @property
     def mean(self) -> float:
-        return float(np.mean(self.differences)) if self.n else math.nan
+        return self.over_seeds.mean
 
     @property
     def interval(self) -> tuple[float, float] | None:
         """The 95 % t-interval of the mean difference; ``None`` below two seeds."""
         if self.n < 2:
             return None
-        half = t_quantile(0.975, self.n - 1) * float(np.std(self.differences, ddof=1)) / math.sqrt(self.n)
+        half = t_quantile(0.975, self.n - 1) * self.over_seeds.std / math.sqrt(self.n)
         return self.mean - half, self.mean + half
 
     @property
