@@ -41,6 +41,7 @@ def setup_source(config_path: Path = ROOT / "_config.yml") -> str:
         '    %pip install --quiet "/content/convnorm-book[vision]"\n'
         '    sys.path.insert(0, "/content/convnorm-book")\n'
         '    os.environ.setdefault("CONVNORM_DATA_DIR", "/content/data")\n'
+        '    os.environ.setdefault("CONVNORM_RESULTS_DIR", "/content/convnorm-book/results")\n'
         '    os.environ.setdefault("CONVNORM_DOWNLOAD", "1")'
     )
 

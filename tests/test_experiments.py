@@ -9,8 +9,28 @@ import pytest
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
 from convnorm.experiments import EXPERIMENTS, PRESETS, run_experiment
 from convnorm.experiments.__main__ import main
+from convnorm.experiments.schema import declared_paths
 
 PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s"}
+
+
+def lookup(results: dict, path: tuple):
+    """``results[path[0]][path[1]]...``; a KeyError/IndexError names the missing path."""
+    node = results
+    for key in path:
+        node = node[key]
+    return node
+
+
+def check_schema(name: str, results: dict) -> None:
+    """Every key path the experiment's schema declares exists in what it wrote."""
+    missing = []
+    for path in declared_paths(EXPERIMENTS[name].schema, PRESETS["smoke"]):
+        try:
+            lookup(results, path)
+        except (KeyError, IndexError, TypeError):
+            missing.append(path)
+    assert not missing, f"{name}: declared in its schema but not written: {missing}"
 
 
 def check_records(records: dict):
@@ -30,6 +50,7 @@ def test_smoke_preset_runs(name, cifar_root, tmp_path):
     assert PROVENANCE <= set(saved["provenance"]) and saved["provenance"]["experiment"] == name
     assert "cifar10" in saved["provenance"]["data"] and saved["provenance"]["preset_settings"]["reduced"]
     results = payload["results"]
+    check_schema(name, saved["results"])
     if name in ("convergence",):
         for records in results.values():
             check_records(records)
@@ -72,6 +93,17 @@ def test_smoke_preset_runs(name, cifar_root, tmp_path):
     elif name == "runtime":
         assert results["bn"]["relative_to_bn"] == 1.0
         assert all(r["seconds_per_step"] > 0 for r in results.values())
+
+
+def test_schema_check_finds_a_missing_key():
+    """The schema check is not vacuous: a result lacking one declared number fails it."""
+    schema = EXPERIMENTS["runtime"].schema
+    results = {method: {"seconds_per_epoch": 1.0, "relative_to_bn": 1.0, "seconds_per_step": 0.1,
+                        "batch_size": 50, "steps_timed": 2} for method in schema.methods}
+    check_schema("runtime", results)
+    del results["cayley"]["relative_to_bn"]
+    with pytest.raises(AssertionError, match="relative_to_bn"):
+        check_schema("runtime", results)
 
 
 def test_resume_reuses_finished_runs(cifar_root, tmp_path):

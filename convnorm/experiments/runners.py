@@ -47,6 +47,7 @@ from ..data import BatchLoader, CifarSplits, prepare_cifar
 from ..models import build_model
 from ..training import (TrainConfig, Trainer, distributed, load_results, paper_config, provenance,
                         save_results, seed_everything)
+from . import schema as schemas
 from .presets import Preset, get_preset
 
 ONI_LR = 0.01
@@ -379,33 +380,39 @@ def runtime(ctx: Context) -> dict:
 
 @dataclass(frozen=True)
 class Experiment:
-    """An experiment: a one-line ``summary``, the function that ``run`` s it, and the
-    number of ``seeds`` its results are averaged over (the paper's count where it states
-    one: 4 for Table 1, the generalization table and Fig. 4, 3 for the ablation, label
-    noise, data scarcity and SimBA; otherwise 3; one timing for the run time)."""
+    """An experiment: a one-line ``summary``, the function that ``run`` s it, the
+    ``schema`` of the results it writes (what the book's tables read:
+    :mod:`convnorm.experiments.schema`), and the number of ``seeds`` its results are
+    averaged over (the paper's count where it states one: 4 for Table 1, the
+    generalization table and Fig. 4, 3 for the ablation, label noise, data scarcity and
+    SimBA; otherwise 3; one timing for the run time)."""
 
     summary: str
     run: Callable[[Context], dict]
+    schema: schemas.ResultSchema
     seeds: int = 3
 
 
 EXPERIMENTS = {
     "convergence": Experiment("training speed without augmentation/weight decay/lr decay (none, bn, convnorm, "
-                              "convnorm+bn)", convergence, seeds=4),
+                              "convnorm+bn)", convergence, schemas.CONVERGENCE, seeds=4),
     "generalization": Experiment("test accuracy under the standard protocol on CIFAR-10 (and CIFAR-100)",
-                                 generalization, seeds=4),
-    "ablation": Experiment("ConvNorm with/without its affine transform and with/without BatchNorm", ablation),
+                                 generalization, schemas.GENERALIZATION, seeds=4),
+    "ablation": Experiment("ConvNorm with/without its affine transform and with/without BatchNorm", ablation,
+                           schemas.ABLATION),
     "adversarial": Experiment("free adversarial training, then clean/FGSM/PGD accuracy (bn, sn, oni, ocnn, "
-                              "convnorm)", adversarial, seeds=4),
+                              "convnorm)", adversarial, schemas.ADVERSARIAL, seeds=4),
     "simba": Experiment("SimBA black-box attack (pixel and DCT): average queries and success rate",
-                        simba_experiment),
-    "label-noise": Experiment("symmetric label noise 20-80%: test accuracy per normalization", label_noise),
+                        simba_experiment, schemas.SIMBA),
+    "label-noise": Experiment("symmetric label noise 20-80%: maximum test accuracy (the paper's metric) and test "
+                              "accuracy at the best noisy-validation epoch per normalization", label_noise,
+                              schemas.LABEL_NOISE),
     "data-scarcity": Experiment("class-balanced 10-70% training subsets: test accuracy per normalization",
-                                data_scarcity),
+                                data_scarcity, schemas.DATA_SCARCITY),
     "conditioning": Experiment("layer condition numbers, spectral norms and the rho ratio of trained networks",
-                               conditioning),
+                               conditioning, schemas.CONDITIONING),
     "runtime": Experiment("seconds per training step: vanilla (bn), convnorm+bn and Cayley convolutions",
-                          runtime, seeds=1),
+                          runtime, schemas.RUNTIME, seeds=1),
 }
 
 

@@ -1,0 +1,281 @@
+"""Tables of stored results beside the paper's values, read through each experiment's schema.
+
+Which numbers an experiment has and where the paper reports them is declared once, in
+:mod:`convnorm.experiments.schema`; the tables here only follow those declarations.
+Accuracies are stored as fractions and shown, like the paper's, in percent.
+"""
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from convnorm.experiments import EXPERIMENTS
+from convnorm.experiments.schema import Measure, ResultSchema
+
+from .records import Records, caveats, paper_scale, scale
+from .reference import paper_difference, paper_value
+from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
+
+#: display names of the harness's normalization keys
+METHOD_LABELS = {
+    "none": "vanilla", "bn": "BN", "convnorm": "ConvNorm", "convnorm+bn": "ConvNorm+BN",
+    "sn": "SN", "oni": "ONI", "ocnn": "OCNN", "sn+bn": "SN+BN", "oni+bn": "ONI+BN", "ocnn+bn": "OCNN+BN",
+    "cayley": "Cayley", "convnorm+bn, affine=on": "ConvNorm+BN, affine", "convnorm, affine=on": "ConvNorm, affine",
+    "convnorm+bn, affine=off": "ConvNorm+BN, no affine", "convnorm, affine=off": "ConvNorm, no affine",
+}
+
+
+#: what each experiment's table shows
+TITLES = {
+    "convergence": "Accuracy (%) after the last epoch, without augmentation, weight decay or learning-rate decay",
+    "generalization": "Test accuracy (%) under the standard protocol",
+    "ablation": "Test accuracy (%) of ConvNorm with and without its affine kernel and a following BatchNorm",
+    "adversarial": "Accuracy (%) after free adversarial training, clean and under attack",
+    "simba": "SimBA black-box attack on networks without BatchNorm",
+    "label-noise": "Accuracy (%) under symmetric label noise",
+    "data-scarcity": "Test accuracy (%) after training on class-balanced subsets",
+    "conditioning": "Layer condition-number ratio ρ against the vanilla network",
+    "runtime": "Training time of a ResNet18",
+}
+#: display names of group keys that are not rates
+GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet", "small": "six-conv network",
+               "resnet18": "ResNet18", "vgg16": "VGG16"}
+#: a history metric in a reader's words
+METRIC_NAMES = {"test_acc": "test accuracy", "train_acc": "training accuracy", "train_loss": "training loss",
+                "val_acc": "validation accuracy"}
+
+
+def group_name(schema: ResultSchema, key: str) -> str:
+    """A reader's name for a group key ("20%" for the noise rate "0.2", "CIFAR-10")."""
+    return schema.group.paper_name(key) if schema.group.percent else GROUP_NAMES.get(key, key)
+
+
+def method_label(method: str) -> str:
+    """A reader's name for a method key (unknown keys are returned as given)."""
+    return METHOD_LABELS.get(method, method)
+
+
+def scale_name(records: Records) -> str:
+    """``"reduced scale"`` (a smaller network and data), ``"short schedule"`` (the
+    paper's networks and data, fewer epochs) or ``"full scale"``, from the recorded preset."""
+    settings = records.settings
+    if not settings.reduced:
+        return "full scale"
+    return "reduced scale" if settings.arch is not None else "short schedule"
+
+
+def number(value: float | None, like: float | None = None) -> str:
+    """``value`` with the decimals suited to ``like`` (default: itself): two; none from
+    100 up; three significant digits below 0.1."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    size = abs(value if like is None else like)
+    if size >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if size >= 0.1 or size == 0 else f"{value:.3g}"
+
+
+def mean_std(mean: float, std: float | None) -> str:
+    """``mean ± std``, both with the decimals suited to the mean."""
+    return number(mean) + ("" if std is None else f" ± {number(std, like=mean)}")
+
+
+def _as_printed(value: float) -> str:
+    """A number of the paper as it prints it: two decimals unless it has more."""
+    return f"{value:.2f}" if round(value, 2) == value and value != int(value) else f"{value:g}"
+
+
+def paper_text(cell) -> str:
+    """A reference cell: ``[mean, std]`` as ``mean ± std``, a number, or "not reported"."""
+    mean, std = (cell if isinstance(cell, (list, tuple)) else (cell, None))
+    if mean is None:
+        return "not reported"
+    return _as_printed(mean) + ("" if std is None else f" ± {_as_printed(std)}")
+
+
+def _group_context(records: Records, group: str | None) -> str:
+    """The group's name where the records have more than one group, else nothing."""
+    several = len(records.schema.group_keys(records.settings)) > 1
+    return group_name(records.schema, group) if group is not None and several else ""
+
+
+def compare(records: Records, reference: dict | None, a: str, b: str, measure: str = "test_acc",
+            group: str | None = None, claim: int | None = None, context: str | None = None) -> Paired:
+    """The paired comparison ``a - b`` of one measure (in one group), with the paper's
+    difference where it reports both; the claimed sign is the paper's unless ``claim``
+    gives one (for a claim the paper states without a number). ``context`` says where
+    it was measured (default: the group's name)."""
+    schema, settings = records.schema, records.settings
+    chosen = schema.measure(measure, settings)
+    paper = None if reference is None else paper_difference(reference, records.experiment, a, b, chosen, group)
+    if context is None:
+        context = _group_context(records, group)
+    return paired(records, schema.path(group, a, chosen), schema.path(group, b, chosen), method_label(a),
+                  method_label(b), 100.0 if chosen.percent else 1.0, paper, claim,
+                  "points" if chosen.percent else "", context)
+
+
+def compare_history(records: Records, a: str, b: str, metric: str, epoch: int, group: str | None = None,
+                    claim: int | None = None) -> Paired:
+    """The paired comparison ``a - b`` of ``history[metric]`` after epoch ``epoch``
+    (counted from 1; accuracies in percentage points)."""
+    schema = records.schema
+    path_a, path_b = (schema.record_path(group, m) + ("history", metric, epoch - 1) for m in (a, b))
+    percent = metric.endswith("_acc")
+    context = ", ".join(filter(None, (_group_context(records, group), METRIC_NAMES.get(metric, metric),
+                                       f"epoch {epoch}")))
+    return paired(records, path_a, path_b, method_label(a), method_label(b), 100.0 if percent else 1.0,
+                  claim=claim, unit="points" if percent else "", context=context)
+
+
+@dataclass
+class Table:
+    """A table for the page: a title, columns, rows of text, notes below."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        table = [self.columns] + self.rows
+        widths = [max(len(row[i]) for row in table) for i in range(len(self.columns))]
+        lines = [self.title] + ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in table]
+        return "\n".join(lines + self.notes)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        cell = 'style="padding: 2px 12px 2px 0; text-align: left; vertical-align: top"'
+        head = "".join(f"<th {cell}>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in self.rows)
+        notes = "".join(f"<p><small>{html.escape(n)}</small></p>" for n in self.notes)
+        return (f"<p><b>{html.escape(self.title)}</b></p><table><thead><tr>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table>{notes}")
+
+    def column(self, name: str) -> list[str]:
+        return [row[self.columns.index(name)] for row in self.rows]
+
+
+def describe(records: Records) -> str:
+    """``"ours, reduced scale: <network, data, schedule>; 3 seeds"``: a title line."""
+    n = len(records.runs)
+    return (f"ours, {scale_name(records)}: {scale(records.settings, records.experiment)}; "
+            f"{n} seed{'s' if n != 1 else ''}")
+
+
+def about(records: Records, reference: dict | None = None) -> str:
+    """Markdown for a reader: the scale of our records beside the paper's, and the
+    caveats (:func:`~convnorm_book.results.records.caveats`) as a list."""
+    n = len(records.runs)
+    text = (f"**Our records** ({scale_name(records)}, {n} seed{'s' if n != 1 else ''}): "
+            f"{scale(records.settings, records.experiment)}. **The paper**: {paper_scale(records.experiment)}")
+    if reference is not None and records.schema.reference is not None:
+        text += f" ({reference['tables'][records.schema.reference]['label'].split(' (')[0]})"
+    notes = caveats(records)
+    return text + "." + "".join(f"\n- {note}" for note in notes)
+
+
+def verdicts(comparisons: Sequence[Paired]) -> str:
+    """Markdown: the comparisons grouped by verdict (those with a claimed sign only)."""
+    lines = []
+    for verdict in (SUPPORTED, CONTRADICTED, INCONCLUSIVE):
+        chosen = [c.label for c in comparisons if c.claimed_sign is not None and c.verdict == verdict]
+        if chosen:
+            lines.append(f"- **{verdict.capitalize()}** at our scale ({len(chosen)}): " + "; ".join(chosen) + ".")
+    return "\n".join(lines)
+
+
+def scale_notes(records: Records, reference: dict | None) -> list[str]:
+    """Two lines naming the scale of our runs and of the paper's."""
+    n = len(records.runs)
+    data = f"{records.data}; " if records.schema.history else ""
+    notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}"
+             f"{n} seed{'s' if n != 1 else ''}" + ("; mean ± sample standard deviation over the seeds." if n > 1 else ".")]
+    schema = records.schema
+    if reference is not None and schema.reference is not None:
+        table = reference["tables"][schema.reference]
+        notes.append(f"Paper ({table['label']}): {paper_scale(records.experiment)}; the official CIFAR files; "
+                     f"{table['setting']}.")
+    return notes
+
+
+def _ours(records: Records, path: Sequence[str], measure: Measure) -> str:
+    stats = collect(records, path, 100.0 if measure.percent else 1.0)
+    if not stats.values:
+        return "diverged" if stats.missing else "—"
+    return mean_std(stats.mean, stats.std if stats.n > 1 else None) + \
+        (f" ({stats.missing} diverged)" if stats.missing else "")
+
+
+def _unit(measure: Measure) -> str:
+    return measure.label + (" (%)" if measure.percent else "")
+
+
+def experiment_table(records: Records, reference: dict | None = None,
+                     measures: Sequence[str] | None = None, methods: Sequence[str] | None = None) -> Table:
+    """Our numbers (mean ± std over seeds) beside the paper's, one row per (group,)
+    method (and measure, where the paper's table has one row or column per measure).
+
+    ``measures`` / ``methods`` restrict the table to those names (default: all the
+    schema declares for the records' preset).
+    """
+    schema, settings = records.schema, records.settings
+    chosen = [m for m in schema.measures_at(settings) if measures is None or m.name in measures]
+    methods = list(methods or schema.method_keys(settings))
+    measure_rows = "measure" in schema.layout
+    keys = ([schema.group.label] if schema.group else []) + ["method"] + (["quantity"] if measure_rows else [])
+    ours = ["ours"] if measure_rows else [f"ours: {_unit(m)}" for m in chosen]
+    rows = []
+    for group in schema.group_keys(settings):
+        for method in methods:
+            named = ([group_name(schema, group)] if schema.group else []) + [method_label(method)]
+            per_row = [[m] for m in chosen] if measure_rows else [chosen]
+            for row_measures in per_row:
+                cells = [_ours(records, schema.path(group, method, m), m) for m in row_measures]
+                paper = [paper_value(reference, records.experiment, method, m, group)
+                         for m in row_measures] if reference is not None else []
+                shown = next((paper_text(p) for p in paper if p is not None), "—")
+                rows.append(named + ([_unit(row_measures[0])] if measure_rows else []) + cells + [shown])
+    paper_measure = next((m for m in chosen if m.paper), None)
+    paper_column = "paper" + ("" if measure_rows or paper_measure is None else f": {paper_measure.paper}")
+    title = TITLES[records.experiment]
+    if reference is not None and schema.reference is not None:
+        title += f", beside the paper's {reference['tables'][schema.reference]['label'].split(' (')[0]}"
+    return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference))
+
+
+def signed(value: float) -> str:
+    """:func:`number` with its sign (a true minus sign)."""
+    return ("+" if value >= 0 else "−") + number(abs(value), like=value)
+
+
+def comparisons_table(comparisons: Sequence[Paired], title: str) -> Table:
+    """One row per paired comparison: our mean difference and its 95 % t-interval, the
+    paper's difference (or the sign it claims), and the verdict at our scale."""
+    rows = []
+    for c in comparisons:
+        interval = "—" if c.interval is None else f"{signed(c.interval[0])} to {signed(c.interval[1])}"
+        if c.paper is not None:
+            paper = signed(c.paper)
+        else:
+            paper = {1: "claims > 0", -1: "claims < 0", None: "—"}[c.claimed_sign]
+        rows.append([c.label, signed(c.mean), interval, paper, c.verdict if c.claimed_sign is not None else "—"])
+    units = {c.unit for c in comparisons}
+    unit = f" ({units.pop()})" if len(units) == 1 and "" not in units else ""
+    columns = ["comparison", f"ours: mean difference{unit}", "ours: 95 % interval", "the paper",
+               "verdict at our scale"]
+    notes = ["Differences are paired by seed; the interval is the t-interval over the seeds. Supported: the "
+             "interval lies on the paper's side of zero; contradicted: on the other side; inconclusive: it "
+             "contains zero."]
+    return Table(title, columns, rows, notes)
+
+
+def paper_table(reference: dict, name: str, title: str) -> Table:
+    """A table of the paper's values alone (for results this book does not reproduce)."""
+    table = reference["tables"][name]
+    rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()]
+    return Table(title, [""] + list(table["columns"]), rows, [f"Paper ({table['label']}): {table['setting']}."])

@@ -1,0 +1,149 @@
+"""convnorm_book.results.tables: every number an experiment declares is found where the
+paper's table has it, and the tables set our numbers over seeds beside the paper's."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from convnorm.experiments import EXPERIMENTS, PRESETS
+from convnorm_book.results import provenance, records, stats, tables
+from convnorm_book.results import reference as reference_values
+from result_files import REPOSITORY_RESULTS, record, results_root, write
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return reference_values.load_reference(REPOSITORY_RESULTS)
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_declared_paper_cell_is_in_the_reference_file(name, reference):
+    """The schema's paper cells exist (a misnamed row or column raises); every method the
+    schema names for the paper and every paper measure is found at the paper's preset."""
+    schema, paper = EXPERIMENTS[name].schema, PRESETS["paper"]
+    found = 0
+    for group in schema.group_keys(paper):
+        for method in schema.method_keys(paper):
+            for measure in schema.measures_at(paper):
+                found += reference_values.paper_value(reference, name, method, measure, group) is not None
+    assert (found > 0) == (schema.reference is not None)
+
+
+def test_rates_and_attacks_the_paper_did_not_run_have_no_paper_value(reference):
+    schema = EXPERIMENTS["adversarial"].schema
+    pgd2 = schema.measures_at(PRESETS["smoke"])[-1]
+    assert pgd2.name == "pgd2" and reference_values.paper_value(reference, "adversarial", "bn", pgd2) is None
+    noise = EXPERIMENTS["label-noise"].schema
+    assert reference_values.paper_value(reference, "label-noise", "bn", noise.measures[0], "0.9") is None
+    broken = {"tables": {**reference["tables"], "adversarial": {**reference["tables"]["adversarial"],
+                                                                "columns": ["SN", "ONI", "OCNN", "ConvNorm", "x"]}}}
+    with pytest.raises(ValueError, match="column 'BN'"):
+        reference_values.paper_value(broken, "adversarial", "bn", schema.measures[0])
+
+
+def test_label_noise_compares_the_papers_metric(reference):
+    """The paper reports the maximum test accuracy under label noise: only that measure
+    is set beside the paper's numbers."""
+    schema = EXPERIMENTS["label-noise"].schema
+    cpu = PRESETS["cpu"]
+    maximum, selected = (schema.measure(m, cpu) for m in ("max_test_acc", "test_acc"))
+    assert reference_values.paper_value(reference, "label-noise", "bn", maximum, "0.8") == [53.82, 1.04]
+    assert reference_values.paper_value(reference, "label-noise", "bn", selected, "0.8") is None
+    assert "Max test accuracy" in reference["tables"]["label_noise"]["setting"]
+
+
+@pytest.fixture
+def generalization(tmp_path):
+    root = results_root(tmp_path)
+    accs = {0: (0.50, 0.60, 0.55, 0.65), 1: (0.52, 0.58, 0.57, 0.66), 2: (0.48, 0.61, 0.53, 0.64)}
+    for seed, values in accs.items():
+        write(root, "generalization", "cpu", seed,
+              {"cifar10": {m: record(a) for m, a in zip(("none", "bn", "convnorm", "convnorm+bn"), values)}},
+              device="GPU X")
+    return records.stored("generalization", root, presets=("cpu",)), accs
+
+
+def test_experiment_table_sets_ours_beside_the_paper(generalization, reference):
+    data, accs = generalization
+    table = tables.experiment_table(data, reference)
+    assert table.columns == ["data set", "method", "ours: test accuracy at the best validation epoch (%)",
+                             "paper: test accuracy"]
+    row = table.rows[[r[1] for r in table.rows].index("ConvNorm")]
+    ours = np.array([v[2] for v in accs.values()]) * 100
+    assert row[:3] == ["CIFAR-10", "ConvNorm", f"{ours.mean():.2f} ± {np.std(ours, ddof=1):.2f}"]
+    assert row[3] == "92.12 ± 0.32"
+    assert "Table 4" in table.title and "six-conv network of width 16" in table.notes[0]
+    assert "ResNet18, 45,000 training images, 120 epochs" in table.notes[1]
+    assert "<table>" in table._repr_html_()
+
+
+def test_compare_uses_the_papers_difference_and_pairs_by_seed(generalization, reference):
+    data, accs = generalization
+    c = tables.compare(data, reference, "convnorm+bn", "bn", group="cifar10")
+    assert np.allclose(c.differences, [100 * (v[3] - v[1]) for v in accs.values()])
+    assert math.isclose(c.paper, 93.31 - 93.18) and c.label == "ConvNorm+BN − BN"  # one data set: not named
+    assert c.verdict == stats.INCONCLUSIVE  # +5, +8, +3 points: t = 4.30 makes the interval reach below zero
+    clear = tables.compare(data, reference, "convnorm+bn", "none", group="cifar10")  # +15, +14, +16
+    assert clear.verdict == stats.SUPPORTED
+    table = tables.comparisons_table([c, clear], "x")
+    assert table.rows[0][3] == "+0.13" and table.column("verdict at our scale") == ["inconclusive", "supported"]
+
+
+def test_compare_history_reads_one_epoch(generalization):
+    data, _ = generalization
+    c = tables.compare_history(data, "convnorm", "none", "test_acc", 2, "cifar10", claim=+1)
+    assert np.allclose(c.differences, 0.0) and c.context == "test accuracy, epoch 2"
+
+
+def test_measure_rows_where_the_paper_has_a_row_per_measure(tmp_path, reference):
+    root = results_root(tmp_path)
+    robust = {"clean": 0.3, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
+    write(root, "adversarial", "cpu", 0, {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
+    table = tables.experiment_table(records.stored("adversarial", root, presets=("cpu",)), reference)
+    assert table.columns == ["method", "quantity", "ours", "paper"]
+    assert ["SN+BN", "accuracy under PGD-20 (%)", "14.00", "44.47 ± 0.37"] in table.rows
+    assert len(table.rows) == 5 * 4
+
+
+def test_numbers_and_paper_cells_print_as_read():
+    assert tables.mean_std(2.37, 0.089) == "2.37 ± 0.09" and tables.mean_std(352.4, 37.1) == "352 ± 37"
+    assert tables.paper_text([68.2, 0.27]) == "68.20 ± 0.27" and tables.paper_text(0.001) == "0.001"
+    assert tables.paper_text([None, None]) == "not reported" and tables.paper_text(21) == "21"
+    assert tables.signed(-0.5) == "−0.50" and tables.number(float("nan")) == "—"
+
+
+def test_reference_cell_names_what_is_missing(reference):
+    table = reference["tables"]["ablation"]
+    with pytest.raises(ValueError, match="row 'nope'"):
+        reference_values.reference_cell(table, "nope", "with BN")
+    with pytest.raises(ValueError, match="column 'nope'"):
+        reference_values.reference_cell(table, "with affine", "nope")
+
+
+def test_appendix_tables():
+    deviations = provenance.deviations_table("cpu")
+    assert {"paper", "authors' code", "this book"} >= set(deviations.column("source"))
+    assert provenance.presets_table().columns == ["setting", "cpu", "short-schedule", "paper"]
+    assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
+
+
+def test_paper_leads_over_every_group_the_paper_ran(reference):
+    leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
+    assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)
+    assert list(reference_values.paper_leads(reference, "generalization", "convnorm", "none")) == ["cifar10", "cifar100"]
+    with pytest.raises(ValueError, match="methods against groups"):
+        reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
+
+
+def test_comparisons_name_the_group_where_there_are_several(tmp_path, reference):
+    root = results_root(tmp_path)
+    for seed in (0, 1):
+        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.4, max_test_acc=0.5 + 0.01 * (m == "convnorm+bn"))
+                                                        for m in ("bn", "convnorm+bn")} for rate in ("0.2", "0.8")},
+              robust_norms=["bn", "convnorm+bn"])
+    data = records.stored("label-noise", root, presets=("cpu",))
+    c = tables.compare(data, reference, "convnorm+bn", "bn", "max_test_acc", group="0.8")
+    assert c.label == "ConvNorm+BN − BN, 80%" and np.allclose(c.differences, 1.0)
+    assert math.isclose(c.paper, 69.26 - 53.82)  # the paper's metric, the maximum test accuracy
