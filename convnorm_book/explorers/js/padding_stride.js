@@ -1,0 +1,116 @@
+// Chapter 4's explorer: how padding p and stride s change the Gram matrix Q_k Q_k^T of each
+// normalised output channel. view() mirrors convnorm_book.explorers.views.padding_stride_view
+// (convnorm.padding.convnorm_four_step's operator, column by column).
+(function (CX) {
+  "use strict";
+
+  // The dense Q_k (rows: outputs, columns: input channel i, sample c) of output channel `kernels`
+  // (C_I rows of m taps) for the four-step layer at signal length n:
+  // zeros:    Q_k[t, (i, c)] = sum_j v[(tau - c - (m - 1) + j) mod L] a_i[j],  L = n + m - 1,
+  // circular: Q_k[t, (i, c)] = sum_j v[(tau - c - p + j) mod n] a_i[j],      (p = (m - 1) / 2),
+  // with v the normalizer at length L (n) and tau = (m - 1 - p) + s t (circular: s t).
+  function channelOperator(kernels, m, n, padding, stride, mode) {
+    const length = mode === "zeros" ? n + m - 1 : n;
+    const v = CX.fft(CX.normalizer(CX.powerSpectrum(kernels, [m], [length], false), 0), null, true).re;
+    const outputs = mode === "zeros" ? Math.floor((n + 2 * padding - m) / stride) + 1 : Math.floor((n - 1) / stride) + 1;
+    const first = mode === "zeros" ? m - 1 - padding : 0, shift = mode === "zeros" ? m - 1 : padding;
+    const cols = kernels.length * n, q = new Float64Array(outputs * cols);
+    for (let t = 0; t < outputs; t++) {
+      const tau = first + stride * t;
+      kernels.forEach((a, i) => {
+        for (let c = 0; c < n; c++) {
+          let sum = 0;
+          for (let j = 0; j < m; j++) sum += v[(((tau - c - shift + j) % length) + length) % length] * a[j];
+          q[t * cols + i * n + c] = sum;
+        }
+      });
+    }
+    return { q, rows: outputs, cols };
+  }
+
+  // For every output channel: the eigenvalues of Q_k Q_k^T (ascending) and the tight-frame
+  // distance ||Q_k Q_k^T - I||_2 = max |lambda - 1| (convnorm.padding.tight_frame_distance).
+  // `weight` is [C_O][C_I][m].
+  function view(weight, n, padding, stride, mode) {
+    const m = weight[0][0].length;
+    const eigenvalues = [], distances = [];
+    for (const kernels of weight) {
+      const { q, rows, cols } = channelOperator(kernels, m, n, padding, stride, mode);
+      const gram = new Float64Array(rows * rows);
+      for (let r = 0; r < rows; r++) for (let c = 0; c <= r; c++) {
+        let sum = 0;
+        for (let j = 0; j < cols; j++) sum += q[r * cols + j] * q[c * cols + j];
+        gram[r * rows + c] = gram[c * rows + r] = sum;
+      }
+      const lambda = CX.symmetricEigenvalues(gram, rows);
+      eigenvalues.push(lambda);
+      distances.push(Math.max(Math.abs(lambda[0] - 1), Math.abs(lambda[rows - 1] - 1)));
+    }
+    return { eigenvalues, distances };
+  }
+
+  function mount(root, config) {
+    const ui = CX.ui.frame(root, config.title);
+    const weights = Object.fromEntries(Object.entries(config.weights).map(([m, flat]) => {
+      const [cOut, cIn] = config.shape, values = CX.decodeFloat64(flat), size = Number(m);
+      return [m, Array.from({ length: cOut }, (_, k) => Array.from({ length: cIn }, (_, i) => values.slice((k * cIn + i) * size, (k * cIn + i + 1) * size)))];
+    }));
+    const state = { mode: config.mode, m: config.m, padding: config.padding, stride: config.stride, n: config.n };
+    const gramPlot = CX.ui.panel(ui.plots, "svg"), errorPlot = CX.ui.panel(ui.plots, "svg");
+    const redraw = () => {
+      const weight = weights[state.m];
+      const circular = state.mode === "circular";
+      if (circular && state.m % 2 === 0) {
+        ui.message.textContent = "Circular padding needs an odd kernel (p = (m - 1)/2): choose m = 3 or 5, or zero padding.";
+        return;
+      }
+      if (circular) state.padding = (state.m - 1) / 2;
+      padding.set(state.padding);
+      padding.enable(!circular);
+      ui.message.textContent = "";
+      const r = view(weight, state.n, state.padding, state.stride, state.mode);
+      gramPlot.draw(CX.plot.lines({
+        title: `Gram spectrum: ${r.eigenvalues[0].length} outputs, p = ${state.padding}, s = ${state.stride}`,
+        xlabel: "index j (ascending)", ylabel: "eigenvalue of Q_k Q_kᵀ", ylim: [0, null],
+        hlines: [{ y: 1 }],
+        series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j + 1), y: lambda, label: `channel ${k + 1}`, marker: "o" })),
+      }));
+      const paddings = Array.from({ length: state.m }, (_, p) => p);
+      const curves = paddings.map((p) => view(weight, state.n, p, state.stride, "zeros").distances);
+      errorPlot.draw(CX.plot.lines({
+        title: `zero padding, stride ${state.stride}: error against p`,
+        xlabel: "padding p", ylabel: "‖Q_k Q_kᵀ − I‖₂", ylim: [0, null], xlim: [-0.2, state.m - 0.8],
+        vlines: circular ? [] : [{ x: state.padding }],
+        series: weight.map((_, k) => ({ x: paddings, y: curves.map((d) => d[k]), label: `channel ${k + 1}`, marker: "o" })),
+      }));
+      CX.ui.readouts(ui.readout, r.distances.map((d, k) => [`‖Q_${k + 1}Q_${k + 1}ᵀ − I‖₂`, d]));
+      CX.ui.record(root, state);
+    };
+    CX.ui.select(ui.controls, root, {
+      name: "mode", label: "padding mode", options: ["zeros", "circular"], value: state.mode,
+      onChange: (v) => { state.mode = v; redraw(); },
+    });
+    CX.ui.slider(ui.controls, root, {
+      name: "m", label: "kernel length m", min: 2, max: config.max_m, step: 1, value: state.m, format: String,
+      onInput: (v) => {
+        state.m = v;
+        padding.input.max = v - 1;
+        state.padding = Math.min(state.padding, v - 1);
+        redraw();
+      },
+    });
+    const padding = CX.ui.slider(ui.controls, root, {
+      name: "padding", label: "padding p", min: 0, max: state.m - 1, step: 1, value: state.padding, format: String,
+      onInput: (v) => { state.padding = v; redraw(); },
+    });
+    for (const [name, label, min, max] of [["stride", "stride s", 1, config.max_stride], ["n", "signal length n", 8, config.max_n]]) {
+      CX.ui.slider(ui.controls, root, {
+        name, label, min, max, step: 1, value: state[name], format: String,
+        onInput: (v) => { state[name] = v; redraw(); },
+      });
+    }
+    redraw();
+  }
+
+  CX.explorers.paddingStride = { view, mount };
+})(CX);
