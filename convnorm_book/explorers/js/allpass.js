@@ -34,8 +34,8 @@
 
   function mount(root, config) {
     const ui = CX.ui.frame(root, config.title);
-    const presets = config.presets, taps = config.taps, n = config.n;
-    const state = { preset: config.preset, kernel: presets[config.preset].slice(), eps: config.eps };
+    const presets = config.presets, n = config.n;
+    const state = { n, preset: config.preset, kernel: presets[config.preset].slice(), eps: config.eps };
     const panels = ["magnitudes", "phases", "normalizer", "a", "v", "g"].map(() => CX.ui.panel(ui.plots, "svg"));
     const omega = Array.from({ length: Math.floor(n / 2) + 1 }, (_, w) => w);
     const index = Array.from({ length: n }, (_, t) => t);
@@ -58,27 +58,9 @@
       CX.ui.readouts(ui.readout, [["κ(C_a)", r.kappaA], ["κ(Q(a))", r.kappaQ]]);
       CX.ui.record(root, state);
     };
-    const preset = CX.ui.select(ui.controls, root, {
-      name: "preset", label: "kernel", options: ["custom", ...Object.keys(presets)], value: state.preset,
-      onChange: (name) => {
-        state.preset = name;
-        if (name === "custom") return;
-        state.kernel = presets[name].slice();
-        sliders.forEach((s, t) => s.set(t < state.kernel.length ? state.kernel[t] : 0, CX.plot.format(state.kernel[t] || 0, 3)));
-        redraw();
-      },
+    CX.ui.kernelEditor(ui.controls, root, {
+      state, presets, taps: config.taps, label: (t) => `a[${t}]`, min: -2, max: 2, onChange: redraw,
     });
-    const sliders = Array.from({ length: taps }, (_, t) => CX.ui.slider(ui.controls, root, {
-      name: `a${t}`, label: `a[${t}]`, min: -2, max: 2, step: 0.05, value: state.kernel[t] || 0,
-      onInput: (v) => {
-        while (state.kernel.length <= t) state.kernel.push(0);
-        state.kernel[t] = v;
-        state.preset = "custom";
-        preset.set("custom");
-        redraw();
-      },
-    }));
-    sliders.forEach((s, t) => s.set(state.kernel[t] || 0, CX.plot.format(state.kernel[t] || 0, 3)));
     CX.ui.slider(ui.controls, root, {
       name: "eps", label: "ε", values: config.eps_values, value: state.eps,
       onInput: (v) => { state.eps = v; redraw(); },

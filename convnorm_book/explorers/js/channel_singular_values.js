@@ -23,7 +23,7 @@
   function mount(root, config) {
     const ui = CX.ui.frame(root, config.title);
     const n = config.n, draws = config.draws.map(CX.decodeFloat64);
-    const state = { c_in: config.c_in, k: config.k, seed: config.seed };
+    const state = { n, c_in: config.c_in, k: config.k, seed: config.seed };
     const plot = CX.ui.panel(ui.plots, "svg");
     const index = Array.from({ length: n }, (_, j) => j + 1);
     const redraw = () => {

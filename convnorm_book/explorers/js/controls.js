@@ -77,6 +77,37 @@
     return { input: menu, value: () => menu.value, set: (v) => { menu.value = v; } };
   }
 
+  // A kernel editor: a preset menu and one slider per tap, editing state.kernel and state.preset.
+  // Choosing a preset loads its exact taps (each slider shows its tap, placed at the nearest
+  // step); moving a slider switches to "custom". With `grid`, the sliders get their own block
+  // (three per row where they fit). `label(t)` names tap t; `onChange()` runs after every edit.
+  function kernelEditor(parent, root, { state, presets, taps, label, min, max, grid, onChange }) {
+    const tap = (t) => (t < state.kernel.length ? state.kernel[t] : 0);
+    const menu = select(parent, root, {
+      name: "preset", label: "kernel", options: ["custom", ...Object.keys(presets)], value: state.preset,
+      onChange: (name) => {
+        state.preset = name;
+        if (name === "custom") return;
+        state.kernel = presets[name].slice();
+        show();
+        onChange();
+      },
+    });
+    const box = grid ? element("div", { class: "cx-taps", role: "group", "aria-label": "the taps of the kernel" }, parent) : parent;
+    const sliders = Array.from({ length: taps }, (_, t) => slider(box, root, {
+      name: `a${t}`, label: label(t), min, max, step: 0.05, value: tap(t),
+      onInput: (v) => {
+        while (state.kernel.length <= t) state.kernel.push(0);
+        state.kernel[t] = v;
+        state.preset = "custom";
+        menu.set("custom");
+        onChange();
+      },
+    }));
+    const show = () => sliders.forEach((s, t) => s.set(tap(t), CX.plot.format(tap(t), 3)));
+    show();
+  }
+
   // A plot slot in the plot area: an SVG container (`svg`) or a captioned canvas (`canvas`).
   function panel(plots, kind, caption) {
     const figure = element("div", { class: `cx-panel cx-${kind}` }, plots);
@@ -111,5 +142,5 @@
     root.setAttribute("data-state", JSON.stringify(state));
   }
 
-  CX.ui = { element, frame, slider, select, panel, readouts, record };
+  CX.ui = { element, frame, slider, select, kernelEditor, panel, readouts, record };
 })(CX);

@@ -53,16 +53,16 @@
     const [rows, cols] = config.photo_shape, photo = CX.decodeFloat64(config.photo);
     const magma = Uint8Array.from(atob(config.magma), (ch) => ch.charCodeAt(0));
     const presets = config.presets;
-    const state = { preset: config.preset, kernel: presets[config.preset].slice(), eps: config.eps };
+    const state = { photo_shape: [rows, cols], preset: config.preset, kernel: presets[config.preset].slice(), eps: config.eps };
     const panels = [0, 1, 2, 3].map(() => CX.ui.panel(ui.plots, "canvas"));
     const f = CX.plot.format;
     const redraw = () => {
       const r = view(state.kernel, photo, rows, cols, state.eps);
       const vmax = Math.max(range(r.magnitude)[1], 1);
-      [[r.magnitude, "|â(ω)|"], [r.normalized, "v̂(ω) |â(ω)| (ConvNorm)"]].forEach(([values, name], i) => {
+      [[r.magnitude, "|â(ω)|"], [r.normalized, "v̂(ω) |â(ω)|, ConvNorm"]].forEach(([values, name], i) => {
         CX.plot.image(panels[i].canvas, shifted(values, rows, cols), rows, cols, magma, 0, vmax);
         const [low, high] = range(values);
-        panels[i].caption(`${name}, zero frequency in the centre`, `black 0 … yellow ${f(vmax, 3)}; values from ${f(low, 3)} to ${f(high, 3)}`);
+        panels[i].caption(name, `ω = 0 in the centre; black 0 … yellow ${f(vmax, 3)}; values ${f(low, 3)} to ${f(high, 3)}`);
       });
       [[r.filtered, "photo * kernel"], [r.normed, "photo * kernel, ConvNorm"]].forEach(([values, name], i) => {
         const [low, high] = range(values);
@@ -73,31 +73,14 @@
       CX.ui.readouts(ui.readout, [["max |â|", high], ["min |â|", low], ["max v̂|â|", range(r.normalized)[1]]]);
       CX.ui.record(root, state);
     };
-    const preset = CX.ui.select(ui.controls, root, {
-      name: "preset", label: "kernel", options: ["custom", ...Object.keys(presets)], value: state.preset,
-      onChange: (name) => {
-        state.preset = name;
-        if (name === "custom") return;
-        state.kernel = presets[name].slice();
-        sliders.forEach((s, t) => s.set(state.kernel[t], f(state.kernel[t], 3)));
-        redraw();
-      },
+    CX.ui.kernelEditor(ui.controls, root, {
+      state, presets, taps: 9, label: (t) => `a[${Math.floor(t / 3)},${t % 3}]`, min: -5, max: 5, grid: true,
+      onChange: redraw,
     });
     CX.ui.slider(ui.controls, root, {
       name: "eps", label: "ε", values: config.eps_values, value: state.eps,
       onInput: (v) => { state.eps = v; redraw(); },
     });
-    const grid = CX.ui.element("div", { class: "cx-taps", role: "group", "aria-label": "the nine taps of the kernel" }, ui.controls);
-    const sliders = state.kernel.map((value, t) => CX.ui.slider(grid, root, {
-      name: `a${t}`, label: `a[${Math.floor(t / 3)},${t % 3}]`, min: -5, max: 5, step: 0.05, value,
-      onInput: (v) => {
-        state.kernel[t] = v;
-        state.preset = "custom";
-        preset.set("custom");
-        redraw();
-      },
-    }));
-    sliders.forEach((s, t) => s.set(state.kernel[t], f(state.kernel[t], 3)));
     redraw();
   }
 

@@ -1,31 +1,41 @@
 // Chapter 4's explorer: how padding p and stride s change the Gram matrix Q_k Q_k^T of each
 // normalised output channel. view() mirrors convnorm_book.explorers.views.padding_stride_view
-// (convnorm.padding.convnorm_four_step's operator, column by column).
+// (the operator of convnorm.padding.convnorm_four_step, built there column by column).
 (function (CX) {
   "use strict";
 
-  // The dense Q_k (rows: outputs, columns: input channel i, sample c) of output channel `kernels`
-  // (C_I rows of m taps) for the four-step layer at signal length n:
-  // zeros:    Q_k[t, (i, c)] = sum_j v[(tau - c - (m - 1) + j) mod L] a_i[j],  L = n + m - 1,
-  // circular: Q_k[t, (i, c)] = sum_j v[(tau - c - p + j) mod n] a_i[j],      (p = (m - 1) / 2),
-  // with v the normalizer at length L (n) and tau = (m - 1 - p) + s t (circular: s t).
-  function channelOperator(kernels, m, n, padding, stride, mode) {
+  // The Gram matrix G = Q_k Q_k^T of output channel `kernels` (C_I rows of m taps) of the
+  // four-step layer at signal length n. Column (i, c) of Q_k is input channel i, sample c:
+  //   zeros:    Q_k[t, (i, c)] = h_i[(tau_t - (m - 1) - c) mod L],  L = n + m - 1, tau_t = m - 1 - p + s t,
+  //   circular: Q_k[t, (i, c)] = h_i[(tau_t - p - c) mod L],        L = n,         tau_t = s t,
+  // with h_i[d] = sum_j v[(d + j) mod L] a_i[j] and v the normalizer at length L. So
+  // G[r, r + k] = sum_i sum_e h_i[e] h_i[e + s k] over the n indices e = tau_r - shift - c, and one
+  // running sum per lag s k gives every entry of that diagonal: O(C_I n (n + L)) in all.
+  function channelGram(kernels, m, n, padding, stride, mode) {
     const length = mode === "zeros" ? n + m - 1 : n;
     const v = CX.fft(CX.normalizer(CX.powerSpectrum(kernels, [m], [length], false), 0), null, true).re;
-    const outputs = mode === "zeros" ? Math.floor((n + 2 * padding - m) / stride) + 1 : Math.floor((n - 1) / stride) + 1;
-    const first = mode === "zeros" ? m - 1 - padding : 0, shift = mode === "zeros" ? m - 1 : padding;
-    const cols = kernels.length * n, q = new Float64Array(outputs * cols);
-    for (let t = 0; t < outputs; t++) {
-      const tau = first + stride * t;
-      kernels.forEach((a, i) => {
-        for (let c = 0; c < n; c++) {
-          let sum = 0;
-          for (let j = 0; j < m; j++) sum += v[(((tau - c - shift + j) % length) + length) % length] * a[j];
-          q[t * cols + i * n + c] = sum;
-        }
-      });
+    const h = kernels.map((a) => Float64Array.from({ length }, (_, d) => {
+      let sum = 0;
+      for (let j = 0; j < m; j++) sum += v[(d + j) % length] * a[j];
+      return sum;
+    }));
+    const rows = mode === "zeros" ? Math.floor((n + 2 * padding - m) / stride) + 1 : Math.floor((n - 1) / stride) + 1;
+    const shift = mode === "zeros" ? m - 1 : padding, first = (mode === "zeros" ? m - 1 - padding : 0) - shift;
+    const low = first - n + 1, span = stride * (rows - 1) + n;  // e runs over low .. low + span - 1
+    const wrap = (e) => ((e % length) + length) % length;
+    const gram = new Float64Array(rows * rows), running = new Float64Array(span + 1);
+    for (let k = 0; k < rows; k++) {
+      for (let x = 0; x < span; x++) {
+        let product = 0;
+        for (const hi of h) product += hi[wrap(low + x)] * hi[wrap(low + x + stride * k)];
+        running[x + 1] = running[x] + product;
+      }
+      for (let r = 0; r + k < rows; r++) {
+        const start = stride * r;  // e from low + s r to low + s r + n - 1
+        gram[r * rows + r + k] = gram[(r + k) * rows + r] = running[start + n] - running[start];
+      }
     }
-    return { q, rows: outputs, cols };
+    return { gram, rows };
   }
 
   // For every output channel: the eigenvalues of Q_k Q_k^T (ascending) and the tight-frame
@@ -35,13 +45,7 @@
     const m = weight[0][0].length;
     const eigenvalues = [], distances = [];
     for (const kernels of weight) {
-      const { q, rows, cols } = channelOperator(kernels, m, n, padding, stride, mode);
-      const gram = new Float64Array(rows * rows);
-      for (let r = 0; r < rows; r++) for (let c = 0; c <= r; c++) {
-        let sum = 0;
-        for (let j = 0; j < cols; j++) sum += q[r * cols + j] * q[c * cols + j];
-        gram[r * rows + c] = gram[c * rows + r] = sum;
-      }
+      const { gram, rows } = channelGram(kernels, m, n, padding, stride, mode);
       const lambda = CX.symmetricEigenvalues(gram, rows);
       eigenvalues.push(lambda);
       distances.push(Math.max(Math.abs(lambda[0] - 1), Math.abs(lambda[rows - 1] - 1)));
@@ -79,7 +83,7 @@
       const curves = paddings.map((p) => view(weight, state.n, p, state.stride, "zeros").distances);
       errorPlot.draw(CX.plot.lines({
         title: `zero padding, stride ${state.stride}: error against p`,
-        xlabel: "padding p", ylabel: "‖Q_k Q_kᵀ − I‖₂", ylim: [0, null], xlim: [-0.2, state.m - 0.8],
+        xlabel: "padding p", ylabel: "‖Q_k Q_kᵀ − I‖₂", ylim: [0, null], xlim: [-0.2, state.m - 0.8], xinteger: true,
         vlines: circular ? [] : [{ x: state.padding }],
         series: weight.map((_, k) => ({ x: paddings, y: curves.map((d) => d[k]), label: `channel ${k + 1}`, marker: "o" })),
       }));

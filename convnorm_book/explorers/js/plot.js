@@ -5,8 +5,8 @@
   "use strict";
 
   const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
-  const WIDTH = 360, HEIGHT = 230;
-  const MARGIN = { left: 50, right: 10, top: 24, bottom: 38 };
+  const WIDTH = 320, HEIGHT = 215;
+  const MARGIN = { left: 46, right: 8, top: 22, bottom: 36 };
 
   function escape(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -52,7 +52,7 @@
   }
 
   // An SVG line plot. spec: {title, xlabel, ylabel, ylog, ylim: [low | null, high | null],
-  // xlim, series: [{x, y, label, color, dash, marker: "o" | "s" | null, stem: bool}],
+  // xlim, xinteger (ticks at integers only), series: [{x, y, label, color, dash, marker: "o" | "s" | null, stem: bool}],
   // hlines: [{y, color, dash}], vlines: [{x, color, dash}]}. Non-finite values leave gaps.
   function lines(spec) {
     const log = !!spec.ylog;
@@ -91,7 +91,7 @@
       parts.push(`<line x1="${MARGIN.left - 3}" x2="${MARGIN.left + plotW}" y1="${y}" y2="${y}" stroke="currentColor" stroke-opacity="0.12"/>`);
       parts.push(`<text x="${MARGIN.left - 5}" y="${y + 3.5}" text-anchor="end">${label}</text>`);
     }
-    for (const t of ticks(xLow, xHigh, 6)) {
+    for (const t of ticks(xLow, xHigh, 6).filter((v) => !spec.xinteger || Number.isInteger(v))) {
       const x = px(t);
       parts.push(`<line x1="${x}" x2="${x}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH + 3}" stroke="currentColor"/>`);
       parts.push(`<text x="${x}" y="${MARGIN.top + plotH + 14}" text-anchor="middle">${format(t, 3)}</text>`);
@@ -110,12 +110,14 @@
       const points = [];
       if (s.stem) {
         const base = py(log ? 10 ** low : Math.min(Math.max(0, low), high));
+        let stems = "";
         for (let i = 0; i < s.x.length; i++) {
           if (!inside(s.y[i])) continue;
           const x = px(s.x[i]), y = clampY(py(s.y[i]));
-          parts.push(`<line x1="${x}" x2="${x}" y1="${base}" y2="${y}" stroke="${color}"/>`);
+          stems += `M${x.toFixed(2)},${base.toFixed(2)}V${y.toFixed(2)}`;
           points.push([x, y]);
         }
+        parts.push(`<path d="${stems}" stroke="${color}" fill="none"/>`);
         parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotW}" y1="${base}" y2="${base}" stroke="currentColor" stroke-opacity="0.4"/>`);
       } else {
         let path = "", pen = false;
@@ -132,11 +134,11 @@
         parts.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="1.6"${dash}/>`);
       }
       if (s.marker && points.length <= 130) {
-        for (const [x, y] of points) {
-          parts.push(s.marker === "s"
-            ? `<rect x="${x - 2.2}" y="${y - 2.2}" width="4.4" height="4.4" fill="${color}"/>`
-            : `<circle cx="${x}" cy="${y}" r="2.3" fill="${color}"/>`);
-        }
+        // All markers of a series as one path: squares, or circles drawn as two arcs.
+        const d = points.map(([x, y]) => (s.marker === "s"
+          ? `M${(x - 2.2).toFixed(2)},${(y - 2.2).toFixed(2)}h4.4v4.4h-4.4z`
+          : `M${(x - 2.3).toFixed(2)},${y.toFixed(2)}a2.3,2.3 0 1,0 4.6,0a2.3,2.3 0 1,0 -4.6,0`)).join("");
+        parts.push(`<path d="${d}" fill="${color}"/>`);
       }
       if (s.label) legend.push([s.label, color, dash]);
       drawn.push(...points);
