@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -76,7 +77,7 @@ def main() -> None:
                          "repeats": args.repeats})
             print(f"{setting:>75}: median {rows[-1]['median_ms']:6.2f} ms, max {rows[-1]['max_ms']:6.2f} ms")
     block = provenance("bench_explorers", f"{args.repeats} redraws", 0, None, time.perf_counter() - started, "cpu")
-    block.update({"browser": f"{version}, headless", "cpu_model": cpu_name(),
+    block.update({"browser": f"{version}, headless", "cpu_model": cpu_name(), "load_average_1min": os.getloadavg()[0],
                   "measured": "input event to the end of style and layout (compute, draw, DOM update; no paint)"})
     print(f"{version} on {block['cpu_model']}; written to {save_results(args.out, block, {'redraws': rows})}")
 

@@ -61,6 +61,17 @@
     }));
     const state = { mode: config.mode, m: config.m, padding: config.padding, stride: config.stride, n: config.n };
     const gramPlot = CX.ui.panel(ui.plots, "svg"), errorPlot = CX.ui.panel(ui.plots, "svg");
+    // The views of every zero padding p = 0..m-1 at one (m, n, s): the curves of the second plot,
+    // and the first plot's view whenever the padding is zeros (so moving p recomputes nothing).
+    const zeroViews = new Map();
+    const zeros = () => {
+      const key = `${state.m}|${state.n}|${state.stride}`;
+      if (!zeroViews.has(key)) {
+        if (zeroViews.size > 64) zeroViews.clear();
+        zeroViews.set(key, Array.from({ length: state.m }, (_, p) => view(weights[state.m], state.n, p, state.stride, "zeros")));
+      }
+      return zeroViews.get(key);
+    };
     const redraw = () => {
       const weight = weights[state.m];
       const circular = state.mode === "circular";
@@ -72,20 +83,20 @@
       padding.set(state.padding);
       padding.enable(!circular);
       ui.message.textContent = "";
-      const r = view(weight, state.n, state.padding, state.stride, state.mode);
+      const curves = zeros();
+      const r = circular ? view(weight, state.n, state.padding, state.stride, "circular") : curves[state.padding];
       gramPlot.draw(CX.plot.lines({
         title: `Gram spectrum: ${r.eigenvalues[0].length} outputs, p = ${state.padding}, s = ${state.stride}`,
         xlabel: "index j (ascending)", ylabel: "eigenvalue of Q_k Q_kᵀ", ylim: [0, null],
         hlines: [{ y: 1 }],
         series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j + 1), y: lambda, label: `channel ${k + 1}`, marker: "o" })),
       }));
-      const paddings = Array.from({ length: state.m }, (_, p) => p);
-      const curves = paddings.map((p) => view(weight, state.n, p, state.stride, "zeros").distances);
+      const paddings = curves.map((_, p) => p);
       errorPlot.draw(CX.plot.lines({
         title: `zero padding, stride ${state.stride}: error against p`,
         xlabel: "padding p", ylabel: "‖Q_k Q_kᵀ − I‖₂", ylim: [0, null], xlim: [-0.2, state.m - 0.8], xinteger: true,
         vlines: circular ? [] : [{ x: state.padding }],
-        series: weight.map((_, k) => ({ x: paddings, y: curves.map((d) => d[k]), label: `channel ${k + 1}`, marker: "o" })),
+        series: weight.map((_, k) => ({ x: paddings, y: curves.map((c) => c.distances[k]), label: `channel ${k + 1}`, marker: "o" })),
       }));
       CX.ui.readouts(ui.readout, r.distances.map((d, k) => [`‖Q_${k + 1}Q_${k + 1}ᵀ − I‖₂`, d]));
       CX.ui.record(root, state);
