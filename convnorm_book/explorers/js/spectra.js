@@ -39,16 +39,38 @@
   }
 
   // Mixed-radix Cooley-Tukey (decimation in time): the length-n DFT of x[off + q*stride] into
-  // y[yOff .. yOff + n), with the twiddles of the top length `total`. A prime n falls back to
-  // the direct sum, so every length works; the cost is O(n * sum of n's prime factors).
+  // y[yOff .. yOff + n), with the twiddles of the top length `total`. A prime length is summed
+  // directly, so every length works; the cost is O(n * sum of n's prime factors).
   function transform(xr, xi, off, stride, n, yr, yi, yOff, total, sign, table) {
-    if (n === 1) {
-      yr[yOff] = xr[off];
-      yi[yOff] = xi[off];
+    const p = smallestFactor(n), step = total / n;
+    if (p === n) {
+      for (let k = 0; k < n; k++) {
+        let sr = 0, si = 0;
+        for (let q = 0; q < n; q++) {
+          const j = ((q * k) % n) * step, c = table.cos[j], s = sign * table.sin[j];
+          const ar = xr[off + q * stride], ai = xi[off + q * stride];
+          sr += ar * c - ai * s;
+          si += ar * s + ai * c;
+        }
+        yr[yOff + k] = sr;
+        yi[yOff + k] = si;
+      }
       return;
     }
-    const p = smallestFactor(n), m = n / p, step = total / n;
+    const m = n / p;
     for (let q = 0; q < p; q++) transform(xr, xi, off + q * stride, stride * p, m, yr, yi, yOff + q * m, total, sign, table);
+    if (p === 2) {  // the butterfly y[k], y[k + m] = a +- w^k b
+      for (let k = 0; k < m; k++) {
+        const c = table.cos[k * step], s = sign * table.sin[k * step];
+        const ar = yr[yOff + k], ai = yi[yOff + k], br = yr[yOff + m + k], bi = yi[yOff + m + k];
+        const tr = br * c - bi * s, ti = br * s + bi * c;
+        yr[yOff + k] = ar + tr;
+        yi[yOff + k] = ai + ti;
+        yr[yOff + m + k] = ar - tr;
+        yi[yOff + m + k] = ai - ti;
+      }
+      return;
+    }
     const tr = new Float64Array(p), ti = new Float64Array(p);
     for (let k = 0; k < m; k++) {
       for (let q = 0; q < p; q++) {
@@ -59,8 +81,7 @@
         const out = k + r * m;
         let sr = 0, si = 0;
         for (let q = 0; q < p; q++) {
-          const j = ((q * out) % n) * step;
-          const c = table.cos[j], s = sign * table.sin[j];
+          const j = ((q * out) % n) * step, c = table.cos[j], s = sign * table.sin[j];
           sr += tr[q] * c - ti[q] * s;
           si += tr[q] * s + ti[q] * c;
         }
