@@ -81,8 +81,14 @@ class Explorer:
             f"<style>{source('explorer.css')}</style>\n"
             "<script>\n(function () {\n\"use strict\";\nconst CX = { explorers: {} };\n"
             f"{code}\n"
-            f"const root = document.getElementById({script_json(element_id)});\n"
-            f"try {{ CX.explorers[{script_json(self.name)}].mount(root, {script_json(self.config)}); }}\n"
-            'catch (error) { root.textContent = "The explorer could not start: " + error.message; throw error; }\n'
+            # Some front ends run an output's scripts before they attach it to the page (the
+            # classic notebook does): then wait for the element, for at most five seconds.
+            "let tries = 0;\n"
+            "(function start() {\n"
+            f"  const root = document.getElementById({script_json(element_id)});\n"
+            "  if (!root) { if (++tries < 200) setTimeout(start, 25); return; }\n"
+            f"  try {{ CX.explorers[{script_json(self.name)}].mount(root, {script_json(self.config)}); }}\n"
+            '  catch (error) { root.textContent = "The explorer could not start: " + error.message; throw error; }\n'
+            "})();\n"
             "})();\n</script>"
         )
