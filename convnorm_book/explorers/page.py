@@ -46,8 +46,9 @@ def encode_bytes(values) -> str:
 
 
 def script_json(value) -> str:
-    """JSON that is safe inside a <script> element (no ``</`` can close it)."""
-    return json.dumps(value, allow_nan=False).replace("</", "<\\/")
+    """JSON that is safe inside a <script> element: every ``<`` written ``\\u003c``, so no
+    ``</script>`` or ``<!--`` can end or change the element."""
+    return json.dumps(value, allow_nan=False).replace("<", "\\u003c")
 
 
 class Explorer:
