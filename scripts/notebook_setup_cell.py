@@ -31,14 +31,14 @@ def setup_source(config_path: Path = ROOT / "_config.yml") -> str:
     url, branch = repo["url"].rstrip("/"), repo.get("branch", "main")
     return (
         "# Setup: in Google Colab, fetch the book's repository (package and recorded results),\n"
-        "# install the convnorm package, and let the data loader download CIFAR-10.\n"
+        "# install the convnorm package with what the book needs, and let the data loader download CIFAR-10.\n"
         "# Anywhere else (your machine, the book build, the tests) this cell does nothing.\n"
         "import os\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
         f'    !test -d /content/convnorm-book || git clone --quiet --depth 1 --branch {branch} {url} /content/convnorm-book\n'
-        '    %pip install --quiet "/content/convnorm-book[vision]"\n'
+        '    %pip install --quiet "/content/convnorm-book[book,vision]"\n'
         '    sys.path.insert(0, "/content/convnorm-book")\n'
         '    os.environ.setdefault("CONVNORM_DATA_DIR", "/content/data")\n'
         '    os.environ.setdefault("CONVNORM_RESULTS_DIR", "/content/convnorm-book/results")\n'

@@ -26,7 +26,16 @@ def jupyter_book_build(source: Path, output: Path | None = None) -> subprocess.C
 
 
 def build_site() -> Path:
-    """Build the book (incremental: cached notebooks are not re-run); return ``_build/html``."""
+    """Build the book (incremental: cached notebooks are not re-run); return ``_build/html``.
+
+    With the environment variable ``CONVNORM_BUILT_SITE`` set to an HTML folder already built
+    with the same command (e.g. ``jupyter-book build . -W -n --keep-going --path-output DIR``
+    gives ``DIR/_build/html``), return that folder instead of building."""
+    built = os.environ.get("CONVNORM_BUILT_SITE")
+    if built:
+        if not (Path(built) / "book" / "intro.html").is_file():
+            raise AssertionError(f"CONVNORM_BUILT_SITE={built} holds no built book (no book/intro.html)")
+        return Path(built)
     result = jupyter_book_build(ROOT)
     if result.returncode != 0:
         raise AssertionError(f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}")

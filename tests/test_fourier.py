@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from convnorm.figures_intro import normalized_kernel_spectrum
+from convnorm_book.explorers.views import normalized_kernel_spectrum
 from convnorm.fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
 
 

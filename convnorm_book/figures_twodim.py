@@ -1,7 +1,8 @@
-"""Figures and widgets of Part II (chapters 4 and 5): convolution types, 2D spectra, Figure 2.
+"""Figures of Part II (chapters 4 and 5): convolution types, 2D spectra, Figure 2.
 
 Every function draws with matplotlib and returns the figure; the numbers it shows come
-from the package (:mod:`convnorm.padding`, :mod:`convnorm.spectral`, :mod:`convnorm.fourier`).
+from the package (:mod:`convnorm.padding`, :mod:`convnorm.spectral`, :mod:`convnorm.fourier`,
+through :mod:`convnorm_book.explorers.views` for what chapter 5's explorer shows too).
 """
 from __future__ import annotations
 
@@ -12,17 +13,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .circulant import circular_convolve, cyclic_reverse, zero_pad
-from .fourier import normalizer_spectrum
-from .padding import convnorm_four_step, linear_as_circular, linear_convolve, linear_cross_correlate
-from .spectral import LayerSpectrum
+from convnorm.circulant import circular_convolve, cyclic_reverse, zero_pad
+from convnorm.padding import convnorm_four_step, linear_as_circular, linear_convolve, linear_cross_correlate
+from convnorm.spectral import LayerSpectrum
+
+from .explorers.views import kernel_filter_view
 
 __all__ = [
     "plot_convolution_relations",
     "load_photo",
     "KERNEL_PRESETS",
     "plot_kernel_filter",
-    "kernel_widget",
     "radial_power_gain",
     "plot_photo_through_layer",
     "plot_figure2",
@@ -115,80 +116,31 @@ KERNEL_PRESETS: dict[str, tuple[float, ...]] = {
 }
 
 
-def _shifted(spectrum: torch.Tensor) -> np.ndarray:
-    return torch.fft.fftshift(spectrum, dim=(-2, -1)).numpy()
-
-
 def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6) -> plt.Figure:
     """A 3x3 kernel's 2D magnitude spectrum, its ConvNorm-normalized spectrum, and the
-    grayscale ``photo`` filtered by each (circular padding, so the normalized layer is exact).
+    grayscale ``photo`` filtered by each (circular padding, so the normalized layer is exact):
+    :func:`~convnorm_book.explorers.views.kernel_filter_view`, drawn.
 
     Args:
         kernel: 9 numbers, row-major.
         photo: ``(1, H, W)`` image.
         eps: ConvNorm's epsilon (needed where the spectrum vanishes, e.g. the Laplacian at 0).
     """
-    k = torch.as_tensor(kernel, dtype=torch.float64)
-    if k.numel() != 9:
-        raise ValueError(f"kernel must have 9 entries (3x3), got {k.numel()}")
-    if photo.dim() != 3 or photo.shape[0] != 1:
-        raise ValueError(f"photo must have shape (1, H, W), got {tuple(photo.shape)}")
-    weight = k.reshape(1, 1, 3, 3)
-    size = tuple(photo.shape[1:])
-    magnitude = torch.fft.fft2(weight[0, 0], s=size).abs()
-    normalized = magnitude * normalizer_spectrum(weight, size, eps=eps, onesided=False)[0]
-    x = photo[None].double()
-    filtered = F.conv2d(F.pad(x, (1, 1, 1, 1), mode="circular"), weight)[0, 0]
-    normed = convnorm_four_step(x, weight, padding=1, eps=eps, padding_mode="circular")[0, 0]
+    view = kernel_filter_view(kernel, photo, eps)
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), layout="constrained")
-    vmax = max(float(magnitude.max()), 1.0)
-    for ax, image, title in [(axes[0], _shifted(magnitude), r"$|\hat a(\omega)|$"),
-                             (axes[1], _shifted(normalized), r"$\hat v(\omega)\,|\hat a(\omega)|$ (ConvNorm)")]:
-        shown = ax.imshow(image, cmap="magma", vmin=0, vmax=vmax, extent=(-0.5, 0.5, 0.5, -0.5))
+    vmax = max(float(view["magnitude"].max()), 1.0)
+    for ax, name, title in [(axes[0], "magnitude", r"$|\hat a(\omega)|$"),
+                            (axes[1], "normalized", r"$\hat v(\omega)\,|\hat a(\omega)|$ (ConvNorm)")]:
+        shown = ax.imshow(np.fft.fftshift(view[name]), cmap="magma", vmin=0, vmax=vmax, extent=(-0.5, 0.5, 0.5, -0.5))
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(r"$\omega_2$ (cycles/pixel)")
         fig.colorbar(shown, ax=ax, shrink=0.8)
     axes[0].set_ylabel(r"$\omega_1$ (cycles/pixel)")
-    for ax, image, title in [(axes[2], filtered, "photo * kernel"), (axes[3], normed, "photo * kernel, ConvNorm")]:
-        ax.imshow(image.numpy(), cmap="gray")
+    for ax, name, title in [(axes[2], "filtered", "photo * kernel"), (axes[3], "normed", "photo * kernel, ConvNorm")]:
+        ax.imshow(view[name], cmap="gray")
         ax.set_title(title, fontsize=9)
         ax.axis("off")
     return fig
-
-
-def kernel_widget(photo: torch.Tensor, eps: float = 1e-6):
-    """Nine sliders (the 3x3 kernel), a preset menu and an ``eps`` slider driving
-    :func:`plot_kernel_filter`. Returns an ``ipywidgets.VBox``."""
-    import ipywidgets as widgets
-    from IPython.display import display
-
-    sliders = [widgets.FloatSlider(value=v, min=-5.0, max=5.0, step=0.05, description=f"a[{i // 3},{i % 3}]",
-                                   continuous_update=False, layout=widgets.Layout(width="260px"))
-               for i, v in enumerate(KERNEL_PRESETS["gaussian blur"])]
-    preset = widgets.Dropdown(options=list(KERNEL_PRESETS), value="gaussian blur", description="preset")
-    log_eps = widgets.FloatSlider(value=float(np.log10(eps)), min=-12, max=0, step=0.5,
-                                  description="log10 eps", continuous_update=False)
-    output = widgets.Output()
-
-    def redraw(_change=None) -> None:
-        with output:
-            output.clear_output(wait=True)
-            display(plot_kernel_filter([s.value for s in sliders], photo, eps=10 ** log_eps.value))
-            plt.close("all")
-
-    def load_preset(change) -> None:
-        for slider, value in zip(sliders, KERNEL_PRESETS[change["new"]]):
-            slider.unobserve(redraw, "value")
-            slider.value = value
-            slider.observe(redraw, "value")
-        redraw()
-
-    preset.observe(load_preset, "value")
-    for control in (*sliders, log_eps):
-        control.observe(redraw, "value")
-    redraw()
-    grid = widgets.GridBox(sliders, layout=widgets.Layout(grid_template_columns="repeat(3, 270px)"))
-    return widgets.VBox([widgets.HBox([preset, log_eps]), grid, output])
 
 
 def radial_power_gain(x: torch.Tensor, y: torch.Tensor, bins: int = 12) -> tuple[np.ndarray, np.ndarray]:
