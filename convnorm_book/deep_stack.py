@@ -60,6 +60,20 @@ def propagate(x: torch.Tensor, kernels: Sequence[torch.Tensor], normalize: bool)
     return np.asarray(energies), x
 
 
+def compare_stacks(x: torch.Tensor, depth: int, taps: int, scales: Sequence[float], seed: int = 0
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """For each scale, one draw of :func:`random_kernels` (as many channels as ``x`` has) sent through
+    :func:`propagate` plain and with ConvNorm: ``{"plain, scale s" / "ConvNorm, scale s": (energies,
+    output power spectrum)}``."""
+    runs = {}
+    for scale in scales:
+        kernels = random_kernels(depth, x.shape[1], taps, scale, seed)
+        for normalize, name in ((False, "plain"), (True, "ConvNorm")):
+            energies, out = propagate(x, kernels, normalize)
+            runs[f"{name}, scale {scale}"] = energies, power_spectrum(out)
+    return runs
+
+
 def power_spectrum(x: torch.Tensor) -> np.ndarray:
     r"""Mean power :math:`|\hat x(\omega)|^2` over signals and channels, on the ``rfft`` frequencies."""
     return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()

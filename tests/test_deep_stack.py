@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm_book.deep_stack import power_spectrum, propagate, random_kernels
+from convnorm_book.deep_stack import compare_stacks, power_spectrum, propagate, random_kernels
 
 
 def signals(channels: int) -> torch.Tensor:
@@ -56,3 +56,12 @@ def test_bad_arguments_are_refused(kwargs, match):
 def test_even_kernels_are_refused():
     with pytest.raises(ValueError, match="odd"):
         propagate(signals(1), random_kernels(1, 1, 2, 1.0), normalize=False)
+
+
+def test_compare_stacks_runs_both_ways_on_the_same_kernels():
+    x = signals(2)
+    runs = compare_stacks(x, depth=3, taps=3, scales=(0.5, 2.0), seed=5)
+    assert sorted(runs) == ["ConvNorm, scale 0.5", "ConvNorm, scale 2.0", "plain, scale 0.5", "plain, scale 2.0"]
+    energies, spectrum = runs["plain, scale 2.0"]
+    expected, out = propagate(x, random_kernels(3, 2, 3, 2.0, seed=5), normalize=False)
+    assert np.allclose(energies, expected) and np.allclose(spectrum, power_spectrum(out))
