@@ -1,0 +1,45 @@
+r"""Gradient descent on a least-squares problem, counted in iterations (the book's
+motivation chapter).
+
+For :math:`f(x) = \tfrac12\|B x - y\|^2` with step :math:`1/\sigma_{\max}(B)^2`, the error
+:math:`e_t = x_t - x^\star` evolves as :math:`e_{t+1} = (I - B^\top B/\sigma_{\max}^2)\, e_t`,
+so every component along a right singular vector shrinks by :math:`1 - \sigma_i^2/\sigma_{\max}^2
+\le 1 - 1/\kappa^2` per step, :math:`\kappa = \sigma_{\max}/\sigma_{\min}`. Hence
+:math:`\|e_t\| \le (1 - 1/\kappa^2)^t \|e_0\|`, and reaching a relative error ``tol`` takes at
+most :func:`predicted_iterations` steps.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def predicted_iterations(kappa: float, tol: float) -> int:
+    r"""The bound :math:`\lceil \ln(\text{tol}) / \ln(1 - 1/\kappa^2) \rceil` (1 when :math:`\kappa = 1`)."""
+    if not kappa >= 1:
+        raise ValueError(f"kappa must be at least 1, got {kappa!r}")
+    if not 0 < tol < 1:
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    rate = 1 - 1 / kappa**2
+    return 1 if rate <= 1e-12 else math.ceil(math.log(tol) / math.log(rate))
+
+
+def gradient_descent_iterations(b: np.ndarray, x_true: np.ndarray, tol: float = 1e-6,
+                                max_iterations: int = 100_000) -> int:
+    r"""Iterations of gradient descent on :math:`\tfrac12\|B x - B x^\star\|^2` from :math:`x_0 = 0`
+    with step :math:`1/\|B\|^2` until :math:`\|x_t - x^\star\| \le \text{tol}\,\|x^\star\|`.
+
+    Raises:
+        RuntimeError: if ``max_iterations`` are not enough.
+    """
+    b, x_true = np.asarray(b, dtype=float), np.asarray(x_true, dtype=float)
+    if b.ndim != 2 or x_true.shape != (b.shape[1],):
+        raise ValueError(f"b must be a matrix and x_true a vector of its width, got {b.shape} and {x_true.shape}")
+    y, step = b @ x_true, 1 / np.linalg.norm(b, 2) ** 2
+    x, goal = np.zeros_like(x_true), tol * np.linalg.norm(x_true)
+    for iteration in range(1, max_iterations + 1):
+        x = x - step * (b.T @ (b @ x - y))
+        if np.linalg.norm(x - x_true) <= goal:
+            return iteration
+    raise RuntimeError(f"no convergence to tol={tol} in {max_iterations} iterations")

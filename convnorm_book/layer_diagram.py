@@ -1,0 +1,48 @@
+r"""The data flow of ``ConvNorm2d`` as a diagram, in the spirit of Figure 1 of Liu et al. (2021).
+
+The top row is the signal path of one output channel :math:`k` (zero padding :math:`p`,
+stride :math:`s`, kernel size :math:`m`, :math:`L = n + m - 1`); the bottom row computes the
+normalizer from the weight alone. Everything drawn is a step of
+:func:`convnorm.functional.conv_norm` and :class:`convnorm.layers.ConvNorm2d`.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+#: (label, x, y) of every box; the signal path at y = 1, the weight path at y = 0.
+BOXES = {
+    "input": (r"input $x$" "\n" r"$C_I \times n \times n$", 0.0, 1.0),
+    "conv": (r"full cross-correlation" "\n" r"$y = a \star x$, size $L$", 1.75, 1.0),
+    "fft": (r"DFT at size $L$" "\n" r"$\hat y_k(\omega)$", 3.45, 1.0),
+    "multiply": (r"$\hat v_k(\omega)\, \hat\rho_k(\omega)\, \hat y_k(\omega)$" "\n" "normalize, affine", 5.15, 1.0),
+    "ifft": (r"inverse DFT" "\n" r"$\bar y_k$, size $L$", 6.85, 1.0),
+    "crop": (r"crop $m - 1 - p$, every" "\n" r"$s$-th sample; $+\, b_k$", 8.55, 1.0),
+    "output": ("output\n" r"$z_k$", 10.05, 1.0),
+    "weight": (r"weight $a$" "\n" r"$C_O \times C_I \times m \times m$", 0.0, 0.0),
+    "autocorrelation": ("stop-gradient;\n" r"$r_k = \sum_i a_{ki} \star a_{ki}$", 1.75, 0.0),
+    "average": ("training: $r_k$; update\n" r"$\bar r \leftarrow f_t r + (1 - f_t) \bar r$" "\n"
+                r"evaluation: $\bar r$", 3.45, 0.0),
+    "normalizer": (r"$s_k = \mathcal{F}_L r_k$" "\n" r"$\hat v_k = (s_k + \varepsilon)^{-1/2}$", 5.15, 0.0),
+    "affine": (r"affine kernel $\rho_k$" "\n" r"$\to \hat\rho_k(\omega)$", 6.85, 0.0),
+}
+ARROWS = [("input", "conv"), ("conv", "fft"), ("fft", "multiply"), ("multiply", "ifft"), ("ifft", "crop"),
+          ("crop", "output"), ("weight", "conv"), ("weight", "autocorrelation"), ("autocorrelation", "average"),
+          ("average", "normalizer"), ("normalizer", "multiply"), ("affine", "multiply")]
+
+
+def plot_layer_dataflow() -> plt.Figure:
+    """Boxes for :data:`BOXES`, arrows for :data:`ARROWS`; signal path blue, weight path orange."""
+    fig, ax = plt.subplots(figsize=(12.5, 3.2))
+    ax.set(xlim=(-0.9, 10.6), ylim=(-0.5, 1.4))
+    ax.axis("off")
+    texts = {}
+    for name, (label, x, y) in BOXES.items():
+        color = "#dbe9f6" if y == 1.0 else "#fde7cf"
+        texts[name] = ax.text(x, y, label, ha="center", va="center", fontsize=8.5, gid=name,
+                              bbox=dict(boxstyle="round,pad=0.4", facecolor=color, edgecolor="gray"))
+    for start, end in ARROWS:
+        same_row = BOXES[start][2] == BOXES[end][2]
+        ax.annotate("", xy=(0, 0.5) if same_row else (0.5, 0), xycoords=texts[end],
+                    xytext=(1, 0.5) if same_row else (0.5, 1), textcoords=texts[start],
+                    arrowprops=dict(arrowstyle="->", color="gray", shrinkA=4, shrinkB=4))
+    return fig

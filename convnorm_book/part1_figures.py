@@ -1,0 +1,66 @@
+r"""Figures of Part I (chapter 1): a circulant matrix, its Fourier eigenvectors, a kernel's
+spectrum.
+
+Each ``plot_*`` function returns a :class:`matplotlib.figure.Figure` whose drawn data are
+the quantities the chapter defines (:func:`convnorm.circulant.circulant`,
+:func:`convnorm.circulant.dft_matrix`, ``numpy.fft.fft``), so a test can read them back.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from convnorm.circulant import ArrayLike, as_real_array, circulant, dft_matrix, zero_pad
+
+
+def plot_circulant(a: ArrayLike, n: int) -> plt.Figure:
+    r"""Heatmap of :math:`C_a` (entry :math:`(i, j)` is :math:`a_{(i - j) \bmod n}`), values written in the cells."""
+    matrix = circulant(a, n)
+    fig, ax = plt.subplots(figsize=(4.6, 4))
+    limit = np.abs(matrix).max()
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    for (i, j), value in np.ndenumerate(matrix):
+        if value != 0:
+            ax.text(j, i, f"{value:g}", ha="center", va="center", fontsize=7)
+    ax.set(xlabel="column $j$", ylabel="row $i$", title=f"$C_a$, $n = {n}$")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return fig
+
+
+def plot_fourier_eigenvectors(a: ArrayLike, n: int, frequencies: Sequence[int] = (1, 2, 3)) -> plt.Figure:
+    r"""For each frequency :math:`\omega`, the real parts of the Fourier vector :math:`f_\omega` and of
+    :math:`C_a f_\omega = \hat a_\omega f_\omega`: the same wave, scaled by :math:`|\hat a_\omega|` and
+    shifted by the phase of :math:`\hat a_\omega`."""
+    fourier_vectors = dft_matrix(n).conj().T  # column w is f_w
+    a_hat = np.fft.fft(zero_pad(a, n))
+    t = np.arange(n)
+    fig, axes = plt.subplots(1, len(frequencies), figsize=(3.2 * len(frequencies), 2.8), sharey=True)
+    for ax, w in zip(np.atleast_1d(axes), frequencies):
+        f_w = fourier_vectors[:, w]
+        ax.plot(t, f_w.real, "o-", color="gray", label=r"$\mathrm{Re}\, f_\omega$")
+        ax.plot(t, (circulant(a, n) @ f_w).real, "s-", color="C1", label=r"$\mathrm{Re}\, C_a f_\omega$")
+        ax.set(xlabel="index $t$", title=rf"$\omega = {w}$: $|\hat a_\omega| = {abs(a_hat[w]):.2f}$")
+    np.atleast_1d(axes)[0].legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_kernel_spectrum(a: ArrayLike, n: int) -> plt.Figure:
+    r"""Left: the taps of :math:`a`. Middle: :math:`|\hat a_\omega|` over the :math:`n` frequencies.
+    Right: the same moduli sorted, beside the singular values of :math:`C_a` from an SVD."""
+    taps = as_real_array("a", a, 1, "a kernel")
+    modulus = np.abs(np.fft.fft(zero_pad(taps, n)))
+    singular_values = np.linalg.svd(circulant(taps, n), compute_uv=False)
+    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(10, 2.8))
+    ax0.stem(np.arange(len(taps)), taps)
+    ax0.set(xlabel="tap $j$", ylabel="$a_j$", title="kernel")
+    ax1.plot(np.arange(n), modulus, "o-")
+    ax1.set(xlabel=r"frequency $\omega$", ylabel=r"$|\hat a_\omega|$", title="magnitude spectrum", ylim=(0, None))
+    ax2.plot(np.sort(modulus)[::-1], "o", label=r"$|\hat a_\omega|$, sorted")
+    ax2.plot(singular_values, "x", markersize=9, label=r"singular values of $C_a$")
+    ax2.set(xlabel="rank", ylim=(0, None), title="the same numbers")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,45 @@
+"""convnorm_book.part1_figures draws the quantities chapter 1 defines."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from convnorm.circulant import circulant
+from convnorm_book.part1_figures import plot_circulant, plot_fourier_eigenvectors, plot_kernel_spectrum
+
+KERNEL = [1.0, 2.0, 3.0, -1.0]
+
+
+def test_heatmap_shows_the_circulant_matrix():
+    fig = plot_circulant(KERNEL, 9)
+    shown = fig.axes[0].images[0].get_array()
+    assert np.array_equal(np.asarray(shown), circulant(KERNEL, 9))
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [7, 12])
+def test_eigenvector_panels_show_a_scaled_shifted_copy(n):
+    frequencies = (1, 2)
+    fig = plot_fourier_eigenvectors(KERNEL, n, frequencies)
+    a_hat = np.fft.fft(KERNEL, n)
+    t = np.arange(n)
+    for ax, w in zip(fig.axes, frequencies):
+        wave, image = (line.get_ydata() for line in ax.get_lines())
+        assert np.allclose(wave, np.cos(2 * np.pi * w * t / n))
+        assert np.allclose(image, np.abs(a_hat[w]) * np.cos(2 * np.pi * w * t / n + np.angle(a_hat[w])))
+    plt.close(fig)
+
+
+def test_spectrum_panels_agree_with_the_svd():
+    fig = plot_kernel_spectrum(KERNEL, 10)
+    modulus = fig.axes[1].get_lines()[0].get_ydata()
+    sorted_modulus, singular_values = (line.get_ydata() for line in fig.axes[2].get_lines())
+    assert np.allclose(modulus, np.abs(np.fft.fft(KERNEL, 10)))
+    assert np.allclose(sorted_modulus, singular_values)
+    plt.close(fig)
+
+
+def test_bad_kernel_is_refused():
+    with pytest.raises(ValueError, match="a"):
+        plot_kernel_spectrum(np.ones((2, 2)), 8)
