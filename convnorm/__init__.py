@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from .convert import convert
 from .fourier import kernel_power_spectrum, normalizer_spectrum
-from .functional import conv_norm1d, conv_norm2d
+from .functional import clear_caches, conv_norm1d, conv_norm2d
 from .layers import ConvNorm1d, ConvNorm2d
 from .spectral import analyse_conv_layers, conv_singular_values
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConvNorm1d", "ConvNorm2d", "analyse_conv_layers", "conv_norm1d", "conv_norm2d",
+    "ConvNorm1d", "ConvNorm2d", "analyse_conv_layers", "clear_caches", "conv_norm1d", "conv_norm2d",
     "conv_singular_values", "convert", "kernel_power_spectrum", "normalizer_spectrum",
 ]
