@@ -69,6 +69,16 @@ def check_non_negative(name: str, value: float) -> float:
     return float(value)
 
 
+def check_fraction(name: str, value: float, *, open_low: bool = False, open_high: bool = False) -> float:
+    """``value`` as a float if it is a real number in [0, 1] (without 0 if ``open_low``, without
+    1 if ``open_high``), else ``ValueError`` naming ``name`` (NaN and strings included)."""
+    interval = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+            (0 < value if open_low else 0 <= value) and (value < 1 if open_high else value <= 1)):
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return float(value)
+
+
 def as_size(name: str, size: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     """Normalise a signal size to a tuple of ``ndim`` positive integers."""
     sizes = tuple(size) if isinstance(size, Iterable) and not isinstance(size, str) else (size,) * ndim
