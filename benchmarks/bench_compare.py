@@ -33,11 +33,11 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(ROOT)]  # bench_layer, and the packages of this checkout
 
 from bench_layer import RESNET18_3X3, batch, layer_inputs  # noqa: E402
-from convnorm.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 
 STEM = (3, 64, 32, 1)
 

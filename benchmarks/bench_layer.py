@@ -28,7 +28,7 @@ over one training step of each model (after a first step has allocated gradients
 optimizer state), instead of the resident memory of subprocesses; the timed steps end
 with a synchronisation (the loss is read back), so they measure the GPU work. With
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
-(:func:`convnorm.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
+(:func:`convnorm_book.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
 launch overhead from both; each model then runs in its own subprocesses (alternating,
 ``--rss-repeats`` of each), as one process can hold one captured model only, and no memory
 is recorded (a replay allocates nothing).
@@ -50,14 +50,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-import convnorm.functional as functional
-from convnorm.layer_benchmark import (interleaved_medians, make_graphed_train_step, make_train_step,
-                                      saved_activation_bytes, summarize_samples)
-from convnorm.models import build_model
-from convnorm.training.results import device_name, provenance, save_results
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+
+import convnorm.functional as functional  # noqa: E402
+from convnorm.models import build_model  # noqa: E402
+from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm_book.layer_benchmark import (interleaved_medians, make_graphed_train_step,  # noqa: E402
+                                           make_train_step, saved_activation_bytes, summarize_samples)
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
-HERE = Path(__file__).resolve().parent
 
 
 def batch(size: int, seed: int = 0, device: str = "cpu"):
@@ -192,7 +194,7 @@ def graph_child(norm: str, batch_size: int, repeats: int) -> None:
 def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
     alternate (``--rss-repeats`` of each; a process captures one model only, see
-    :func:`convnorm.layer_benchmark.make_graphed_train_step`); medians over all replays."""
+    :func:`convnorm_book.layer_benchmark.make_graphed_train_step`); medians over all replays."""
     samples = {name: [] for name in NORMS}
     for _ in range(args.rss_repeats):
         for name, norm in NORMS.items():

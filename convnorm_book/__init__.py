@@ -1,0 +1,1 @@
+"""Code the book uses that the library does not need: figures, explorers, result views, benchmark helpers."""
