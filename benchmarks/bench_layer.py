@@ -229,7 +229,7 @@ def setup(args: argparse.Namespace, step_suffix: str, **details) -> dict:
     CPU, Python, then ``details`` (repeats, threads, ...)."""
     return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
-            "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version(),
+            "device": device_name(args.device), "cpu": cpu_info(), "python": platform.python_version(),
             "computation": args.computation, **details}
 
 
@@ -263,14 +263,40 @@ def allocator_environment() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_VARIABLES if name in os.environ}
 
 
-def cpu_name() -> str:
+INSTRUCTION_SETS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
+                    "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
+"""The vector and matrix instruction sets that decide how fast oneDNN's convolutions and the
+matrix products run (x86 and ARM flag names of ``/proc/cpuinfo``)."""
+
+
+def cpu_info() -> dict:
+    """The processor the figures were measured on: its model (name, and family and model numbers,
+    which tell its generation where a virtual machine hides the name), which of ``INSTRUCTION_SETS`` it
+    has, the instruction set PyTorch's CPU kernels dispatch to, the logical CPUs, and the load
+    average over 1, 5 and 15 minutes when asked (other processes slow both models, unevenly).
+    The same benchmark gives very different ratios on processors with different instruction
+    sets, so every record carries these."""
+    fields = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    return {"model": fields.get("model name") or platform.processor() or platform.machine(),
+            "family_and_model_number": [fields.get("cpu family"), fields.get("model")],
+            "instruction_sets": [name for name in INSTRUCTION_SETS if name in flags],
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "logical_cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
+
+
+def cpu_line() -> str:
+    """:func:`cpu_info` in one line, for the printed summary."""
+    cpu = cpu_info()
+    return (f"{cpu['model']} ({', '.join(cpu['instruction_sets'])}; torch dispatches to {cpu['torch_cpu_capability']}), "
+            f"load average {cpu['load_average']}")
 
 
 def main() -> None:
@@ -324,12 +350,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     start = time.time()
     if args.per_layer:
         print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
-              f"{cpu_name()}")
+              f"{cpu_line()}")
+        cpu_before = cpu_info()
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
         path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
                                             time.time() - start, args.device),
-                            {**results, "threads": torch.get_num_threads(),
+                            {**results, "threads": torch.get_num_threads(), "cpu": cpu_before,
+                             "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         print(f"written {path}")
         return
@@ -372,7 +400,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
             results[key.replace("_bytes", "_ratio_median")] = (statistics.median(values[ours])
                                                                / statistics.median(values[base]))
 
-    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_name()}")
+    results["load_average_after"] = cpu_info()["load_average"]
+    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_line()}")
     print_timing(timing, None if process_ratios else results["time_ratio_median"])
     if process_ratios:
         print(f"  time ratio ConvNorm2d+BN / Conv2d+BN, median of the {args.processes} processes' ratios of medians "
