@@ -40,8 +40,9 @@ def test_corrupt_official_archive_is_rejected(tmp_path):
         find_cifar("cifar10", tmp_path)
 
 
-def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
-    """The python-format reader: batches of 10 rows of 3072 bytes become (N, 3, 32, 32)."""
+def official_folder(tmp_path, monkeypatch):
+    """An extracted official CIFAR-10 folder of 10 random images per batch (cached in
+    ``tmp_path / "cache"``), and its batches by file name."""
     monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()
@@ -51,6 +52,12 @@ def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
         batches[name] = {"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8),
                          "labels": list(rng.integers(0, 10, 10))}
         (folder / name).write_bytes(pickle.dumps(batches[name]))
+    return folder, batches
+
+
+def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
+    """The python-format reader: batches of 10 rows of 3072 bytes become (N, 3, 32, 32)."""
+    folder, batches = official_folder(tmp_path, monkeypatch)
     images, labels = load_cifar("cifar10", tmp_path, train=True)
     assert images.shape == (50, 3, 32, 32)
     first = batches["data_batch_1"]["data"][0]
@@ -204,20 +211,8 @@ def test_prepare_cifar_refuses_arguments_that_empty_a_set(cifar_root, kwargs, sp
         prepare_cifar("cifar10", cifar_root, **kwargs)
 
 
-def official_folder(tmp_path, monkeypatch):
-    """An extracted official CIFAR-10 folder of 10 random images per batch, and its cache dir."""
-    monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
-    folder = tmp_path / "cifar-10-batches-py"
-    folder.mkdir()
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8), "labels": list(rng.integers(0, 10, 10))}
-        (folder / name).write_bytes(pickle.dumps(batch))
-    return folder
-
-
 def test_a_truncated_cache_file_is_named_with_what_to_do(tmp_path, monkeypatch):
-    folder = official_folder(tmp_path, monkeypatch)
+    folder, _ = official_folder(tmp_path, monkeypatch)
     load_cifar("cifar10", tmp_path)
     (cached,) = (tmp_path / "cache").glob("cifar10-official-*/train_x.npy")
     cached.write_bytes(cached.read_bytes()[:100])
@@ -230,7 +225,7 @@ def test_a_truncated_cache_file_is_named_with_what_to_do(tmp_path, monkeypatch):
 
 
 def test_a_truncated_extracted_file_is_named_with_what_to_do(tmp_path, monkeypatch):
-    folder = official_folder(tmp_path, monkeypatch)
+    folder, _ = official_folder(tmp_path, monkeypatch)
     member = folder / "data_batch_3"
     member.write_bytes(member.read_bytes()[:200])
     with pytest.raises(CorruptDataError, match=f"{member} is damaged or truncated .*extract cifar-10-python.tar.gz"):
