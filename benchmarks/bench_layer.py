@@ -19,9 +19,13 @@ the ConvNorm network that can take it (:func:`convnorm.functional.computation`),
 too; the default, ``rule``, is the package's own choice.
 
 ``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
-``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and
-:mod:`convnorm.frequency_domain`), the evidence behind
-``convnorm.functional.FREQUENCY_DOMAIN_MAX_SIZE`` and ``FREQUENCY_DOMAIN_STRIDED``.
+``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and the
+frequency domain), the evidence behind the default
+:class:`~convnorm.functional.ComputationPolicy` (``frequency_domain_max_size``,
+``frequency_domain_strided``).
+
+Every record carries the processor (:func:`cpu_info`): the same benchmark gives ratios that
+differ several-fold between processors with different vector instruction sets.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
 over one training step of each model (after a first step has allocated gradients and
