@@ -52,13 +52,13 @@ class ComputationPolicy:
     (``bench_layer_per_layer_cuda_batch128.json``)."""
     frequency_domain_max_size: float = FREQUENCY_DOMAIN_MAX_SIZE
     """Largest input size (per axis) of a stride-1 layer computed in the frequency domain:
-    on a CPU every stride-1 layer of a CIFAR ResNet18, 32x32 included, was faster there
-    (``bench_layer_per_layer.json``); for larger maps the spatial computation's cost grows
-    more slowly."""
+    on a CPU every stride-1 layer of a CIFAR ResNet18 was at least as fast there, the 32x32
+    ones about as fast (``bench_layer_per_layer.json``); for larger maps the spatial
+    computation's cost grows more slowly."""
     frequency_domain_strided: bool = True
     """Whether strided layers go to the frequency domain whatever their size: the spatial
     computation needs the full, unstrided convolution, the frequency domain computes the
-    strided output only (``bench_layer_per_layer.json``: about half the time)."""
+    strided output only (``bench_layer_per_layer.json``: 0.6-0.7 of the spatial time)."""
     dense_dft_max_length: int = DENSE_DFT_MAX_LENGTH
     """Largest normalization size :math:`L` (per axis, 2D) whose transforms are dense DFT
     matrix products on a CPU rather than FFTs: at these sizes, often with large prime
