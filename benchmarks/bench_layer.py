@@ -195,7 +195,7 @@ def graph_child(norm: str, batch_size: int, repeats: int) -> None:
     print(json.dumps({"samples_s": samples}))
 
 
-def graph_benchmark(args: argparse.Namespace, start: float) -> None:
+def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
     alternate (``--rss-repeats`` of each; a process captures one model only, see
     :func:`convnorm_book.layer_benchmark.make_graphed_train_step`); medians over all replays."""
@@ -210,7 +210,7 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     timing = summarize_samples(samples)
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": setup(args, ", captured in one CUDA graph",
+        "setup": setup(args, ", captured in one CUDA graph", cpu,
                        processes_per_model=args.rss_repeats, replays_per_process=args.repeats),
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
@@ -228,12 +228,12 @@ def child_flags(args: argparse.Namespace) -> list[str]:
     return [*(["--threads", str(args.threads)] if args.threads else []), "--computation", args.computation]
 
 
-def setup(args: argparse.Namespace, step_suffix: str, **details) -> dict:
+def setup(args: argparse.Namespace, step_suffix: str, cpu: dict, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
-    CPU, Python, then ``details`` (repeats, threads, ...)."""
+    ``cpu`` (:func:`cpu_info` taken before the run), Python, then ``details`` (repeats, threads, ...)."""
     return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
-            "device": device_name(args.device), "cpu": cpu_info(), "python": platform.python_version(),
+            "device": device_name(args.device), "cpu": cpu, "python": platform.python_version(),
             "computation": args.computation, **details}
 
 
@@ -351,22 +351,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error("--device cuda needs a CUDA GPU")
     if args.cuda_graph and not args.device.startswith("cuda"):
         parser.error("--cuda-graph needs --device cuda")
-    start = time.time()
+    start, cpu = time.time(), cpu_info()  # the load average before the run
     if args.per_layer:
         print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
               f"{cpu_line()}")
-        cpu_before = cpu_info()
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
         path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
                                             time.time() - start, args.device),
-                            {**results, "threads": torch.get_num_threads(), "cpu": cpu_before,
+                            {**results, "threads": torch.get_num_threads(), "cpu": cpu,
                              "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         print(f"written {path}")
         return
     if args.cuda_graph:
-        graph_benchmark(args, start)
+        graph_benchmark(args, start, cpu)
         return
     images, nets, steps = networks(args.batch, args.device)
     if args.processes > 1:
@@ -376,7 +375,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": setup(args, "", repeats=args.repeats, processes=args.processes, threads=torch.get_num_threads(),
+        "setup": setup(args, "", cpu, repeats=args.repeats, processes=args.processes, threads=torch.get_num_threads(),
                        allocator_environment=allocator_environment()),
         "time": timing,
         "time_ratio_median": (statistics.median(process_ratios) if process_ratios
