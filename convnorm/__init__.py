@@ -1,8 +1,9 @@
 """ConvNorm: Convolutional Normalization for PyTorch (Liu et al., NeurIPS 2021).
 
 The layer (``ConvNorm2d``, ``ConvNorm1d``) and its functional form, the one-call model
-conversion (``convert``) and the spectral analysis of conv layers
-(``conv_singular_values``, ``analyse_conv_layers``) are available at the top level;
+conversion (``convert``), ``clear_caches`` (frees the cached transform matrices) and the
+spectral analysis of conv layers (``conv_singular_values``, ``analyse_conv_layers``) are
+available at the top level;
 everything else lives in submodules named after what they hold (``convnorm.fourier``,
 ``convnorm.circulant``, ``convnorm.data``, ``convnorm.experiments``, ...).
 """
