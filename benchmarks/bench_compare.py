@@ -7,8 +7,8 @@ imported under another name; each timing round calls Conv2d+BN, then the two Con
 networks, once in one order and once in the other (the model that runs first in a round is
 favoured by a few percent on this VM), and the record keeps both orders.
 
-    python benchmarks/bench_compare.py --base bf286f2               # HEAD against bf286f2
-    python benchmarks/bench_compare.py --base ded3dc3 --head 9c17927 --no-per-layer
+    python benchmarks/bench_compare.py --base HEAD~1                 # this checkout against its parent commit
+    python benchmarks/bench_compare.py --base main --head HEAD --no-per-layer
 
 Writes ``benchmarks/results/bench_compare_<base>_<head>.json``: per order the median step
 times and the ratio head / base, and per layer (forward + backward of ``conv_norm2d`` with the
@@ -33,11 +33,11 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(ROOT)]  # bench_layer, and the packages of this checkout
 
-from bench_layer import RESNET18_3X3, batch, layer_inputs  # noqa: E402
-from convnorm.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
+from bench_layer import RESNET18_3X3, batch, cpu_info, cpu_line, layer_inputs  # noqa: E402
 from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 
 STEM = (3, 64, 32, 1)
 
@@ -143,18 +143,20 @@ def main() -> None:
         for package in packages.values():
             importlib.import_module(f"{package.__name__}.models")
             importlib.import_module(f"{package.__name__}.functional")
-        print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name('cpu')}: head {head[:8]} against base {base[:8]}")
+        print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name('cpu')}, {cpu_line()}: head {head[:8]} "
+              f"against base {base[:8]}")
         results = {"setup": {"base_commit": base, "head_commit": head,
                              "head_package": "this checkout" if args.head is None else "git archive",
                              "batch": args.batch, "repeats": args.repeats, "threads": args.threads,
                              "model": "CIFAR ResNet18 (convnorm.models.build_model), ConvNorm2d+BN against Conv2d+BN",
-                             "device": device_name("cpu")},
+                             "device": device_name("cpu"), "cpu": cpu_info()},
                    "whole_step": whole_step(packages, args.batch, args.repeats)}
         step = results["whole_step"]
         print(f"  whole step, head / base: {step['base first']['head_over_base']:.3f} (base first), "
               f"{step['head first']['head_over_base']:.3f} (head first)")
         if not args.no_per_layer:
             results["per_layer"] = per_layer(packages, args.batch, args.layer_repeats)
+    results["load_average_after"] = cpu_info()["load_average"]
     out = args.out or HERE / "results" / f"bench_compare_{base[:7]}_{head[:7]}.json"
     save_results(out, provenance("bench_compare", f"batch{args.batch}", 0, None, time.time() - start, "cpu"), results)
     print(f"written {out}")

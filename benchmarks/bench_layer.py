@@ -19,16 +19,20 @@ the ConvNorm network that can take it (:func:`convnorm.functional.computation`),
 too; the default, ``rule``, is the package's own choice.
 
 ``--per-layer`` times forward + backward of every distinct 3x3 layer of the ResNet18 as a
-``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and
-:mod:`convnorm.frequency_domain`), the evidence behind
-``convnorm.functional.FREQUENCY_DOMAIN_MAX_SIZE`` and ``FREQUENCY_DOMAIN_STRIDED``.
+``Conv2d`` and as ``conv_norm2d`` computed both ways (the full spatial convolution, and the
+frequency domain), the evidence behind the default
+:class:`~convnorm.functional.ComputationPolicy` (``frequency_domain_max_size``,
+``frequency_domain_strided``).
+
+Every record carries the processor (:func:`cpu_info`): the same benchmark gives ratios that
+differ several-fold between processors with different vector instruction sets.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
 over one training step of each model (after a first step has allocated gradients and
 optimizer state), instead of the resident memory of subprocesses; the timed steps end
 with a synchronisation (the loss is read back), so they measure the GPU work. With
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
-(:func:`convnorm.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
+(:func:`convnorm_book.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
 launch overhead from both; each model then runs in its own subprocesses (alternating,
 ``--rss-repeats`` of each), as one process can hold one captured model only, and no memory
 is recorded (a replay allocates nothing).
@@ -50,14 +54,16 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-import convnorm.functional as functional
-from convnorm.layer_benchmark import (interleaved_medians, make_graphed_train_step, make_train_step,
-                                      saved_activation_bytes, summarize_samples)
-from convnorm.models import build_model
-from convnorm.training.results import device_name, provenance, save_results
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+
+import convnorm.functional as functional  # noqa: E402
+from convnorm.models import build_model  # noqa: E402
+from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm_book.layer_benchmark import (interleaved_medians, make_graphed_train_step,  # noqa: E402
+                                           make_train_step, saved_activation_bytes, summarize_samples)
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
-HERE = Path(__file__).resolve().parent
 
 
 def batch(size: int, seed: int = 0, device: str = "cpu"):
@@ -189,10 +195,10 @@ def graph_child(norm: str, batch_size: int, repeats: int) -> None:
     print(json.dumps({"samples_s": samples}))
 
 
-def graph_benchmark(args: argparse.Namespace, start: float) -> None:
+def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
     alternate (``--rss-repeats`` of each; a process captures one model only, see
-    :func:`convnorm.layer_benchmark.make_graphed_train_step`); medians over all replays."""
+    :func:`convnorm_book.layer_benchmark.make_graphed_train_step`); medians over all replays."""
     samples = {name: [] for name in NORMS}
     for _ in range(args.rss_repeats):
         for name, norm in NORMS.items():
@@ -204,7 +210,7 @@ def graph_benchmark(args: argparse.Namespace, start: float) -> None:
     timing = summarize_samples(samples)
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": setup(args, ", captured in one CUDA graph",
+        "setup": setup(args, ", captured in one CUDA graph", cpu,
                        processes_per_model=args.rss_repeats, replays_per_process=args.repeats),
         "time": timing,
         "time_ratio_median": timing[ours]["median_s"] / timing[base]["median_s"],
@@ -222,12 +228,12 @@ def child_flags(args: argparse.Namespace) -> list[str]:
     return [*(["--threads", str(args.threads)] if args.threads else []), "--computation", args.computation]
 
 
-def setup(args: argparse.Namespace, step_suffix: str, **details) -> dict:
+def setup(args: argparse.Namespace, step_suffix: str, cpu: dict, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
-    CPU, Python, then ``details`` (repeats, threads, ...)."""
+    ``cpu`` (:func:`cpu_info` taken before the run), Python, then ``details`` (repeats, threads, ...)."""
     return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
-            "device": device_name(args.device), "cpu": cpu_name(), "python": platform.python_version(),
+            "device": device_name(args.device), "cpu": cpu, "python": platform.python_version(),
             "computation": args.computation, **details}
 
 
@@ -261,14 +267,40 @@ def allocator_environment() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_VARIABLES if name in os.environ}
 
 
-def cpu_name() -> str:
+INSTRUCTION_SETS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
+                    "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
+"""The vector and matrix instruction sets that decide how fast oneDNN's convolutions and the
+matrix products run (x86 and ARM flag names of ``/proc/cpuinfo``)."""
+
+
+def cpu_info() -> dict:
+    """The processor the figures were measured on: its model (name, and family and model numbers,
+    which tell its generation where a virtual machine hides the name), which of ``INSTRUCTION_SETS`` it
+    has, the instruction set PyTorch's CPU kernels dispatch to, the logical CPUs, and the load
+    average over 1, 5 and 15 minutes when asked (other processes slow both models, unevenly).
+    The same benchmark gives very different ratios on processors with different instruction
+    sets, so every record carries these."""
+    fields = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    return {"model": fields.get("model name") or platform.processor() or platform.machine(),
+            "family_and_model_number": [fields.get("cpu family"), fields.get("model")],
+            "instruction_sets": [name for name in INSTRUCTION_SETS if name in flags],
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "logical_cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
+
+
+def cpu_line() -> str:
+    """:func:`cpu_info` in one line, for the printed summary."""
+    cpu = cpu_info()
+    return (f"{cpu['model']} ({', '.join(cpu['instruction_sets'])}; torch dispatches to {cpu['torch_cpu_capability']}), "
+            f"load average {cpu['load_average']}")
 
 
 def main() -> None:
@@ -319,20 +351,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error("--device cuda needs a CUDA GPU")
     if args.cuda_graph and not args.device.startswith("cuda"):
         parser.error("--cuda-graph needs --device cuda")
-    start = time.time()
+    start, cpu = time.time(), cpu_info()  # the load average before the run
     if args.per_layer:
         print(f"ResNet18 3x3 layers, forward + backward, batch {args.batch}, {device_name(args.device)}, "
-              f"{cpu_name()}")
+              f"{cpu_line()}")
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
         path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
                                             time.time() - start, args.device),
-                            {**results, "threads": torch.get_num_threads(),
+                            {**results, "threads": torch.get_num_threads(), "cpu": cpu,
+                             "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         print(f"written {path}")
         return
     if args.cuda_graph:
-        graph_benchmark(args, start)
+        graph_benchmark(args, start, cpu)
         return
     images, nets, steps = networks(args.batch, args.device)
     if args.processes > 1:
@@ -342,7 +375,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     saved = {name: saved_activation_bytes(net, images) for name, net in nets.items()}
     base, ours = "conv2d+bn", "convnorm2d+bn"
     results = {
-        "setup": setup(args, "", repeats=args.repeats, processes=args.processes, threads=torch.get_num_threads(),
+        "setup": setup(args, "", cpu, repeats=args.repeats, processes=args.processes, threads=torch.get_num_threads(),
                        allocator_environment=allocator_environment()),
         "time": timing,
         "time_ratio_median": (statistics.median(process_ratios) if process_ratios
@@ -370,7 +403,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
             results[key.replace("_bytes", "_ratio_median")] = (statistics.median(values[ours])
                                                                / statistics.median(values[base]))
 
-    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_name()}")
+    results["load_average_after"] = cpu_info()["load_average"]
+    print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name(args.device)}, {cpu_line()}")
     print_timing(timing, None if process_ratios else results["time_ratio_median"])
     if process_ratios:
         print(f"  time ratio ConvNorm2d+BN / Conv2d+BN, median of the {args.processes} processes' ratios of medians "

@@ -14,12 +14,16 @@ Usage: ``python benchmarks/bench_spectral.py [--repeats R]``.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import torch
 
-from convnorm.layer_benchmark import best_time
-from convnorm.models import build_model
-from convnorm.spectral import analyse_conv_layers, conv_singular_values
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the packages of this checkout
+
+from convnorm.models import build_model  # noqa: E402
+from convnorm.spectral import analyse_conv_layers, conv_singular_values  # noqa: E402
+from convnorm_book.layer_benchmark import best_time  # noqa: E402
 
 
 def main() -> None:

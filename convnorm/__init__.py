@@ -1,8 +1,9 @@
 """ConvNorm: Convolutional Normalization for PyTorch (Liu et al., NeurIPS 2021).
 
 The layer (``ConvNorm2d``, ``ConvNorm1d``) and its functional form, the one-call model
-conversion (``convert``) and the spectral analysis of conv layers
-(``conv_singular_values``, ``analyse_conv_layers``) are available at the top level;
+conversion (``convert``), ``clear_caches`` (frees the cached transform matrices) and the
+spectral analysis of conv layers (``conv_singular_values``, ``analyse_conv_layers``) are
+available at the top level;
 everything else lives in submodules named after what they hold (``convnorm.fourier``,
 ``convnorm.circulant``, ``convnorm.data``, ``convnorm.experiments``, ...).
 """
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 from .convert import convert
 from .fourier import kernel_power_spectrum, normalizer_spectrum
-from .functional import conv_norm1d, conv_norm2d
+from .functional import clear_caches, conv_norm1d, conv_norm2d
 from .layers import ConvNorm1d, ConvNorm2d
 from .spectral import analyse_conv_layers, conv_singular_values
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConvNorm1d", "ConvNorm2d", "analyse_conv_layers", "conv_norm1d", "conv_norm2d",
+    "ConvNorm1d", "ConvNorm2d", "analyse_conv_layers", "clear_caches", "conv_norm1d", "conv_norm2d",
     "conv_singular_values", "convert", "kernel_power_spectrum", "normalizer_spectrum",
 ]

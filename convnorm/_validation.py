@@ -6,7 +6,9 @@ of failing deep inside an FFT or returning something silently wrong.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import numbers
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import torch
@@ -33,14 +35,53 @@ def check_ndim(name: str, value: ArrayLike, ndim: int | Sequence[int], meaning: 
 
 def check_positive_int(name: str, value: int) -> int:
     """Return ``value`` if it is a positive integer, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
+def is_int(value) -> bool:
+    """An integer that is not a bool: a Python or NumPy integer (as ``nn.Conv2d`` accepts)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def int_tuple(name: str, value: int | Iterable[int], ndim: int, minimum: int = 1) -> tuple[int, ...]:
+    """``value``, an integer or ``ndim`` of them, as a tuple of ``ndim`` Python ints of at least
+    ``minimum``; ``ValueError`` naming ``name`` otherwise (a float too: a size is a count)."""
+    if is_int(value):
+        values = (int(value),) * ndim
+    elif isinstance(value, Iterable) and not isinstance(value, str):
+        values = tuple(value)
+    else:
+        values = ()
+    if len(values) != ndim or not all(is_int(v) and v >= minimum for v in values):
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ValueError(f"{name} must be a {kind} int or a tuple of {ndim} such ints, got {value!r}")
+    return tuple(int(v) for v in values)
+
+
+def check_non_negative(name: str, value: float) -> float:
+    """``value`` as a float if it is a finite real number ``>= 0``, else ``ValueError`` (an
+    infinite :math:`\\varepsilon` would silently zero a normalized output)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
+            or value < 0:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+    return float(value)
+
+
+def check_fraction(name: str, value: float, *, open_low: bool = False, open_high: bool = False) -> float:
+    """``value`` as a float if it is a real number in [0, 1] (without 0 if ``open_low``, without
+    1 if ``open_high``), else ``ValueError`` naming ``name`` (NaN and strings included)."""
+    interval = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+            (0 < value if open_low else 0 <= value) and (value < 1 if open_high else value <= 1)):
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return float(value)
+
+
 def as_size(name: str, size: int | Sequence[int], ndim: int) -> tuple[int, ...]:
     """Normalise a signal size to a tuple of ``ndim`` positive integers."""
-    sizes = (size,) * ndim if isinstance(size, (int, np.integer)) else tuple(size)
+    sizes = tuple(size) if isinstance(size, Iterable) and not isinstance(size, str) else (size,) * ndim
     if len(sizes) != ndim:
         raise ValueError(f"{name} must have {ndim} entries, got {size!r}")
     return tuple(check_positive_int(name, s) for s in sizes)

@@ -13,20 +13,20 @@ _TARGETS = {nn.Conv2d: ConvNorm2d, nn.Conv1d: ConvNorm1d}
 Skip = Callable[[str, nn.Module], bool] | Iterable[str] | None
 
 
-def _skipper(skip: Skip) -> Callable[[str, nn.Module], bool]:
-    if skip is None:
-        return lambda name, module: False
-    if callable(skip):
-        return skip
-    if isinstance(skip, str):
-        raise ValueError(f"skip must be a callable or a collection of module names, got the string {skip!r}")
-    names = set(skip)
-    return lambda name, module: name in names
-
-
 def skip_pointwise(name: str, module: nn.Module) -> bool:
     """A ``skip`` rule keeping every 1x1 (pointwise) convolution, e.g. ResNet shortcuts."""
     return all(k == 1 for k in module.kernel_size)
+
+
+OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
+"""The ConvNorm options :func:`convert` and :func:`convnorm_from_conv` pass to every new layer."""
+
+
+def _check_options(options: dict) -> None:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"the options of the new layers are {', '.join(OPTIONS)}; got {', '.join(unknown)} "
+                         "(the convolution arguments come from each converted layer)")
 
 
 def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | ConvNorm2d:
@@ -40,6 +40,7 @@ def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | Co
     cls = _TARGETS[type(conv)] if type(conv) in _TARGETS else None
     if cls is None:
         raise ValueError(f"conv must be an nn.Conv1d or nn.Conv2d, got {type(conv).__name__}")
+    _check_options(kwargs)
     layer = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
                 conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
                 device=conv.weight.device, dtype=conv.weight.dtype, **kwargs)
@@ -56,15 +57,20 @@ def convert(model: nn.Module, skip: Skip = None, **kwargs) -> nn.Module:
     a bare conv passed as ``model`` is returned converted).
 
     Only exact ``nn.Conv1d``/``nn.Conv2d`` instances are converted (subclasses, e.g. a
-    conv with its own regulariser, are left alone). A layer ConvNorm cannot honour
-    exactly (``padding_mode='reflect'``, padding beyond the kernel) raises
-    ``ValueError`` naming it; skip it to keep it as it is.
+    conv with its own regulariser, are left alone). A convolution used at several places
+    becomes one ConvNorm layer used at the same places, and convolutions that share a
+    weight or bias share it in their new layers too, so tied weights stay tied. Either every
+    convolution is converted or, if one cannot be, none is: a layer ConvNorm cannot honour
+    exactly (``padding_mode='reflect'``, padding beyond the kernel) raises ``ValueError``
+    naming it and leaves the model as it was; skip it to keep it as it is.
 
     Args:
         model: the network.
         skip: which convolutions to keep: a collection of qualified module names (as in
-            ``model.named_modules()``) or a predicate ``skip(name, conv) -> bool``, e.g.
-            :func:`skip_pointwise` to keep 1x1 shortcuts.
+            ``model.named_modules()``; each must name a convolution of the model) or a
+            predicate ``skip(name, conv) -> bool``, e.g. :func:`skip_pointwise` to keep 1x1
+            shortcuts. A convolution used at several places must be kept at all of them or
+            at none.
         **kwargs: ConvNorm options for every new layer (``affine``, ``eps``,
             ``ramp_steps``, ``ramp_floor``, ``stop_gradient``).
 
@@ -76,18 +82,76 @@ def convert(model: nn.Module, skip: Skip = None, **kwargs) -> nn.Module:
         >>> [type(m).__name__ for m in net]
         ['ConvNorm2d', 'BatchNorm2d', 'Conv2d']
     """
-    should_skip = _skipper(skip)
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+    _check_options(kwargs)
+    names: dict[int, list[str]] = {}  # every qualified name of each module (several if it is shared)
+    modules: dict[int, nn.Module] = {}
+    places: list[tuple[nn.Module, str, nn.Module]] = []  # (parent, attribute, conv)
+    for name, module in model.named_modules(remove_duplicate=False):
+        names.setdefault(id(module), []).append(name)
+        modules[id(module)] = module
+        places += [(module, child_name, child) for child_name, child in module._modules.items()  # duplicates too
+                   if type(child) in _TARGETS]
+    convs = [modules[key] for key in names if type(modules[key]) in _TARGETS]
+    chosen = [conv for conv in convs if not _kept(conv, names[id(conv)], skip, names, modules)]
+    new = _converted(chosen, names, modules, kwargs)  # every new layer built before the model changes
+    for parent, attribute, conv in places:
+        if id(conv) in new:
+            setattr(parent, attribute, new[id(conv)])
+    return new.get(id(model), model)
 
-    def replace(module: nn.Module, name: str) -> nn.Module:
-        if type(module) in _TARGETS and not should_skip(name, module):
-            try:
-                return convnorm_from_conv(module, **kwargs)
-            except ValueError as err:
-                raise ValueError(f"cannot convert layer {name or '<model>'!r}: {err}") from err
-        for child_name, child in module.named_children():
-            new = replace(child, f"{name}.{child_name}" if name else child_name)
-            if new is not child:
-                setattr(module, child_name, new)
-        return module
 
-    return replace(model, "")
+def _kept(conv: nn.Module, conv_names: list[str], skip: Skip, names: dict[int, list[str]],
+          modules: dict[int, nn.Module]) -> bool:
+    """Whether ``skip`` keeps ``conv``, known by ``conv_names`` (``ValueError`` if it keeps it
+    under some names only, or if ``skip`` lists a name that is no convolution of the model)."""
+    if skip is None:
+        return False
+    if callable(skip):
+        kept = [bool(skip(name, conv)) for name in conv_names]
+    else:
+        if isinstance(skip, str):
+            raise ValueError(f"skip must be a callable or a collection of module names, got the string {skip!r}")
+        listed = set(skip)
+        known = {name for key, found in names.items() if isinstance(modules[key], (nn.Conv1d, nn.Conv2d))
+                 for name in found}
+        if listed - known:
+            raise ValueError(f"skip names no convolution of the model: {sorted(listed - known)}")
+        kept = [name in listed for name in conv_names]
+    if any(kept) and not all(kept):
+        raise ValueError(f"the convolution at {conv_names} is one module used at several places: skip all of "
+                         "its names or none (converting some of its uses would untie them)")
+    return all(kept)
+
+
+def _converted(convs: list[nn.Module], names: dict[int, list[str]], modules: dict[int, nn.Module],
+               options: dict) -> dict[int, nn.Module]:
+    """A new layer for each of ``convs`` by ``id``, with a parameter shared by two of them shared
+    by their new layers; ``ValueError`` naming the layer if one cannot be converted or shares
+    a parameter with a module that is not converted."""
+    owners: dict[int, set[int]] = {}
+    for key, module in modules.items():
+        for parameter in module.parameters(recurse=False):
+            owners.setdefault(id(parameter), set()).add(key)
+    converting = {id(conv) for conv in convs}
+    new: dict[int, nn.Module] = {}
+    tied: dict[int, nn.Parameter] = {}
+    for conv in convs:
+        label = names[id(conv)][0] or "<model>"
+        for attribute in ("weight", "bias"):
+            parameter = getattr(conv, attribute)
+            others = owners.get(id(parameter), set()) - converting if parameter is not None else set()
+            if others:
+                raise ValueError(f"cannot convert layer {label!r}: its {attribute} is shared with "
+                                 f"{names[others.pop()][0] or '<model>'!r}, which is not converted")
+        try:
+            layer = convnorm_from_conv(conv, **options)
+        except ValueError as err:
+            raise ValueError(f"cannot convert layer {label!r}: {err}") from err
+        for attribute in ("weight", "bias"):
+            parameter = getattr(conv, attribute)
+            if parameter is not None:  # the first layer holding it keeps its copy; later ones share it
+                setattr(layer, attribute, tied.setdefault(id(parameter), getattr(layer, attribute)))
+        new[id(conv)] = layer
+    return new

@@ -23,14 +23,14 @@ one product with a (cached) cosine matrix for all output channels.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 
-from ._validation import as_size, check_finite
+from ._caches import cached
+from ._validation import as_size, check_finite, check_non_negative
 
 
 def complex_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -79,7 +79,7 @@ def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     return (gram.reshape(c_out, taps * taps) @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """Cached 0/1 matrix ``(taps², Π(2k-1))`` sending Gram entry ``(s, t)`` to lag ``t - s`` (shifted by ``k - 1``)."""
     lags = [2 * k - 1 for k in kernel]
@@ -94,7 +94,7 @@ def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) 
     return lag_map
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], size: tuple[int, ...], onesided: bool,
                   dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     r"""``(Π lags, F)``: row :math:`\tau` is :math:`\cos(2\pi \sum_a \omega_a d_a \tau_a / n_a)`
@@ -181,6 +181,5 @@ def normalizer_spectrum(
     With ``eps = 0`` a frequency where every kernel of a channel vanishes gives
     ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
     """
-    if eps < 0:
-        raise ValueError(f"eps must be non-negative, got {eps}")
+    eps = check_non_negative("eps", eps)
     return (kernel_power_spectrum(weight, size, onesided) + eps).rsqrt()

@@ -8,13 +8,16 @@ average and its step count (buffers), and the train/eval switch.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 import torch.nn as nn
 
-from ._validation import check_positive_int
+from ._geometry import conv_arguments, resolve_padding
+from ._precision import fp32_region
+from ._validation import check_non_negative, check_positive_int, int_tuple
 from .fourier import kernel_autocorrelation
-from .functional import _fp32_region, _tuple, conv_geometry, conv_norm
+from .functional import conv_norm
 
 _DOC = r"""{title}
 
@@ -71,12 +74,11 @@ float32 and returns its input's dtype; its buffers are kept in the layer's dtype
 It compiles with ``torch.compile(fullgraph=True)``; inductor generates no code for
 complex tensors, so the FFT part runs as eager kernels inside the compiled graph
 (inductor warns about it), and Dynamo traces through the package's caches of transform
-matrices, so the graph rebuilds them on every call. Whether compiling pays off for the
-layer is not measured here; if it does not for a model, the layer can stay eager
-(``torch.compiler.disable`` on its forward) while the rest is compiled. Nothing in it synchronises with the host,
-so a whole training step records into one CUDA graph (on a GPU, where an eager step is
-bound by kernel launches, that is the fast way to train it; see
-``convnorm.layer_benchmark.make_graphed_train_step``).
+matrices, so the graph rebuilds them on every call. If compiling does not pay off for a
+model, the layer can stay eager (``torch.compiler.disable`` on its forward) while the rest
+is compiled. Nothing in it synchronises with the host, so a whole training step records
+into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
+launches, that is the fast way to train it).
 
 Args:
     in_channels (int): channels of the input.
@@ -131,27 +133,23 @@ class _ConvNormNd(nn.Module):
                  stop_gradient=True, device=None, dtype=None):
         super().__init__()
         d = self._ndim
-        check_positive_int("in_channels", in_channels)
-        check_positive_int("out_channels", out_channels)
-        check_positive_int("groups", groups)
+        in_channels = check_positive_int("in_channels", in_channels)
+        out_channels = check_positive_int("out_channels", out_channels)
+        groups = check_positive_int("groups", groups)
         if in_channels % groups:
             raise ValueError(f"in_channels must be divisible by groups, got {in_channels} and groups={groups}")
         if out_channels % groups:
             raise ValueError(f"out_channels must be divisible by groups, got {out_channels} and groups={groups}")
-        kernel_size = _tuple("kernel_size", kernel_size, d, 1)
-        stride = _tuple("stride", stride, d, 1)
-        dilation = _tuple("dilation", dilation, d, 1)
-        if not isinstance(padding, str):
-            padding = _tuple("padding", padding, d, 0)
-        conv_geometry(kernel_size, stride, padding, dilation, padding_mode)
-        if not (isinstance(eps, (int, float)) and eps >= 0):
-            raise ValueError(f"eps must be a non-negative number, got {eps!r}")
-        check_positive_int("ramp_steps", ramp_steps)
-        if not (isinstance(ramp_floor, (int, float)) and 0 <= ramp_floor <= 1):
+        kernel_size = int_tuple("kernel_size", kernel_size, d, 1)
+        stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
+        resolve_padding(kernel_size, stride, padding, dilation, padding_mode)
+        eps = check_non_negative("eps", eps)
+        ramp_steps = check_positive_int("ramp_steps", ramp_steps)
+        if isinstance(ramp_floor, bool) or not isinstance(ramp_floor, numbers.Real) or not 0 <= ramp_floor <= 1:
             raise ValueError(f"ramp_floor must be in [0, 1], got {ramp_floor!r}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
-        self.padding_mode, self.eps = padding_mode, float(eps)
+        self.padding_mode, self.eps = padding_mode, eps
         self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, float(ramp_floor), bool(stop_gradient)
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels // groups, *kernel_size, **factory))
@@ -201,7 +199,7 @@ class _ConvNormNd(nn.Module):
         self.num_steps_tracked.add_(finite.to(torch.long))
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        region, out_dtype = _fp32_region(input)
+        region, out_dtype = fp32_region(input)
         with region:  # r in float32 under autocast or in half precision, like the FFTs
             weight = self.weight if out_dtype is None else self.weight.float()
             current = kernel_autocorrelation(weight.detach() if self.stop_gradient else weight)

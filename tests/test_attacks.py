@@ -153,3 +153,34 @@ def test_dct_basis_is_orthonormal_and_ordered_low_first():
     assert torch.equal(torch.sort(simba_order((3, 8, 8), "pixel")).values, torch.arange(192))
     with pytest.raises(ValueError, match="basis"):
         simba_order((3, 8, 8), "wavelet")
+
+
+@pytest.mark.parametrize("attack", ["fgsm", "pgd", "simba", "free"])
+@pytest.mark.parametrize("low, high", [(-0.5, 0.5), (0.2, 1.5), (0.0, float("nan"))])
+def test_images_outside_the_pixel_range_are_refused(attack, low, high):
+    """Every attack clips to [0, 1]: an image outside it (standardised, say) would move by
+    more than the budget, so it is refused by name instead."""
+    model, (x, y) = linear_model(), batch()
+    x = x.clone()
+    x[0, 0, 0, 0], x[-1, -1, -1, -1] = low, high
+    call = {"fgsm": lambda: fgsm(model, x, y), "pgd": lambda: pgd(model, x, y, steps=1),
+            "simba": lambda: simba(model, x, y, max_iters=1),
+            "free": lambda: free_adversarial_step(model, x, y, torch.zeros_like(x),
+                                                  torch.optim.SGD(model.parameters(), lr=0.1),
+                                                  lambda i, t: (F.cross_entropy(model(i), t), model(i)), 1, EPS)}
+    name = "images" if attack == "simba" else "x"
+    with pytest.raises(ValueError, match=rf"{name} must lie in \[0, 1\]"):
+        call[attack]()
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -0.1, 1.5])
+def test_budgets_outside_the_pixel_range_are_refused(bad):
+    model, (x, y) = linear_model(), batch()
+    with pytest.raises(ValueError, match="eps must lie in"):
+        fgsm(model, x, y, eps=bad)
+    with pytest.raises(ValueError, match="step must lie in"):
+        pgd(model, x, y, step=bad)
+    with pytest.raises(ValueError, match="eps must lie in"):
+        simba(model, x, y, eps=bad)
+    with pytest.raises(ValueError, match="x must be a floating-point tensor"):
+        fgsm(model, (255 * x).to(torch.uint8), y)

@@ -73,3 +73,55 @@ def test_torchvision_resnet18():
     net = convert(models.resnet18(num_classes=10), skip=skip_pointwise)
     assert sum(isinstance(m, ConvNorm2d) for m in net.modules()) == 17
     assert net(torch.randn(1, 3, 64, 64)).shape == (1, 10)
+
+
+def test_a_conv_used_twice_becomes_one_layer_used_twice():
+    """Weight sharing survives: both uses of one conv get the same ConvNorm layer (converting
+    only the first use would untie them)."""
+    torch.manual_seed(1)
+    shared = nn.Conv2d(4, 4, 3, padding=1)
+    net = nn.Sequential(shared, nn.ReLU(), shared)
+    convert(net)
+    assert isinstance(net[0], ConvNorm2d) and net[0] is net[2]
+    x = torch.randn(2, 4, 8, 8)
+    first = conv_norm(x, shared.weight, shared.bias, padding=1, affine_weight=net[0].affine_weight)
+    torch.testing.assert_close(net(x), conv_norm(first.relu(), shared.weight, shared.bias, padding=1,
+                                                 affine_weight=net[0].affine_weight))
+    with pytest.raises(ValueError, match=r"one module used at several places: skip all of its names or none"):
+        convert(nn.Sequential(shared, shared), skip=["0"])
+
+
+def test_tied_weights_stay_tied():
+    """Two convs sharing one weight: their new layers share one weight too; a weight shared with
+    a module that stays is refused, leaving the model as it was."""
+    a, b = nn.Conv2d(3, 3, 3, padding=1), nn.Conv2d(3, 3, 3, padding=1, bias=False)
+    b.weight = a.weight
+    net = convert(nn.Sequential(a, b))
+    assert net[0].weight is net[1].weight and net[0].weight is not a.weight
+    assert len(list(net.parameters())) == 4  # the one weight, a's bias, two affine kernels
+    c, d = nn.Conv2d(3, 3, 3, padding=1), nn.Conv2d(3, 3, 3, padding=1)
+    d.weight = c.weight
+    kept = nn.Sequential(c, d)
+    with pytest.raises(ValueError, match=r"cannot convert layer '0': its weight is shared with '1', which is not"):
+        convert(kept, skip=["1"])
+    assert type(kept[0]) is nn.Conv2d and type(kept[1]) is nn.Conv2d
+
+
+def test_a_failed_conversion_leaves_the_model_as_it_was():
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 3, padding=1, padding_mode="reflect"))
+    with pytest.raises(ValueError, match="cannot convert layer '1'"):
+        convert(net)
+    assert [type(m) for m in net] == [nn.Conv2d, nn.Conv2d], "nothing converted, not the first layer either"
+
+
+def test_bad_options_and_skip_names_are_named():
+    with pytest.raises(ValueError, match="skip names no convolution of the model: .'3.2', 'typo'."):
+        convert(small_net(), skip=["3.2", "typo"])
+    with pytest.raises(ValueError, match="the options of the new layers are affine, .*; got padding"):
+        convert(small_net(), padding=2)
+    with pytest.raises(ValueError, match="model must be an nn.Module"):
+        convert(torch.randn(3))
+    net = small_net()
+    with pytest.raises(ValueError, match="eps must be a finite non-negative number"):
+        convert(net, eps=float("inf"))
+    assert not any(isinstance(m, ConvNorm2d) for m in net.modules())

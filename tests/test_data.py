@@ -1,15 +1,17 @@
 """convnorm.data: the real CIFAR loaders, seeded splits, label noise, subsets, augmentation."""
 from __future__ import annotations
 
+import io
 import pickle
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.data import (BatchLoader, CifarNotFoundError, balanced_subset, find_cifar, load_cifar,
-                           random_crop_flip, symmetric_label_noise, train_val_split)
+from convnorm.data import (BatchLoader, CifarNotFoundError, CorruptDataError, balanced_subset, find_cifar,
+                           load_cifar, random_crop_flip, symmetric_label_noise, train_val_split)
 
 
 def test_load_cifar_test_split(cifar_root):
@@ -38,8 +40,9 @@ def test_corrupt_official_archive_is_rejected(tmp_path):
         find_cifar("cifar10", tmp_path)
 
 
-def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
-    """The python-format reader: batches of 10 rows of 3072 bytes become (N, 3, 32, 32)."""
+def official_folder(tmp_path, monkeypatch):
+    """An extracted official CIFAR-10 folder of 10 random images per batch (cached in
+    ``tmp_path / "cache"``), and its batches by file name."""
     monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()
@@ -49,6 +52,12 @@ def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
         batches[name] = {"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8),
                          "labels": list(rng.integers(0, 10, 10))}
         (folder / name).write_bytes(pickle.dumps(batches[name]))
+    return folder, batches
+
+
+def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
+    """The python-format reader: batches of 10 rows of 3072 bytes become (N, 3, 32, 32)."""
+    folder, batches = official_folder(tmp_path, monkeypatch)
     images, labels = load_cifar("cifar10", tmp_path, train=True)
     assert images.shape == (50, 3, 32, 32)
     first = batches["data_batch_1"]["data"][0]
@@ -166,3 +175,85 @@ def test_download_can_be_allowed_by_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVNORM_DOWNLOAD", "1")
     assert find_cifar("cifar10", tmp_path).kind == "official"
     assert fetched == ["cifar10"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(label_noise=-0.1), r"label_noise must lie in \[0, 1\]"),
+    (dict(label_noise=float("nan")), r"label_noise must lie in \[0, 1\]"),
+    (dict(label_noise=1.5), r"label_noise must lie in \[0, 1\]"),
+    (dict(val_fraction=0.0), r"val_fraction must lie in \(0, 1\)"),
+    (dict(train_fraction=0.0), r"train_fraction must lie in \(0, 1\]"),
+    (dict(train_fraction="0.5"), r"train_fraction must lie in \(0, 1\]"),
+    (dict(max_train=0), "max_train must be a positive integer"),
+    (dict(max_val=-5), "max_val must be a positive integer"),
+    (dict(max_test=10.0), "max_test must be a positive integer"),
+])
+def test_prepare_cifar_names_bad_arguments_before_reading_anything(tmp_path, kwargs, match):
+    """Checked first: the (empty) data folder is never looked at."""
+    from convnorm.data import prepare_cifar
+
+    with pytest.raises(ValueError, match=match):
+        prepare_cifar("cifar10", tmp_path, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, split", [
+    (dict(max_train=120, train_fraction=0.01), "training"),
+    (dict(val_fraction=0.0001), "validation"),
+    (dict(max_val=5), "validation"),
+    (dict(max_test=4), "test"),
+])
+def test_prepare_cifar_refuses_arguments_that_empty_a_set(cifar_root, kwargs, split):
+    """Every class keeps round(fraction x its count) images, which can be 0 for all of them:
+    an empty set is refused by name (it used to fail later with a ZeroDivisionError)."""
+    from convnorm.data import prepare_cifar
+
+    with pytest.raises(ValueError, match=f"leave the {split} set without images"):
+        prepare_cifar("cifar10", cifar_root, **kwargs)
+
+
+def test_a_truncated_cache_file_is_named_with_what_to_do(tmp_path, monkeypatch):
+    folder, _ = official_folder(tmp_path, monkeypatch)
+    load_cifar("cifar10", tmp_path)
+    (cached,) = (tmp_path / "cache").glob("cifar10-official-*/train_x.npy")
+    cached.write_bytes(cached.read_bytes()[:100])
+    with pytest.raises(CorruptDataError, match=f"{cached} is damaged or truncated .*delete the folder {cached.parent}"):
+        load_cifar("cifar10", tmp_path)
+    cached.write_bytes(b"")
+    with pytest.raises(CorruptDataError, match="EOFError"):
+        load_cifar("cifar10", tmp_path)
+    assert folder.is_dir()
+
+
+def test_a_truncated_extracted_file_is_named_with_what_to_do(tmp_path, monkeypatch):
+    folder, _ = official_folder(tmp_path, monkeypatch)
+    member = folder / "data_batch_3"
+    member.write_bytes(member.read_bytes()[:200])
+    with pytest.raises(CorruptDataError, match=f"{member} is damaged or truncated .*extract cifar-10-python.tar.gz"):
+        load_cifar("cifar10", tmp_path)
+    assert not list((tmp_path / "cache").glob("cifar10-*")), "nothing half-written is cached"
+
+
+def test_the_jpeg_copy_names_pillow_when_it_is_missing(tmp_path, monkeypatch):
+    """Pillow is needed only to decode the JPEG copy; without it the error says so."""
+    from convnorm.data.cifar import CifarSource, _decode_jpeg
+
+    monkeypatch.setitem(sys.modules, "PIL", None)  # import PIL now raises ImportError
+    with pytest.raises(ModuleNotFoundError, match="needs Pillow: pip install pillow"):
+        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", tmp_path / "cifar10-jpeg-q75.tar.xz", "0" * 64))
+
+
+def test_a_truncated_jpeg_archive_is_named(tmp_path):
+    import tarfile
+
+    from convnorm.data.cifar import CifarSource, _decode_jpeg
+
+    archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        for i in range(50):
+            data = np.random.default_rng(i).bytes(4000)
+            info = tarfile.TarInfo(f"train/cat/{i:04d}.jpg")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive.write_bytes(archive.read_bytes()[:3000])
+    with pytest.raises(CorruptDataError, match=f"{archive} is damaged or truncated"):
+        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))

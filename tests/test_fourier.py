@@ -7,8 +7,9 @@ import itertools
 import pytest
 import torch
 
+from convnorm.fourier import (autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum,
+                              normalizer_spectrum)
 from convnorm_book.explorers.views import normalized_kernel_spectrum
-from convnorm.fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
 
 
 def direct_power_spectrum(weight, n, onesided):
@@ -57,7 +58,9 @@ def test_eps_bounds_the_gain():
     (lambda: kernel_power_spectrum(torch.randn(2, 2, 3), 0), "size must be a positive integer"),
     (lambda: kernel_power_spectrum(torch.randn(2, 2, 3, 3), (8,)), "size must have 2 entries"),
     (lambda: kernel_power_spectrum(torch.tensor([[[1.0, float("nan")]]]), 4), "weight contains non-finite"),
-    (lambda: normalizer_spectrum(torch.randn(2, 2, 3), 8, eps=-1.0), "eps must be non-negative"),
+    (lambda: normalizer_spectrum(torch.randn(2, 2, 3), 8, eps=-1.0), "eps must be a finite non-negative number"),
+    (lambda: normalizer_spectrum(torch.randn(2, 2, 3), 8, eps=float("inf")), "eps must be a finite non-negative"),
+    (lambda: kernel_power_spectrum(torch.randn(2, 2, 3), 2.0), "size must be a positive integer"),
     (lambda: normalized_kernel_spectrum([1.0, 2.0, 3.0], 2), "larger than the signal size"),
     (lambda: normalized_kernel_spectrum([[1.0]], 4), "non-empty 1D"),
 ])
@@ -68,8 +71,6 @@ def test_bad_input_is_named(bad, message):
 
 @pytest.mark.parametrize("size, dilation", [((9,), (2,)), ((10, 7), (2, 3)), ((5, 4), (3, 2))])
 def test_dilated_spectrum_is_that_of_the_zero_stuffed_kernels(size, dilation):
-    from convnorm.fourier import autocorrelation_power_spectrum
-
     torch.manual_seed(3)
     w = torch.randn(3, 2, *([3] * len(size)), dtype=torch.float64)
     stuffed = torch.zeros(3, 2, *(dl * 2 + 1 for dl in dilation), dtype=torch.float64)
@@ -78,3 +79,17 @@ def test_dilated_spectrum_is_that_of_the_zero_stuffed_kernels(size, dilation):
         torch.testing.assert_close(
             autocorrelation_power_spectrum(kernel_autocorrelation(w), size, onesided, dilation=dilation),
             kernel_power_spectrum(stuffed, size, onesided))
+
+
+def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
+    """Kernels too large for the Gram lag map use a grouped convolution: same result,
+    and the power spectrum from r equals the direct sum of |FFT|²."""
+    torch.manual_seed(12)
+    w = torch.randn(3, 2, 11, 11, dtype=torch.float64)
+    r = kernel_autocorrelation(w)
+    assert r.shape == (3, 21, 21)
+    torch.testing.assert_close(r[:, 10, 10], (w ** 2).sum((1, 2, 3)))
+    direct = (torch.fft.rfft2(w, s=(16, 13)).abs() ** 2).sum(1)
+    torch.testing.assert_close(autocorrelation_power_spectrum(r, (16, 13)), direct)
+    with pytest.raises(ValueError, match="autocorrelation must have shape"):
+        autocorrelation_power_spectrum(torch.ones(3, 4, 4), 8)

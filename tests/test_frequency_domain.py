@@ -1,4 +1,4 @@
-"""convnorm.frequency_domain's order of the rfftn grid (its outputs and gradients are
+"""The frequency-domain computation's order of the rfftn grid (its outputs and gradients are
 checked against the paper's procedure in test_functional.py, through both computations)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from convnorm.frequency_domain import frequency_layout
+from convnorm._frequency_domain import frequency_layout
 
 
 @pytest.mark.parametrize("length", list(itertools.product([1, 2, 5, 6], [1, 2, 5, 6])))

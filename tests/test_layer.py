@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -284,7 +285,12 @@ def test_extra_repr_shows_non_defaults():
     (dict(padding=3), "padding must be at most"),
     (dict(padding_mode="reflect"), "padding_mode must be one of"),
     (dict(padding_mode="circular", padding=0), "padding must equal"),
-    (dict(eps=-1e-3), "eps must be a non-negative number"),
+    (dict(eps=-1e-3), "eps must be a finite non-negative number"),
+    (dict(eps=float("inf")), "eps must be a finite non-negative number"),
+    (dict(kernel_size=3.0), "kernel_size must be a positive int"),
+    (dict(stride=1.5), "stride must be a positive int"),
+    (dict(in_channels=3.0), "in_channels must be a positive integer"),
+    (dict(ramp_floor=float("nan")), r"ramp_floor must be in \[0, 1\]"),
     (dict(ramp_steps=0), "ramp_steps must be a positive integer"),
     (dict(ramp_floor=1.5), r"ramp_floor must be in \[0, 1\]"),
 ])
@@ -292,6 +298,18 @@ def test_constructor_errors_name_the_argument(kwargs, match):
     args = dict(in_channels=3, out_channels=4, kernel_size=3) | kwargs
     with pytest.raises(ValueError, match=match):
         ConvNorm2d(**args)
+
+
+def test_numpy_integer_arguments_are_taken_as_conv2d_takes_them():
+    """``nn.Conv2d`` accepts NumPy integers (sizes read off an array's shape, say); so does the
+    layer, storing them as Python ints."""
+    args = dict(in_channels=np.int64(4), out_channels=np.int32(6), kernel_size=np.int64(3), stride=(np.int64(2), 1),
+                padding=np.int64(1), groups=np.int64(2), ramp_steps=np.int64(10))
+    conv, layer = nn.Conv2d(**{k: v for k, v in args.items() if k != "ramp_steps"}), ConvNorm2d(**args)
+    x = torch.randn(2, 4, 9, 9)
+    assert layer(x).shape == conv(x).shape and layer.weight.shape == conv.weight.shape
+    assert all(type(v) is int for v in (layer.in_channels, layer.out_channels, layer.groups, layer.ramp_steps,
+                                        *layer.kernel_size, *layer.stride, *layer.padding))
 
 
 def test_forward_errors_name_the_problem():

@@ -13,8 +13,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from convnorm.functional import computation, conv_norm
-from convnorm.layer_benchmark import make_graphed_train_step, make_train_step
 from convnorm.layers import ConvNorm2d
+from convnorm_book.layer_benchmark import make_graphed_train_step, make_train_step
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

@@ -18,6 +18,7 @@ import torch
 import torch.nn as nn
 
 from .._validation import check_positive_int
+from ._checks import check_budget, check_images
 
 
 def free_adversarial_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor,
@@ -30,8 +31,11 @@ def free_adversarial_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, de
 
     ``delta`` is a buffer with at least ``len(x)`` rows; rows past ``len(x)`` (a short
     last batch) are returned unchanged. ``loss_fn(inputs, y)`` returns (loss, logits).
+    ``x`` is in [0, 1], ``eps`` in [0, 1].
     """
     check_positive_int("replays", replays)
+    check_images("x", x)
+    eps = check_budget("eps", eps)
     if len(delta) < len(x) or delta.shape[1:] != x.shape[1:]:
         raise ValueError(f"delta must have shape (>= {len(x)}, {', '.join(map(str, x.shape[1:]))}), "
                          f"got {tuple(delta.shape)}")

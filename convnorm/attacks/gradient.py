@@ -22,15 +22,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_positive_int
+from ._checks import check_budget, check_images
 
 EPS = 8 / 255
 STEP = 2 / 255
-
-
-def _check_eps(name: str, value: float) -> float:
-    if not 0 <= value <= 1:
-        raise ValueError(f"{name} must lie in [0, 1] (images are in [0, 1]), got {value}")
-    return float(value)
 
 
 def _input_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -40,8 +35,9 @@ def _input_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch
 
 
 def fgsm(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float = EPS) -> torch.Tensor:
-    """FGSM adversarial examples (see the module docstring)."""
-    eps = _check_eps("eps", eps)
+    """FGSM adversarial examples (see the module docstring); ``x`` in [0, 1]."""
+    eps = check_budget("eps", eps)
+    check_images("x", x)
     return (x + eps * _input_gradient(model, x, y).sign()).clamp(0, 1).detach()
 
 
@@ -49,9 +45,10 @@ def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float = EPS, st
         steps: int = 10, random_start: bool = True, generator: torch.Generator | None = None) -> torch.Tensor:
     """PGD-``steps`` ℓ∞ adversarial examples (see the module docstring).
 
-    ``generator`` (a CPU generator) seeds the random start.
+    ``x`` in [0, 1]; ``generator`` (a CPU generator) seeds the random start.
     """
-    eps, step = _check_eps("eps", eps), _check_eps("step", step)
+    eps, step = check_budget("eps", eps), check_budget("step", step)
+    check_images("x", x)
     check_positive_int("steps", steps)
     x = x.detach()
     if random_start:

@@ -20,12 +20,14 @@ Queries are counted on the candidates only (the first clean evaluation that give
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 
 from .._validation import check_positive_int
+from ._checks import check_images
 
 
 def dct_matrix(n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -106,10 +108,12 @@ def simba(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, eps: flo
         max_iters: number of directions tried (default ``C*H*W``, every direction once).
         seed: seeds the random order of the directions.
     """
-    if images.dim() != 4 or labels.shape != (len(images),):
-        raise ValueError("images must be (N, C, H, W) and labels (N,)")
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps}")
+    check_images("images", images)
+    if images.dim() != 4 or not isinstance(labels, torch.Tensor) or labels.shape != (len(images),):
+        raise ValueError(f"images must be (N, C, H, W) and labels (N,), got {tuple(images.shape)} and "
+                         f"{tuple(getattr(labels, 'shape', ()))}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps <= 1:
+        raise ValueError(f"eps must lie in (0, 1] (images are in [0, 1]), got {eps!r}")
     model.eval()
     shape = tuple(images.shape[1:])
     total = shape[0] * shape[1] * shape[2]

@@ -14,16 +14,22 @@ With ``download=True`` the official archive is fetched into ``root`` first when 
 is found (Colab). Whatever the copy, it is decoded once into uint8 ``.npy`` arrays in a
 cache directory (``$CONVNORM_CACHE_DIR``, else ``~/.cache/convnorm``; never the data
 directory, which may be shared or read-only) and later loads read those. Nothing here ever invents data: if no copy is found,
-:class:`CifarNotFoundError` says how to get one.
+:class:`CifarNotFoundError` says how to get one; a damaged copy or cache raises
+:class:`CorruptDataError` naming the file and what to do. Decoding the JPEG copy needs Pillow
+(imported only then).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import lzma
 import os
 import pickle
 import tarfile
+import zlib
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +72,15 @@ _OFFICIAL = {
 
 class CifarNotFoundError(FileNotFoundError):
     """No usable copy of the requested CIFAR data set was found."""
+
+
+class CorruptDataError(ValueError):
+    """A copy of the data (an archive, an extracted file, or the decoded cache) is damaged or
+    truncated; the message names the file and what to do."""
+
+
+_READ_ERRORS = (OSError, EOFError, ValueError, pickle.UnpicklingError, tarfile.TarError, lzma.LZMAError, zlib.error)
+"""What reading a truncated or damaged archive, pickle or ``.npy`` file raises."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +143,8 @@ def _file_digest(path: Path, algorithm: str) -> str:
 def _verified(path: Path, algorithm: str, expected: str) -> str:
     actual = _file_digest(path, algorithm)
     if actual != expected:
-        raise ValueError(f"{path} has {algorithm} {actual}, expected {expected}: the file is corrupt or "
-                         "not the published archive; delete it and fetch it again")
+        raise CorruptDataError(f"{path} has {algorithm} {actual}, expected {expected}: the file is corrupt or "
+                               "not the published archive; delete it and fetch it again")
     return actual
 
 
@@ -199,29 +214,46 @@ def _cache_dir(source: CifarSource) -> Path:
 def _decode_official(source: CifarSource, spec: _Official) -> dict[str, np.ndarray]:
     members = spec.train_members + spec.test_members
     if source.path.is_dir():
-        raw = {m: (source.path / m).read_bytes() for m in members}
+        where = {m: source.path / m for m in members}
+        remedy = f"extract {spec.archive} there again"
+        raw = {m: where[m].read_bytes() for m in members}
     else:
-        with tarfile.open(source.path, "r:gz") as tar:
+        where = {m: f"{source.path} (member {spec.folder}/{m})" for m in members}
+        remedy = "delete the archive and fetch it again"
+        with _reading(source.path, remedy), tarfile.open(source.path, "r:gz") as tar:
             raw = {m: tar.extractfile(f"{spec.folder}/{m}").read() for m in members}
+    parts = {}
+    for m in members:
+        with _reading(where[m], remedy):
+            parts[m] = pickle.loads(raw[m], encoding="latin1")
+            if not isinstance(parts[m], dict) or "data" not in parts[m] or spec.label_key not in parts[m]:
+                raise ValueError(f"not a CIFAR batch (no 'data' and '{spec.label_key}')")
     arrays = {}
     for split, names in (("train", spec.train_members), ("test", spec.test_members)):
-        parts = [pickle.loads(raw[m], encoding="latin1") for m in names]
-        arrays[f"{split}_x"] = np.concatenate([p["data"] for p in parts]).reshape(-1, 3, 32, 32).astype(np.uint8)
-        arrays[f"{split}_y"] = np.concatenate([np.asarray(p[spec.label_key]) for p in parts]).astype(np.int64)
+        arrays[f"{split}_x"] = np.concatenate([parts[m]["data"] for m in names]).reshape(-1, 3, 32, 32).astype(np.uint8)
+        arrays[f"{split}_y"] = np.concatenate([np.asarray(parts[m][spec.label_key]) for m in names]).astype(np.int64)
     return arrays
 
 
 def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
-    from PIL import Image
+    try:
+        from PIL import Image
+    except ImportError as error:
+        raise ModuleNotFoundError(
+            f"decoding {source.path} (the JPEG copy of CIFAR-10) needs Pillow: pip install pillow; or put the "
+            f"official archive {_OFFICIAL['cifar10'].archive} in {source.path.parent} instead") from error
 
     images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {"train": [], "test": []}
-    with tarfile.open(source.path, "r:xz") as tar:
+    remedy = "delete the archive and put a good copy there"
+    with _reading(source.path, remedy), tarfile.open(source.path, "r:xz") as tar:
         for member in tar:
             parts = member.name.strip("./").split("/")
             if not member.isfile() or len(parts) != 3 or not parts[2].endswith(".jpg"):
                 continue
             split, cls, file = parts
-            pixels = np.asarray(Image.open(io.BytesIO(tar.extractfile(member).read())).convert("RGB"))
+            data = tar.extractfile(member).read()
+            with _reading(f"{source.path} (member {member.name})", remedy):
+                pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
             images[split].append(((CIFAR10_CLASSES.index(cls), file), pixels.transpose(2, 0, 1)))
     arrays = {}
     for split, items in images.items():
@@ -252,7 +284,23 @@ def cached_arrays(source: CifarSource) -> dict[str, np.ndarray]:
             for key in keys:
                 (tmp / f"{key}.npy").unlink()
             tmp.rmdir()
-    return {k: np.load(cache / f"{k}.npy", mmap_mode="r") for k in keys}
+    arrays = {}
+    for key in keys:
+        with _reading(cache / f"{key}.npy", f"delete the folder {cache} and it is decoded again from {source.path}"):
+            arrays[key] = np.load(cache / f"{key}.npy", mmap_mode="r")
+    return arrays
+
+
+@contextlib.contextmanager
+def _reading(path: Path | str, remedy: str) -> Iterator[None]:
+    """Turn what reading a damaged or truncated file raises into a :class:`CorruptDataError`
+    naming ``path`` and the ``remedy``."""
+    try:
+        yield
+    except CorruptDataError:
+        raise
+    except _READ_ERRORS as error:
+        raise CorruptDataError(f"{path} is damaged or truncated ({type(error).__name__}: {error}); {remedy}") from error
 
 
 def load_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, train: bool = True,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .._validation import check_positive_int
+from .._validation import check_fraction, check_positive_int
 from .cifar import CifarSource, cached_arrays, find_cifar
 from .splits import LabelNoise, balanced_subset, symmetric_label_noise, train_val_split
 
@@ -178,7 +178,17 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
 
     ``max_val`` / ``max_test`` cut the evaluation sets (balanced, seeded) for quick runs.
     Only the selected images are read from the memory-mapped cache.
+
+    Raises:
+        ValueError: naming the argument, for a fraction or rate outside its range, a limit
+            that is not a positive integer, or arguments that leave a set without images
+            (every class keeps a rounded share, which can be 0), before any image is read.
     """
+    val_fraction = check_fraction("val_fraction", val_fraction, open_low=True, open_high=True)
+    train_fraction = check_fraction("train_fraction", train_fraction, open_low=True)
+    label_noise = check_fraction("label_noise", label_noise)
+    limits = {arg: None if value is None else check_positive_int(arg, value)
+              for arg, value in (("max_train", max_train), ("max_val", max_val), ("max_test", max_test))}
     source = find_cifar(name, root, download)
     arrays = cached_arrays(source)
     num_classes = 10 if name == "cifar10" else 100
@@ -186,18 +196,23 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
     train_idx, val_idx = train_val_split(all_labels, val_fraction, seed)
     info: dict = {"val_fraction": val_fraction, "train_fraction": train_fraction}
 
-    def cut(idx: torch.Tensor, labels: torch.Tensor, limit: int | None, salt: int) -> torch.Tensor:
-        if limit is None or limit >= len(idx):
+    def cut(idx: torch.Tensor, labels: torch.Tensor, limit: str, salt: int) -> torch.Tensor:
+        if limits[limit] is None or limits[limit] >= len(idx):
             return idx
-        check_positive_int("limit", limit)
-        return idx[balanced_subset(labels[idx], limit / len(idx), seed + salt)]
+        return idx[balanced_subset(labels[idx], limits[limit] / len(idx), seed + salt)]
 
-    train_idx = cut(train_idx, all_labels, max_train, 2)
+    train_idx = cut(train_idx, all_labels, "max_train", 2)
     if train_fraction < 1.0:
         train_idx = train_idx[balanced_subset(all_labels[train_idx], train_fraction, seed + 1)]
-    val_idx = cut(val_idx, all_labels, max_val, 3)
+    val_idx = cut(val_idx, all_labels, "max_val", 3)
     test_labels = torch.from_numpy(arrays["test_y"][:].copy())
-    test_idx = cut(torch.arange(len(test_labels)), test_labels, max_test, 4)
+    test_idx = cut(torch.arange(len(test_labels)), test_labels, "max_test", 4)
+    for split, idx, arguments in (("training", train_idx, "val_fraction, max_train or train_fraction"),
+                                  ("validation", val_idx, "val_fraction or max_val"), ("test", test_idx, "max_test")):
+        if len(idx) == 0:
+            raise ValueError(f"these arguments leave the {split} set without images (each class keeps its rounded "
+                             f"share): raise {arguments} (val_fraction={val_fraction}, "
+                             f"train_fraction={train_fraction}, {', '.join(f'{k}={v}' for k, v in limits.items())})")
     train, val, test = _take(arrays, "train", train_idx), _take(arrays, "train", val_idx), _take(arrays, "test", test_idx)
     if label_noise > 0:
         noisy: list[LabelNoise] = [

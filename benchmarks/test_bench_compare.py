@@ -3,17 +3,14 @@ own name and computes the same layer; the two orders of a comparison are both re
 unknown revision is a clear error."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import bench_compare  # beside this file (and, by its own path, this checkout's packages)
 import pytest
 import torch
 
 import convnorm
 from convnorm.functional import conv_norm2d
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import bench_compare  # noqa: E402
 
 
 def test_package_at_a_revision_imports_under_its_own_name(tmp_path):

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._validation import check_positive_int
+from convnorm._validation import check_positive_int
 
 
 def make_train_step(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,

@@ -1,13 +1,13 @@
-r"""ConvNorm computed entirely in the frequency domain (2D, one group): the CPU path for maps
-up to 32x32 and strided layers (it also runs on a CUDA GPU when forced there with
-:func:`convnorm.functional.computation`, but is slower there than the spatial computation).
+r"""ConvNorm computed entirely in the frequency domain (2D, one group, no dilation,
+stop-gradient): the CPU computation for maps up to 32x32 and for strided layers (see
+:class:`~convnorm._policy.ComputationPolicy`).
 
-:func:`convnorm.functional.conv_norm` normalizes the *full*, unstrided convolution
-:math:`y = a \star x` of size :math:`L = n + m - 1`. In the spatial domain that costs a
-convolution with :math:`L^2` outputs per channel, :math:`(L/n)^2` times a ``Conv2d`` with
-padding and :math:`s^2 (L/n)^2` times a strided one. In the frequency domain the whole layer
-is one complex matrix product per frequency :math:`\omega` of the ``rfftn`` grid of size
-:math:`L` (:math:`F = L_0 (L_1 // 2 + 1)` frequencies):
+The appendix procedure normalizes the *full*, unstrided convolution :math:`y = a \star x` of
+size :math:`L = n + m - 1`. In the spatial domain that costs a convolution with :math:`L^2`
+outputs per channel, :math:`(L/n)^2` times a ``Conv2d`` with padding and :math:`s^2 (L/n)^2`
+times a strided one. In the frequency domain the whole layer is one complex matrix product
+per frequency :math:`\omega` of the ``rfftn`` grid of size :math:`L`
+(:math:`F = L_0 (L_1 // 2 + 1)` frequencies):
 
 .. math::
 
@@ -27,20 +27,19 @@ Only half the plane is computed. Everything here is real, so :math:`Z(-\omega) =
 \overline{Z(\omega)}`; the ``rfftn`` grid keeps one of each such pair except in its
 self-conjugate columns (:math:`\omega_1 = 0`, and :math:`\omega_1 = L_1/2` for even
 :math:`L_1`), which hold both :math:`(\omega_0, \omega_1)` and :math:`(-\omega_0, \omega_1)`.
-``frequency_layout`` orders the grid column by column with those repeats at the two
+:func:`frequency_layout` orders the grid column by column with those repeats at the two
 ends, so the products run over one contiguous slice of distinct frequencies
 (:math:`\lfloor (L_0 - 1)/2 \rfloor` fewer per self-conjugate column: 20 instead of 24 at
 :math:`L = 6`, 580 instead of 612 at :math:`L = 34`), and the repeats are filled in as
 conjugates before the inverse transform (their gradients folded back in the backward pass).
 
-Small maps (at most ``DENSE_2D_MAX_PIXELS`` pixels: the 8x8 and 4x4 maps of a CIFAR
+Small maps (at most ``dense_2d_max_pixels`` pixels: the 8x8 and 4x4 maps of a CIFAR
 ResNet) are transformed instead by one real matrix product each, with the dense 2D map
 between the pixels and the real and imaginary parts of the distinct frequencies
 (:math:`2F_d \times n_0 n_1`, built once by applying the per-axis transforms to unit
 inputs, so it is the same map; on the output side the repeats are folded into it). The
-product reads the input transposed and writes the frequency-major layout directly, and for
-such maps it is several times faster than the per-axis products, which are too small for
-the matrix library.
+product reads the input transposed and writes the frequency-major layout directly; for
+such maps the per-axis products are too small for the matrix library.
 
 Implementation. Every spectrum is *planar*: per frequency a real ``(2N, C)`` block, the real
 parts of the N samples above their imaginary parts, never a complex tensor. The per-axis
@@ -48,9 +47,8 @@ transforms are real matrix products on these planes, so they need no layout copi
 columns' ``rfft`` is computed transposed, as ``(2K, N C n_0)`` (real planes above imaginary
 ones), which the row transforms (one ``bmm`` per plane, all columns :math:`k` at once) read
 as transposed matrices and turn directly into the frequency-major planar layout; the
-inverse transform does the same in reverse. (With complex interleaved spectra each
-direction needed two transposing copies of the whole spectrum; ``benchmarks/README.md``
-gives the measured gain.)
+inverse transform does the same in reverse. (Complex interleaved spectra would need two
+transposing copies of the whole spectrum in each direction.)
 The complex products run as real ones on the stacked parts,
 :math:`[X_r; X_i]\,[A_r; A_i]^\top` (one batched ``bmm`` per chunk of frequencies), and the
 kernel spectra :math:`A` are built chunk by chunk from the weights by one small matrix
@@ -70,23 +68,31 @@ adjoints.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 
 import torch
 
+from ._caches import cached
+from ._geometry import LayerGeometry
+from ._policy import ComputationPolicy
+from ._transforms import dense_dft, kernel_basis
 
-CHUNK_BYTES = 8 * 2**20
-"""How many bytes of kernel spectra are built at once on a CPU, few enough to stay in the
-processor's cache while the ``bmm`` reads them."""
 
-
-DENSE_2D_MAX_PIXELS = 64
-"""Largest map (input or output, in pixels :math:`n_0 n_1`) whose 2D transform is one real
-matrix product, the dense 2D DFT restricted to the distinct frequencies, instead of a
-transform per axis: for small maps the per-axis products are too small for the matrix
-library, and the one product also needs no layout copies."""
+def frequency_domain_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                               geometry: LayerGeometry, gain: torch.Tensor, affine_weight: torch.Tensor,
+                               shift: tuple[int, int], policy: ComputationPolicy) -> torch.Tensor:
+    r"""The layer's output (see the module docstring): ``input`` ``(N, C_in, n_0, n_1)``,
+    ``weight`` ``(C_out, C_in, m_0, m_1)``, the normalizer ``gain`` (:math:`\hat v`,
+    ``(C_out, L_0, K)``, no gradient), the affine kernel ``affine_weight`` (``(C_out, *taps)``,
+    tap 0 at lag ``shift`` from the output sample), plus ``bias``."""
+    g = geometry
+    conv_shift = tuple(-p for p in g.padding) if g.padding_mode == "circular" else tuple(1 - m for m in g.kernel)
+    pixels = g.size[0] * g.size[1], g.out_size[0] * g.out_size[1]
+    constants = _constants(g.size, g.length, g.stride, g.out_size, g.kernel, conv_shift, tuple(affine_weight.shape[1:]),
+                           shift, input.dtype, input.device, *(p <= policy.dense_2d_max_pixels for p in pixels))
+    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants, policy.chunk_bytes)
+    return z if bias is None else z + bias.reshape(-1, 1, 1)
 
 
 class FrequencyLayout(NamedTuple):
@@ -105,7 +111,7 @@ class FrequencyLayout(NamedTuple):
     """For each of ``repeats``, the position (inside ``distinct``) of its negative."""
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def frequency_layout(length: tuple[int, int]) -> FrequencyLayout:
     r"""Column-major order of the ``rfftn`` grid of size :math:`L`, :math:`K = L_1 // 2 + 1`
     columns of :math:`L_0` rows, with each repeated frequency :math:`(\omega_0, \omega_1)`,
@@ -134,7 +140,7 @@ def frequency_layout(length: tuple[int, int]) -> FrequencyLayout:
 
 
 class FrequencyDomainConstants(NamedTuple):
-    """The fixed matrices of one layer geometry (see :func:`frequency_domain_constants`).
+    """The fixed matrices of one layer geometry (see :func:`_constants`).
     Real and imaginary parts are kept in separate planes ("planar"), and the per-axis
     transforms are real matrices acting on them, so no transform needs a layout copy."""
 
@@ -159,11 +165,11 @@ class FrequencyDomainConstants(NamedTuple):
     """``(F_d,)``: the ``rfftn`` grid index of each distinct frequency."""
     in_dense: torch.Tensor | None
     """``(2 F_d, n_0 n_1)``: the input's 2D DFT at the distinct frequencies, real and
-    imaginary rows, as one real matrix (inputs of at most ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
+    imaginary rows, as one real matrix (small inputs), or ``None``."""
     out_dense: torch.Tensor | None
     """``(2 F_d, O_0 O_1)``: the real-linear map from the distinct frequencies' real and
-    imaginary parts to the output, the repeated frequencies folded in (outputs of at most
-    ``DENSE_2D_MAX_PIXELS``, else ``None``)."""
+    imaginary parts to the output, the repeated frequencies folded in (small outputs), or
+    ``None``."""
 
 
 def _planar_map(matrix: torch.Tensor) -> torch.Tensor:
@@ -181,12 +187,18 @@ def _planar_columns(interleaved: torch.Tensor) -> torch.Tensor:
     return interleaved.unflatten(0, (-1, 2)).transpose(0, 1).reshape(interleaved.shape).contiguous()
 
 
-def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], matrices: tuple[torch.Tensor, ...],
-                               weight_basis: torch.Tensor, affine_basis: torch.Tensor) -> FrequencyDomainConstants:
-    """The constants in :func:`frequency_layout`'s order, from the full grid's dense DFT
-    ``matrices`` (``convnorm.functional._dft_matrices``) and kernel bases (``(taps, 2F)``,
-    ``convnorm.functional._kernel_basis``), for an input of ``size``."""
-    rfft_cols, dft_rows, idft_rows, irfft_cols = matrices[:4]
+@cached(maxsize=32)
+def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int, int], out_size: tuple[int, int],
+               taps: tuple[int, int], conv_shift: tuple[int, int], affine_taps: tuple[int, ...], shift: tuple[int, int],
+               dtype: torch.dtype, device: torch.device, dense_in: bool, dense_out: bool) -> FrequencyDomainConstants:
+    """The constants of one layer geometry in :func:`frequency_layout`'s order: an input of
+    ``size``, a kernel of ``taps`` whose tap 0 sits at lag ``conv_shift``, an affine kernel of
+    ``affine_taps`` at lag ``shift``; the dense 2D maps for the input (``dense_in``) and the
+    output (``dense_out``)."""
+    dft = dense_dft(length, stride, out_size, dtype, device)
+    weight_basis = kernel_basis(taps, conv_shift, length, dtype, device)
+    affine_basis = kernel_basis(affine_taps, shift, length, dtype, device)
+    rfft_cols, dft_rows, idft_rows, irfft_cols = dft.rfft_cols, dft.dft_rows, dft.idft_rows, dft.irfft_cols
     layout = FrequencyLayout(*(f.to(dft_rows.device) if isinstance(f, torch.Tensor) else f
                                for f in frequency_layout(length)))  # indices on the matrices' device
     n0, n1 = size
@@ -202,11 +214,11 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
     # The dense 2D maps are the per-axis transforms applied to unit inputs: the same map, exactly.
     frequencies = distinct.numel()
     pixels = n0 * n1
-    if pixels <= DENSE_2D_MAX_PIXELS:
+    if dense_in:
         units = torch.eye(pixels, dtype=rfft_cols.dtype, device=rfft_cols.device).view(pixels, 1, n0, n1)
         constants = constants._replace(in_dense=_stacked_spectrum(units, constants).view(2 * frequencies, pixels))
     o0, o1 = idft_rows.shape[0], irfft_cols.shape[1]
-    if o0 * o1 <= DENSE_2D_MAX_PIXELS:
+    if dense_out:
         units = torch.zeros(layout.grid.numel(), 2, 2 * frequencies, dtype=rfft_cols.dtype, device=rfft_cols.device)
         index = torch.arange(frequencies, device=rfft_cols.device)
         units[layout.distinct.start + index, 0, 2 * index] = 1      # the real part of frequency f alone ...
@@ -216,14 +228,14 @@ def frequency_domain_constants(size: tuple[int, int], length: tuple[int, int], m
     return constants
 
 
-def _chunks(frequencies: int, bytes_per_frequency: int, device: torch.device) -> list[slice]:
+def _chunks(frequencies: int, bytes_per_frequency: int, device: torch.device, chunk_bytes: int) -> list[slice]:
     """``range(frequencies)`` cut, on a CPU, into the fewest consecutive slices holding at
-    most ``CHUNK_BYTES`` of kernel spectra each (at least one frequency), of sizes differing
+    most ``chunk_bytes`` of kernel spectra each (at least one frequency), of sizes differing
     by at most one; on other devices one slice (a GPU has no such cache to stay in, and each
     chunk is several kernel launches)."""
     if device.type != "cpu":
         return [slice(0, frequencies)]
-    count = -(-frequencies // max(1, CHUNK_BYTES // bytes_per_frequency))
+    count = -(-frequencies // max(1, chunk_bytes // bytes_per_frequency))
     bounds = [frequencies * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
@@ -327,15 +339,16 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
 class FrequencyDomainConvNorm(torch.autograd.Function):
     r"""``z = sample(F^{-1}[G ⊙ (X A^T)])``, see the module docstring.
 
-    ``forward(x, weight, affine_weight, gain, constants)`` with ``x`` ``(N, C_in, n_0, n_1)``,
-    ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
-    :math:`\hat v` ``(C_out, L_0, K)`` (no gradient) and the layer geometry's
-    ``FrequencyDomainConstants``. Spectra are planar: per frequency ``(2N, C)``, the real
-    parts of the N samples above their imaginary parts.
+    ``forward(x, weight, affine_weight, gain, constants, chunk_bytes)`` with ``x``
+    ``(N, C_in, n_0, n_1)``, ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight``
+    ``(C_out, *taps)``, ``gain`` :math:`\hat v` ``(C_out, L_0, K)`` (no gradient), the layer
+    geometry's :class:`FrequencyDomainConstants` and the chunk size (:func:`_chunks`).
+    Spectra are planar: per frequency ``(2N, C)``, the real parts of the N samples above
+    their imaginary parts.
     """
 
     @staticmethod
-    def forward(ctx, x, weight, affine_weight, gain, constants):
+    def forward(ctx, x, weight, affine_weight, gain, constants, chunk_bytes):
         layout = constants.layout
         n, c_in = x.shape[:2]
         c_out = weight.shape[0]
@@ -349,7 +362,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         g = g.permute(1, 2, 0).unsqueeze(2).contiguous()                                  # (F_d, 2, 1, C_out)
         z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = G U
-        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device)
+        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device, chunk_bytes)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
@@ -363,7 +376,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             _into(torch.mul, u_r, g_r, out=z[part, :n]).addcmul_(u_i, g_i, value=-1)  # while the chunk is in cache
             _into(torch.mul, u_i, g_r, out=z[part, n:]).addcmul_(u_r, g_i)
         ctx.save_for_backward(stacked, u, weight, affine_weight, v, g)
-        ctx.constants = constants
+        ctx.constants, ctx.chunks = constants, chunks
         ctx.size = tuple(x.shape[2:])
         return _inverse_transform(z_all, constants)
 
@@ -385,7 +398,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_stacked = grad_all[layout.distinct]
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
         grad_g = g.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
-        chunks = _chunks(frequencies, 2 * c_out * c_in * stacked.element_size(), stacked.device)
+        chunks = ctx.chunks
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
@@ -418,4 +431,4 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_g = grad_g * v.permute(1, 2, 0)
             grad_affine = grad_g.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
-        return grad_x, grad_w, grad_affine, None, None
+        return grad_x, grad_w, grad_affine, None, None, None

@@ -1,5 +1,5 @@
-"""The timing helpers of ``convnorm.layer_benchmark`` (the numbers they time are in
-``benchmarks/``; here: what they call, what they return, how they fail)."""
+"""The timing helpers of ``convnorm_book.layer_benchmark`` (the numbers they time are in
+``benchmarks/results/``; here: what they call, what they return, how they fail)."""
 from __future__ import annotations
 
 import pytest
@@ -7,8 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm.layer_benchmark import (best_time, interleaved_medians, make_graphed_train_step, make_train_step,
-                                      summarize_samples)
+from convnorm_book.layer_benchmark import (best_time, interleaved_medians, make_graphed_train_step, make_train_step,
+                                           summarize_samples)
 
 
 def small_net() -> nn.Module:

@@ -1,0 +1,127 @@
+"""A ConvNorm layer's arguments, checked, and the sizes of its normalization.
+
+:func:`layer_geometry` turns the arguments of :func:`convnorm.functional.conv_norm` into one
+:class:`LayerGeometry`, raising ``ValueError`` (naming the argument) for anything the
+appendix procedure cannot honour exactly; every computation takes that structure.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+from ._validation import int_tuple, is_int
+
+PADDING_MODES = ("zeros", "circular")
+
+CONV = {1: F.conv1d, 2: F.conv2d}
+"""The convolution of each number of spatial dimensions."""
+
+
+class LayerGeometry(NamedTuple):
+    """The checked arguments of one layer on one input size, and its normalization sizes."""
+
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    groups: int
+    padding_mode: str
+    kernel: tuple[int, ...]
+    """The effective (dilated) kernel size :math:`m = d (k - 1) + 1` per axis."""
+    size: tuple[int, ...]
+    """The input size :math:`n` per axis."""
+    length: tuple[int, ...]
+    """The normalization size :math:`L`: :math:`n + m - 1` (zeros) or :math:`n` (circular)."""
+    offset: tuple[int, ...]
+    """The crop :math:`c`: the output starts at sample :math:`m - 1 - p` of the full
+    convolution (zeros), at 0 (circular)."""
+    out_size: tuple[int, ...]
+    """The output size :math:`\\lfloor (n + 2p - m)/s \\rfloor + 1` per axis."""
+
+
+def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int] | str,
+                    dilation: Sequence[int], padding_mode: str) -> tuple[int, ...]:
+    """Check that the appendix procedure is defined for these arguments; return the padding.
+
+    Resolves ``padding='same'``/``'valid'`` to integers and raises ``ValueError`` (naming
+    the argument) for anything ConvNorm cannot honour exactly: other padding modes,
+    zeros padding larger than ``dilation * (kernel_size - 1)`` (the full output would
+    not contain the requested one), circular padding other than half the (odd) effective
+    kernel (the operator would not be a circulant on the input), ``'same'`` with a
+    stride or an even effective kernel.
+    """
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(
+            f"padding_mode must be one of {PADDING_MODES} (ConvNorm is defined for zero and "
+            f"circular padding only), got padding_mode={padding_mode!r}"
+        )
+    span = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel_size, dilation))
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * len(span)
+        if padding != "same":
+            raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"padding='same' requires stride 1, got stride={tuple(stride)}")
+        if any(m % 2 == 0 for m in span):
+            raise ValueError(f"padding='same' needs an odd effective kernel size, got {span}")
+        padding = tuple((m - 1) // 2 for m in span)
+    if padding_mode == "zeros" and any(p > m - 1 for p, m in zip(padding, span)):
+        raise ValueError(
+            f"padding must be at most dilation * (kernel_size - 1) = {tuple(m - 1 for m in span)} "
+            f"with padding_mode='zeros', got padding={tuple(padding)}"
+        )
+    if padding_mode == "circular" and any(2 * p != m - 1 for p, m in zip(padding, span)):
+        raise ValueError(
+            "padding must equal (dilation * (kernel_size - 1)) / 2 with padding_mode='circular' "
+            f"(an odd effective kernel {span}), got padding={tuple(padding)}"
+        )
+    return tuple(padding)
+
+
+def conv_arguments(d: int, stride, padding, dilation) -> tuple[tuple[int, ...], tuple[int, ...] | str, tuple[int, ...]]:
+    """``stride``, ``padding`` (unless a string) and ``dilation`` as tuples of ``d`` ints
+    (NumPy integers accepted, as ``nn.Conv2d`` does), ``ValueError`` naming the argument."""
+    if not isinstance(padding, str):
+        padding = int_tuple("padding", padding, d, 0)
+    return int_tuple("stride", stride, d, 1), padding, int_tuple("dilation", dilation, d, 1)
+
+
+def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, dilation, groups,
+                   padding_mode: str) -> LayerGeometry:
+    """Check the shapes and convolution arguments of :func:`convnorm.functional.conv_norm`
+    (``ValueError`` naming the argument) and return the layer's :class:`LayerGeometry`."""
+    for name, tensor in (("input", input), ("weight", weight)):
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    d = weight.dim() - 2
+    if d not in (1, 2):
+        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+    if input.dim() != d + 2:
+        layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
+        raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
+    if not is_int(groups) or groups < 1 or weight.shape[0] % groups:
+        raise ValueError(f"groups must be a positive int dividing C_out = {weight.shape[0]}, got {groups!r}")
+    groups = int(groups)
+    if input.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
+            f"(weight {tuple(weight.shape)}, groups={groups})"
+        )
+    stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
+    padding = resolve_padding(tuple(weight.shape[2:]), stride, padding, dilation, padding_mode)
+    kernel = tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))
+    size = tuple(input.shape[2:])
+    if padding_mode == "circular":
+        if any(m > n for m, n in zip(kernel, size)):
+            raise ValueError(f"kernel size {kernel} (with dilation) is larger than the input size {size}")
+        length, offset = size, (0,) * d
+    else:
+        length = tuple(n + m - 1 for n, m in zip(size, kernel))
+        offset = tuple(m - 1 - p for m, p in zip(kernel, padding))
+    out_size = tuple((n + 2 * p - m) // s + 1 for n, p, m, s in zip(size, padding, kernel, stride))
+    if any(o < 1 for o in out_size):
+        raise ValueError(f"input size {size} is too small for kernel {kernel} with padding {padding}")
+    return LayerGeometry(stride, padding, dilation, groups, padding_mode, kernel, size, length, offset, out_size)

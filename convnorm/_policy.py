@@ -1,0 +1,165 @@
+"""Which computation :func:`convnorm.functional.conv_norm` uses for a layer: an explicit,
+immutable policy, set for a block of code by a context manager.
+
+Three computations give the same layer (see :mod:`convnorm.functional`): ``"pointwise"``
+(1x1 kernels), ``"spatial"`` (the full convolution, then the per-channel filter) and
+``"frequency_domain"`` (one matrix product per frequency). Which is fastest depends on the
+device and the layer's size, so the choice is a :class:`ComputationPolicy`. The policy in
+force is held per thread (a :class:`threading.local`, which ``torch.compile`` traces and
+guards on): each thread sees its own, :func:`use_policy` sets it for a ``with`` block only
+and restores the previous one on exit, whatever happens, and nothing else can change it.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import torch
+
+FREQUENCY_DOMAIN_MAX_SIZE = 32
+"""Default of :attr:`ComputationPolicy.frequency_domain_max_size`."""
+
+DENSE_DFT_MAX_LENGTH = 50
+"""Default of :attr:`ComputationPolicy.dense_dft_max_length`."""
+
+COMPUTATIONS = ("frequency_domain", "spatial")
+"""The computations :func:`computation` can force on every layer that can take either."""
+
+_FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+@dataclass(frozen=True)
+class ComputationPolicy:
+    """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
+    computation can compute. Every field has a measured reason; the records are in
+    ``benchmarks/results/`` and ``benchmarks/README.md`` explains them.
+
+    A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
+    on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the
+    stop-gradient (the frequency domain's backward treats :math:`\\hat v` as a constant),
+    is computed in float32 or float64, normalizes at a size of at most
+    ``dense_dft_max_length`` per axis, and is either strided (if
+    ``frequency_domain_strided``) or has an input of at most ``frequency_domain_max_size``
+    per axis. Every other layer is computed spatially.
+    """
+
+    frequency_domain_devices: tuple[str, ...] = ("cpu",)
+    """Device types on which the frequency domain may be used. A CPU only: on a CUDA GPU
+    the spatial computation with cuFFT was faster for every layer of a CIFAR ResNet18
+    (``bench_layer_per_layer_cuda_batch128.json``)."""
+    frequency_domain_max_size: float = FREQUENCY_DOMAIN_MAX_SIZE
+    """Largest input size (per axis) of a stride-1 layer computed in the frequency domain:
+    on a CPU every stride-1 layer of a CIFAR ResNet18 was at least as fast there, the 32x32
+    ones about as fast (``bench_layer_per_layer.json``); for larger maps the spatial
+    computation's cost grows more slowly."""
+    frequency_domain_strided: bool = True
+    """Whether strided layers go to the frequency domain whatever their size: the spatial
+    computation needs the full, unstrided convolution, the frequency domain computes the
+    strided output only (``bench_layer_per_layer.json``: 0.6-0.7 of the spatial time)."""
+    dense_dft_max_length: int = DENSE_DFT_MAX_LENGTH
+    """Largest normalization size :math:`L` (per axis, 2D) whose transforms are dense DFT
+    matrix products on a CPU rather than FFTs: at these sizes, often with large prime
+    factors, the products are faster. The frequency domain needs them."""
+    dense_2d_max_pixels: int = 64
+    """Largest map (input or output, in pixels) that the frequency domain transforms by one
+    dense 2D product instead of one product per axis, which are too small there for the
+    matrix library (``bench_compare_056432f_d3cdc7c.json``)."""
+    chunk_bytes: int = 8 * 2**20
+    """Bytes of kernel spectra the frequency domain builds at once on a CPU: few enough to
+    stay in the processor's cache while the products read them."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.frequency_domain_devices, str) or not all(
+                isinstance(d, str) for d in self.frequency_domain_devices):
+            raise ValueError("frequency_domain_devices must be a tuple of device types such as ('cpu',), "
+                             f"got {self.frequency_domain_devices!r}")
+        object.__setattr__(self, "frequency_domain_devices", tuple(self.frequency_domain_devices))
+        for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+                raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+
+    def choose(self, input: torch.Tensor, kernel: tuple[int, ...], length: tuple[int, ...], stride: tuple[int, ...],
+               dilation: tuple[int, ...], groups: int, differentiable: bool) -> str:
+        """``"pointwise"``, ``"frequency_domain"`` or ``"spatial"`` for a layer with effective
+        kernel ``kernel`` and normalization size ``length`` on ``input`` (its shape, device and
+        dtype), ``differentiable`` if the gradient flows through :math:`\\hat v`."""
+        if all(k == 1 for k in kernel):
+            return "pointwise"
+        frequency_domain = (
+            input.device.type in self.frequency_domain_devices and input.dim() == 4 and groups == 1
+            and all(d == 1 for d in dilation) and not differentiable and input.dtype in _FLOAT_DTYPES
+            and max(length) <= self.dense_dft_max_length
+            and ((self.frequency_domain_strided and max(stride) > 1)
+                 or max(input.shape[2:]) <= self.frequency_domain_max_size))
+        return "frequency_domain" if frequency_domain else "spatial"
+
+    def dense_transforms(self, y: torch.Tensor, length: tuple[int, ...]) -> bool:
+        """Whether the spatial computation transforms ``y`` (of normalization size ``length``) by
+        dense DFT matrices: on a CPU, 2D, float32/64, up to ``dense_dft_max_length``; FFTs
+        otherwise (on a GPU, cuFFT's batched transforms beat many tiny batched products)."""
+        return (y.device.type == "cpu" and len(length) == 2 and max(length) <= self.dense_dft_max_length
+                and y.dtype in _FLOAT_DTYPES)
+
+    def forcing(self, way: str) -> ComputationPolicy:
+        """This policy with every layer that can take either computation computed ``way``
+        (``"spatial"`` or ``"frequency_domain"``, the latter whatever its size and stride,
+        on a CPU or a CUDA GPU)."""
+        if way == "spatial":
+            return replace(self, frequency_domain_devices=())
+        if way == "frequency_domain":
+            return replace(self, frequency_domain_devices=("cpu", "cuda"), frequency_domain_max_size=math.inf,
+                           frequency_domain_strided=True)
+        raise ValueError(f"way must be one of {list(COMPUTATIONS)}, got {way!r}")
+
+
+class _PolicyInForce(threading.local):
+    """The policy of each thread, the default one until :func:`use_policy` sets another."""
+
+    def __init__(self) -> None:
+        self.policy = ComputationPolicy()
+
+
+_IN_FORCE = _PolicyInForce()
+
+
+def current_policy() -> ComputationPolicy:
+    """The policy in force in this thread: the default unless inside :func:`use_policy` or
+    :func:`computation`."""
+    return _IN_FORCE.policy
+
+
+@contextlib.contextmanager
+def use_policy(policy: ComputationPolicy) -> Iterator[ComputationPolicy]:
+    """Compute with ``policy`` inside the ``with`` block (in this thread only: threads started
+    inside it, ``nn.DataParallel``'s replicas among them, start with the default policy);
+    the previous policy is back on exit, also after an exception.
+
+    Example::
+
+        >>> from dataclasses import replace
+        >>> with use_policy(replace(current_policy(), frequency_domain_max_size=16)):
+        ...     pass  # stride-1 maps above 16x16 are computed spatially here
+    """
+    if not isinstance(policy, ComputationPolicy):
+        raise ValueError(f"policy must be a ComputationPolicy, got {type(policy).__name__}")
+    previous, _IN_FORCE.policy = _IN_FORCE.policy, policy
+    try:
+        yield policy
+    finally:
+        _IN_FORCE.policy = previous
+
+
+def computation(way: str) -> contextlib.AbstractContextManager[ComputationPolicy]:
+    """Within the ``with`` block, every layer the frequency domain can compute (2D, one group,
+    no dilation, stop-gradient, float32/64, a normalization size up to
+    ``dense_dft_max_length``) is computed ``way``: ``"spatial"`` or ``"frequency_domain"``,
+    whatever its size and stride, on a CPU or a CUDA GPU. Both give the same layer; this is
+    for comparing them (tests, benchmarks, chapter 6).
+
+    Raises:
+        ValueError: if ``way`` is not one of ``COMPUTATIONS``."""
+    return use_policy(current_policy().forcing(way))

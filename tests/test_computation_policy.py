@@ -1,0 +1,199 @@
+"""How conv_norm chooses a computation: the policy's rule, what chosen_computation says and
+conv_norm then does, the policy set for a block only (restored on exit and after an error,
+per thread), the frequency domain's chunks, and the caches (every one registered and
+clearable)."""
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import threading
+from dataclasses import replace
+
+import pytest
+import torch
+
+import convnorm
+from convnorm import _caches
+from convnorm._frequency_domain import _chunks
+from convnorm.functional import (ComputationPolicy, chosen_computation, clear_caches, computation, conv_norm,
+                                 conv_norm_reference, current_policy, use_policy)
+
+
+@pytest.fixture(autouse=True)
+def default_policy_around_each_test():
+    assert current_policy() == ComputationPolicy()
+    yield
+    assert current_policy() == ComputationPolicy()
+
+
+def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, stop_gradient=True, kernel=3):
+    """Whether the policy in force computes this layer in the frequency domain."""
+    x = torch.empty(2, 4, size, size, device=device, dtype=dtype)
+    w = torch.empty(4, 4 // groups, kernel, kernel, device=device, dtype=dtype, requires_grad=True)
+    return chosen_computation(x, w, stride, dilation * (kernel - 1) // 2, dilation, groups,
+                              stop_gradient=stop_gradient) == "frequency_domain"
+
+
+def test_frequency_domain_is_chosen_where_documented():
+    with use_policy(ComputationPolicy(frequency_domain_max_size=16)):
+        assert chosen(16) and chosen(4) and chosen(8, dtype=torch.float64) and chosen(32, stride=2)
+        assert not chosen(32)  # a large stride-1 map: the spatial convolution
+        assert not chosen(8, groups=2) and not chosen(8, dilation=2) and not chosen(8, device="meta")
+        assert not chosen(8, stop_gradient=False)  # the gradient flows through v-hat: autograd path
+        with torch.no_grad():  # ... unless there is no gradient at all
+            assert chosen(8, stop_gradient=False)
+        assert not chosen(8, kernel=49) and not chosen(64, stride=2)  # beyond the dense-DFT sizes
+        assert chosen(8, dtype=torch.bfloat16) and chosen(8, dtype=torch.float16)  # computed in float32
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # so is a float64 input under autocast
+            assert chosen(8, dtype=torch.float64)
+    assert chosen(32), "the default policy: every 3x3 layer of a CIFAR ResNet on a CPU"
+    x, w = torch.empty(2, 4, 8, 8), torch.empty(6, 4, 1, 1)
+    assert chosen_computation(x, w) == "pointwise"
+    assert chosen_computation(x, torch.empty(6, 4, 3, 3), padding=1, groups=1) == "frequency_domain"
+    with pytest.raises(ValueError, match="input has 4 channels"):
+        chosen_computation(x, torch.empty(6, 3, 3, 3))
+
+
+def ran_in_the_frequency_domain(out: torch.Tensor) -> bool:
+    return type(out.grad_fn).__name__.startswith("FrequencyDomainConvNorm")
+
+
+@pytest.mark.parametrize("size, stride, stop_gradient", [(8, 1, True), (8, 2, True), (20, 1, True), (8, 1, False)])
+def test_chosen_computation_is_the_one_conv_norm_runs(size, stride, stop_gradient):
+    """:func:`chosen_computation` answers what :func:`conv_norm` then does (here with the
+    limit at 16: the 20x20 stride-1 map is computed spatially)."""
+    x, w = torch.randn(2, 3, size, size), torch.randn(4, 3, 3, 3, requires_grad=True)
+    with use_policy(ComputationPolicy(frequency_domain_max_size=16)):
+        want = chosen_computation(x, w, stride, 1, stop_gradient=stop_gradient)
+        out = conv_norm(x, w, None, stride, 1, stop_gradient=stop_gradient)
+    assert want == ("frequency_domain" if ran_in_the_frequency_domain(out) else "spatial")
+    assert want == ("spatial" if size == 20 or not stop_gradient else "frequency_domain")
+
+
+def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
+    """The spatial computation's transforms: dense DFT matrices on a CPU up to
+    ``dense_dft_max_length``, FFTs beyond it, in 1D, and on any other device (cuFFT on a GPU;
+    ``meta`` stands in for it here)."""
+    policy = ComputationPolicy()
+
+    def dense(device="cpu", length=(34, 34), dtype=torch.float32):
+        return policy.dense_transforms(torch.empty(1, device=device, dtype=dtype), length)
+
+    limit = policy.dense_dft_max_length
+    assert dense() and dense(length=(limit, 3)) and dense(dtype=torch.float64)
+    assert not dense(length=(limit + 1, 3)) and not dense(length=(34,)) and not dense(device="meta")
+    assert not dense(dtype=torch.float16)
+
+
+def test_computation_forces_a_way_and_restores_the_policy():
+    """Forcing the frequency domain reaches CUDA tensors too (``meta`` is neither a CPU nor
+    CUDA and stands in for any other device); each block restores the policy before it, also
+    when nested and after an exception."""
+    def frequency_domain_used(device="cpu", stride=2):
+        x, w = torch.empty(2, 4, 32, 32, device=device), torch.empty(4, 4, 3, 3, device=device)
+        return chosen_computation(x, w, stride, 1) == "frequency_domain"
+
+    with computation("frequency_domain") as policy:
+        assert policy is current_policy() and "cuda" in policy.frequency_domain_devices
+        assert frequency_domain_used(stride=1) and not frequency_domain_used("meta")
+        with computation("spatial"):
+            assert not frequency_domain_used()
+        assert frequency_domain_used(stride=1)
+    assert current_policy() == ComputationPolicy()
+    with pytest.raises(RuntimeError, match="inside"):
+        with computation("spatial"):
+            raise RuntimeError("inside")
+    assert current_policy() == ComputationPolicy()
+    with pytest.raises(ValueError, match="way must be one of"):
+        computation("fft")
+    with pytest.raises(ValueError, match="policy must be a ComputationPolicy"):
+        with use_policy("spatial"):
+            pass
+
+
+def test_a_policy_is_per_thread():
+    """A block in one thread does not reach another thread running at the same time."""
+    x, w = torch.empty(2, 4, 8, 8), torch.empty(4, 4, 3, 3)
+    inside, checked = threading.Barrier(2), threading.Barrier(2)
+    seen = {}
+
+    def forced():
+        with computation("spatial"):
+            inside.wait()
+            seen["forced"] = chosen_computation(x, w, 1, 1)
+            checked.wait()
+
+    def plain():
+        inside.wait()  # the other thread is inside its block now
+        seen["plain"] = chosen_computation(x, w, 1, 1)
+        checked.wait()
+
+    threads = [threading.Thread(target=f) for f in (forced, plain)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert seen == {"forced": "spatial", "plain": "frequency_domain"}
+
+
+@pytest.mark.parametrize("field, value", [("chunk_bytes", -1), ("dense_2d_max_pixels", float("nan")),
+                                          ("frequency_domain_max_size", "32"), ("frequency_domain_devices", "cpu")])
+def test_policy_fields_are_checked(field, value):
+    with pytest.raises(ValueError, match=field):
+        ComputationPolicy(**{field: value})
+    with pytest.raises(AttributeError):  # frozen: a policy is changed by replace() and use_policy only
+        setattr(ComputationPolicy(), field, value)
+
+
+def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer():
+    """One chunk of frequencies or many: the same output and gradients (and the chunks
+    partition the frequencies, none larger than ``chunk_bytes`` unless a single one is)."""
+    torch.manual_seed(12)
+    x = torch.randn(2, 6, 9, 9, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(5, 6, 3, 3, dtype=torch.float64, requires_grad=True)
+    rho = torch.randn(5, 3, 3, dtype=torch.float64, requires_grad=True)
+    frequency_bytes = 2 * 5 * 6 * 8  # one frequency of the kernel spectra
+    frequencies = 11 * 6  # L = 11: rfft grid 11 x 6
+    results = []
+    for chunk_bytes, count in ((ComputationPolicy().chunk_bytes, 1), (4 * frequency_bytes, 17), (1, 66)):
+        chunks = _chunks(frequencies, frequency_bytes, x.device, chunk_bytes)
+        sizes = [part.stop - part.start for part in chunks]
+        assert len(chunks) == count and max(sizes) - min(sizes) <= 1
+        assert [part.start for part in chunks[1:]] == [part.stop for part in chunks[:-1]]
+        assert chunks[0].start == 0 and chunks[-1].stop == frequencies
+        assert max(sizes) * frequency_bytes <= max(chunk_bytes, frequency_bytes)
+        with use_policy(replace(current_policy(), chunk_bytes=chunk_bytes)):
+            out = conv_norm(x, w, None, 2, 1, affine_weight=rho)
+        assert ran_in_the_frequency_domain(out)
+        results.append((out, *torch.autograd.grad(out.square().sum(), (x, w, rho))))
+    torch.testing.assert_close(results[0][0], conv_norm_reference(x, w, None, 2, 1, affine_weight=rho))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            torch.testing.assert_close(a, b)
+
+
+def lru_caches_of_the_package() -> set:
+    """Every ``functools.lru_cache`` at module level in the package (figures and result views
+    included), found by importing each module."""
+    found = set()
+    for info in pkgutil.walk_packages(convnorm.__path__, "convnorm."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        found |= {value for value in vars(module).values() if isinstance(value, functools._lru_cache_wrapper)}
+    return found
+
+
+def test_every_cache_is_registered_and_cleared():
+    """No cache outside the registry; after a layer runs they hold matrices, after
+    clear_caches none, and the layer then gives the same numbers again."""
+    assert lru_caches_of_the_package() <= set(_caches._REGISTRY)
+    x, w = torch.randn(2, 3, 8, 8, dtype=torch.float64), torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    before = [conv_norm(x, w, None, s, 1) for s in (1, 2)]
+    with computation("spatial"):
+        before.append(conv_norm(x, w, None, 2, 1, affine_weight=torch.randn(4, 3, 3, dtype=torch.float64)))
+    assert sum(_caches.cache_entries().values()) > 0
+    clear_caches()
+    assert set(_caches.cache_entries().values()) == {0}
+    torch.testing.assert_close(conv_norm(x, w, None, 1, 1), before[0], rtol=0, atol=0)
