@@ -17,7 +17,7 @@ only:
 
 The :math:`\\epsilon` (which their code lacks) only keeps an all-zero kernel finite. It
 is the appendix procedure, as :func:`convnorm.functional.conv_norm` computes it, done the
-direct way; the package's layer gives the same values (``tests/test_authors_layer.py``).
+direct way; the package's layer gives the same values (``benchmarks/test_authors_layer.py``).
 """
 from __future__ import annotations
 

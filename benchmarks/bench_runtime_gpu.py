@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import subprocess
 import sys
@@ -24,13 +23,17 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from authors_layer import with_authors_layers  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+sys.path.insert(0, str(HERE))
 
-from convnorm.layer_benchmark import interleaved_medians  # noqa: E402
+from authors_layer import with_authors_layers  # noqa: E402
+from bench_layer import batch, cpu_info  # noqa: E402
+
 from convnorm.models import build_model  # noqa: E402
 from convnorm.training.graphed import GraphedStep  # noqa: E402
 from convnorm.training.results import provenance, save_results  # noqa: E402
+from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 
 MODELS = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
 EPOCH_IMAGES = 45000
@@ -44,25 +47,8 @@ def network(name: str) -> torch.nn.Module:
     return (with_authors_layers(model) if name == "authors+bn" else model).cuda()
 
 
-def batch(size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = torch.Generator().manual_seed(1)
-    return torch.rand(size, 3, 32, 32, generator=gen).cuda(), torch.randint(0, 10, (size,), generator=gen).cuda()
-
-
-def eager_step(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
-        optimizer.step()
-        torch.cuda.synchronize()
-
-    return step
-
-
 def graph_child(name: str, size: int, replays: int) -> None:
-    model, (x, y) = network(name).train(), batch(size)
+    model, (x, y) = network(name).train(), batch(size, seed=1, device="cuda")
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     step = GraphedStep(model, optimizer, lambda a, b: (F.cross_entropy(logits := model(a), b), logits), x, y)
     for _ in range(5):
@@ -74,13 +60,6 @@ def graph_child(name: str, size: int, replays: int) -> None:
     end.record()
     torch.cuda.synchronize()
     print(json.dumps({"seconds_per_step": start.elapsed_time(end) / 1000 / replays}))
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def main() -> None:
@@ -99,8 +78,8 @@ def main() -> None:
         return
     begin = time.perf_counter()
     torch.backends.cudnn.benchmark = True
-    x, y = batch(args.batch)
-    steps = {name: eager_step(network(name).train(), x, y) for name in MODELS}
+    x, y = batch(args.batch, seed=1, device="cuda")
+    steps = {name: make_train_step(network(name), x, y, lr=0.01) for name in MODELS}  # each step reads its loss back
     eager = interleaved_medians(steps, repeats=args.repeats, warmup=3)
     graph: dict[str, list[float]] = {name: [] for name in MODELS}
     for _ in range(args.rounds):
@@ -117,7 +96,7 @@ def main() -> None:
         print(f"{mode:>10}: " + "  ".join(f"{n} {s * 1e3:.2f} ms ({s / medians['conv2d+bn']:.2f}x)"
                                           for n, s in medians.items()))
     results = {"setup": {"model": "CIFAR ResNet18", "batch": args.batch, "gpu": torch.cuda.get_device_name(),
-                         "cpu": cpu_name(), "step": "forward + cross-entropy + backward + SGD(momentum, wd) step",
+                         "cpu": cpu_info(), "step": "forward + cross-entropy + backward + SGD(momentum) step",
                          "eager_rounds": args.repeats, "graph_rounds": args.rounds, "graph_replays": args.replays,
                          "cudnn_benchmark": True},
                "time": table, "eager_samples_s": {n: eager[n]["samples_s"] for n in MODELS},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
 from convnorm.experiments import EXPERIMENTS, PRESETS, run_experiment
@@ -133,3 +134,36 @@ def test_unknown_names_are_rejected():
         run_experiment("gan")
     with pytest.raises(ValueError, match="preset must be one of"):
         run_experiment("runtime", preset="huge")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--device", "tpu:0"], "--device 'tpu:0'"),
+    (["--device", "cuda"], "--device 'cuda'"),
+    (["--threads", "0"], "--threads must be a positive integer"),
+    (["--run", "nope"], "run 'nope' is not a run of generalization"),
+    (["--cuda-graph"], "--cuda-graph"),
+])
+def test_cli_user_errors_are_one_line_before_training(options, message, cifar_root, tmp_path, capsys):
+    if "cuda" in " ".join(options) and torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    code = main(["generalization", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(tmp_path / "out"),
+                 "--no-progress", *options])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+    assert not (tmp_path / "out" / "checkpoints").exists()  # nothing trained
+
+
+def test_cli_refuses_an_unwritable_output_folder(cifar_root, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    code = main(["generalization", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(blocker / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--output" in err[0] and "cannot be written" in err[0]
+
+
+def test_cli_reports_a_corrupt_archive_in_one_line(tmp_path, capsys):
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"\x1f\x8b not really a gzip archive")
+    code = main(["generalization", "--preset", "smoke", "--data-dir", str(tmp_path), "--output", str(tmp_path / "o"),
+                 "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "cifar-10-python.tar.gz" in err[0]

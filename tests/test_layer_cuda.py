@@ -4,7 +4,7 @@ torch.compile (inductor) matches eager, a whole training step records into a CUD
 Each of these with the package's rule (the spatial computation, cuFFT) and with the
 frequency-domain computation forced (``convnorm.functional.computation``).
 Skipped without a GPU (CI has none; these run
-on the lent GPU machine, see ``scripts/device_check.sh``)."""
+on a lent GPU machine, see ``scripts/device_session.sh``)."""
 from __future__ import annotations
 
 import pytest

@@ -136,3 +136,18 @@ def test_cuda_graph_needs_cuda_and_excludes_amp_and_free_training():
     for bad in ({"amp": True}, {"free_replays": 4}):
         with pytest.raises(ValueError, match="cuda_graph cannot be combined"):
             TrainConfig(epochs=1, cuda_graph=True, **bad)
+
+
+def test_truncated_checkpoint_names_the_file(tmp_path):
+    images = torch.randint(0, 256, (8, 3, 8, 8), dtype=torch.uint8)
+    loader = BatchLoader(images, torch.zeros(8, dtype=torch.long))
+    config = TrainConfig(epochs=1, batch_size=4, milestones=())
+    first = Trainer(build_model("small", "bn", 10, width=4), {"train": loader}, config, tmp_path / "run.pt",
+                    progress=False, device="cpu")
+    first.fit()
+    data = (tmp_path / "run.pt").read_bytes()
+    (tmp_path / "run.pt").write_bytes(data[: len(data) // 2])
+    again = Trainer(build_model("small", "bn", 10, width=4), {"train": loader}, config, tmp_path / "run.pt",
+                    progress=False, device="cpu")
+    with pytest.raises(ValueError, match=r"run\.pt cannot be read.*delete it"):
+        again.fit(resume=True)

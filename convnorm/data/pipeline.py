@@ -69,7 +69,7 @@ class BatchLoader:
     GPU; only the permutation and the augmentation's random offsets come from the
     CPU generator, which keeps a seeded epoch identical on every device.
 
-    **Data-parallel parts.** :meth:`shard` gives process ``rank`` of ``world_size`` its
+    **Data-parallel parts.** ``shard`` gives process ``rank`` of ``world_size`` its
     part of every batch: the images at positions ``rank, rank + world_size, ...`` of
     the batch (the split of ``torch.utils.data.DistributedSampler``). ``batch_size`` is
     the *global* batch: every process draws the same permutation and the augmentation

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = run_experiment(args.name, args.preset, args.data_dir, args.output, args.seed, args.resume,
                                  not args.no_progress, args.device, args.download, args.amp, args.run,
                                  args.cuda_graph)
-    except (CifarNotFoundError, ValueError, OSError) as error:
+    except (CifarNotFoundError, ValueError, OSError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     finally:

@@ -382,7 +382,7 @@ def runtime(ctx: Context) -> dict:
 class Experiment:
     """An experiment: a one-line ``summary``, the function that ``run`` s it, the
     ``schema`` of the results it writes (what the book's tables read:
-    :mod:`convnorm.experiments.schema`), and the number of ``seeds`` its results are
+    ``convnorm.experiments.schema``), and the number of ``seeds`` its results are
     averaged over (the paper's count where it states one: 4 for Table 1, the
     generalization table and Fig. 4, 3 for the ablation, label noise, data scarcity and
     SimBA; otherwise 3; one timing for the run time)."""
@@ -432,7 +432,7 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
                    only: list[str] | None = None, cuda_graph: bool = False) -> dict:
     """Run experiment ``name`` under ``preset`` and write its JSON result file.
 
-    ``only`` names the runs (:func:`planned_runs`) to train in this call; the others
+    ``only`` names the runs (``planned_runs``) to train in this call; the others
     are taken from stored run records or skipped. The result file is written once no
     run was skipped. Returns ``{"provenance", "results", "path"}`` (``path`` None and
     ``skipped`` listing the missing runs when the file was not written).

@@ -21,6 +21,7 @@ import dataclasses
 import logging
 import math
 import os
+import pickle
 import random
 import time
 from collections.abc import Callable
@@ -51,7 +52,7 @@ class TrainConfig:
     the next minibatch (or reset per batch with ``free_reset_per_batch``, as the
     authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
     ``cuda_graph`` replays every full-size standard step from one captured CUDA graph
-    (:class:`convnorm.training.graphed.GraphedStep`; the same update, without the
+    (``convnorm.training.graphed.GraphedStep``; the same update, without the
     per-kernel launch cost); it needs a CUDA device and excludes ``amp`` and free
     adversarial training. It is how a run executes, not what it computes, so a
     checkpoint may be resumed with it switched.
@@ -160,7 +161,7 @@ def evaluate(model: nn.Module, loader: BatchLoader, device: torch.device | None 
              amp: bool = False) -> tuple[float, float]:
     """Mean cross-entropy and accuracy of ``model`` (in eval mode) over ``loader``.
 
-    For a process's part of a loader (:meth:`BatchLoader.shard`), over the whole
+    For a process's part of a loader (``BatchLoader.shard``), over the whole
     loader: the sums are added up over the processes, each of which must call this."""
     device = device or next(model.parameters()).device
     was_training = model.training
@@ -196,6 +197,16 @@ def _autocast(device: torch.device, enabled: bool):
     return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 
 
+def _read_checkpoint(path: Path) -> dict:
+    """The checkpoint at ``path``; a truncated or damaged file (an interrupted copy, a full
+    disk) raises a ValueError naming it and what to do, not the unpickler's error."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except (OSError, EOFError, RuntimeError, pickle.UnpicklingError) as error:
+        raise ValueError(f"checkpoint {path} cannot be read ({type(error).__name__}: {error}); delete it "
+                         "to train this run from the start") from error
+
+
 class Trainer:
     """Train ``model`` on ``loaders["train"]``, evaluating on ``"val"`` and ``"test"``.
 
@@ -214,16 +225,16 @@ class Trainer:
             model selection.
 
     **Data-parallel training.** In a process started by ``torchrun`` with more than one
-    process (:func:`convnorm.training.distributed.setup`: NCCL on CUDA with this process
+    process (``convnorm.training.distributed.setup``: NCCL on CUDA with this process
     on ``cuda:LOCAL_RANK``, Gloo on the CPU) the trainer
 
     * splits every batch: each process takes its part of every loader
-      (:meth:`BatchLoader.shard`), drawn from the same seeded permutation and
+      (``BatchLoader.shard``), drawn from the same seeded permutation and
       augmentation, so the parts of one step make up the single-process batch of
       ``config.batch_size`` images (the global batch);
     * wraps the model in ``DistributedDataParallel``, which averages the processes'
       gradients. A process's loss is its part's mean cross-entropy times its
-      ``share``, ``N`` times its fraction of the global batch (:meth:`_loss`), so that
+      ``share``, ``N`` times its fraction of the global batch (``_loss``), so that
       the average is the gradient of the global batch's mean even when the parts
       differ in size; the regularizer, the same in every process, enters once. Free
       adversarial training works alike, each process carrying the perturbation of
@@ -231,7 +242,7 @@ class Trainer:
     * converts BatchNorm to SyncBatchNorm on CUDA, so that data-parallel training
       computes the single-process training up to floating-point rounding; on the CPU
       BatchNorm keeps per-process statistics, with a warning
-      (:func:`~convnorm.training.distributed.data_parallel` says why; ConvNorm needs no
+      (``convnorm.training.distributed.data_parallel`` says why; ConvNorm needs no
       synchronisation);
     * adds up the training and evaluation sums over the processes, so every process
       holds the same :class:`History`, and copies process 0's buffers to all after
@@ -245,7 +256,7 @@ class Trainer:
     training forward runs through the wrapper. A global batch smaller than the number
     of processes is refused, and so is ``cuda_graph``: a captured step would have to
     include the gradient all-reduce, which is not supported here. The process group
-    stays open after training; call :func:`convnorm.training.distributed.teardown` at
+    stays open after training; call ``convnorm.training.distributed.teardown`` at
     the end of the script.
     """
 
@@ -355,8 +366,7 @@ class Trainer:
         if self.checkpoint is None:
             return False
         path = self.checkpoint
-        state = distributed.from_main(lambda: torch.load(path, map_location="cpu", weights_only=False)
-                                      if path.exists() else None)
+        state = distributed.from_main(lambda: _read_checkpoint(path) if path.exists() else None)
         if state is None:
             return False
         self.load_state_dict(state)
@@ -417,7 +427,7 @@ class Trainer:
         are added up over the processes there, so all see the same numbers (and stop
         together if the loss diverges). A batch's loss enters the sum times ``n / N``
         (its global size over the number of processes, ``len(y)`` in a single
-        process): added up over the processes, :meth:`_loss`'s shares make that the
+        process): added up over the processes, ``_loss``'s shares make that the
         batch's summed cross-entropy plus ``n`` times the regularizer."""
         self._network.train()
         loader, part = self.loaders["train"], self._parts["train"]

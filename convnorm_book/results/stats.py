@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def _t_two_sided(t: float, df: int) -> float:
     return math.sin(theta) * total
 
 
-@lru_cache(maxsize=None)
+@cache
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``p`` in
     (0.5, 1)), by bisection on the closed-form distribution function.

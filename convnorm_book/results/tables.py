@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from convnorm.experiments import EXPERIMENTS
 from convnorm.experiments.schema import Measure, ResultSchema
 
 from .records import Records, caveats, paper_scale, scale

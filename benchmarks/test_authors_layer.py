@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from authors_layer import AuthorsConvNorm2d, with_authors_layers  # noqa: E402
 
 from convnorm.layers import ConvNorm2d  # noqa: E402
