@@ -97,7 +97,7 @@ class CifarSource:
         """One line for result files and captions (says when the copy is lossy)."""
         if self.kind == "jpeg-q75":
             return (f"{self.name}: lossy JPEG-q75 copy {self.path.name} (sha256 {self.checksum[:12]}…); "
-                    "accuracies run about 2-3 points below the official files")
+                    "absolute accuracies are not comparable with those on the official files")
         if self.path.is_dir():
             return f"{self.name}: official python-format files, extracted ({self.path})"
         return f"{self.name}: official python-format archive ({self.path.name}, md5 {self.checksum})"
