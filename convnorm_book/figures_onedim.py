@@ -19,7 +19,7 @@ import numpy as np
 from convnorm._validation import check_positive_int
 from convnorm.allpass import normalizer_filter, preconditioner_dense
 from convnorm.circulant import ArrayLike, circulant, circular_convolve
-from convnorm.layer_benchmark import best_time
+from convnorm_book.layer_benchmark import best_time
 
 from .explorers.views import allpass_view, channel_singular_value_pair, condition_number
 
