@@ -24,12 +24,12 @@ _DOC = r"""{title}
 Applies, per output channel :math:`k`,
 
 .. math::
-    z_k = \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k \circledast
-          (v_k \circledast (a_k \star x))\bigr] + b_k,\qquad
+    z_k = \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k *
+          (v_k * (a_k \star x))\bigr] + b_k,\qquad
     \hat v_k = \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
 
 where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
-:math:`\circledast` circular convolution at size :math:`L`, :math:`\rho_k` the affine
+:math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
 kernel and :math:`b_k` the bias (see :mod:`convnorm.functional` for the exact
 procedure, circular padding and 1x1 kernels). With ``padding_mode='circular'`` the
 normalized operator of channel :math:`k` is :math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a
