@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_layer import cpu_name
-from convnorm.training.results import provenance, save_results
-from convnorm_book.explorers import chapters
-from convnorm_book.figures_twodim import load_photo
-from convnorm_book.headless_browser import Browser
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the packages of this checkout
+
+from bench_layer import cpu_info  # noqa: E402
+
+from convnorm.training.results import provenance, save_results  # noqa: E402
+from convnorm_book.explorers import chapters  # noqa: E402
+from convnorm_book.figures_twodim import load_photo  # noqa: E402
+from convnorm_book.headless_browser import Browser  # noqa: E402
 
 #: (explorer, control moved, values it takes in turn, setting) for each timed explorer.
 CASES = [
@@ -80,9 +83,10 @@ def main() -> None:
             print(f"{setting:>75}: median {rows[-1]['median_ms']:6.2f} ms, 90% {rows[-1]['p90_ms']:6.2f} ms, "
                   f"max {rows[-1]['max_ms']:6.2f} ms")
     block = provenance("bench_explorers", f"{args.repeats} redraws", 0, None, time.perf_counter() - started, "cpu")
-    block.update({"browser": f"{version}, headless", "cpu_model": cpu_name(), "load_average_1min": os.getloadavg()[0],
+    block.update({"browser": f"{version}, headless", "cpu": cpu_info(),
                   "measured": "input event to the end of style and layout (compute, draw, DOM update; no paint)"})
-    print(f"{version} on {block['cpu_model']}; written to {save_results(args.out, block, {'redraws': rows})}")
+    print(f"{version} on {block['cpu']['model']} ({', '.join(block['cpu']['instruction_sets'])}); "
+          f"written to {save_results(args.out, block, {'redraws': rows})}")
 
 
 if __name__ == "__main__":
