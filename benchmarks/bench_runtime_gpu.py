@@ -49,7 +49,7 @@ def network(name: str) -> torch.nn.Module:
 
 def graph_child(name: str, size: int, replays: int) -> None:
     model, (x, y) = network(name).train(), batch(size, seed=1, device="cuda")
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)  # as make_train_step: the same step eager and graphed
     step = GraphedStep(model, optimizer, lambda a, b: (F.cross_entropy(logits := model(a), b), logits), x, y)
     for _ in range(5):
         step(x, y, 0.01)

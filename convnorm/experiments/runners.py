@@ -155,7 +155,7 @@ class Context:
                           self.device, keep_best)
         record = {"arch": arch, "norm": norm, "lr": config.lr, "epochs": epochs,
                   "milestones": list(config.milestones), "augment": augment, "weight_decay": config.weight_decay,
-                  "ocnn_lambda": regularizer.weight if regularizer else None, "affine": affine}
+                  "ocnn_lambda": ocnn_lambda, "affine": affine}
         try:
             history = trainer.fit(resume=self.resume)
             record["diverged"] = False
