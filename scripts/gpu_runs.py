@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from convnorm.data import CifarNotFoundError
 from convnorm.experiments import EXPERIMENTS, planned_runs, result_path, run_experiment, run_record_path
 
 
@@ -40,18 +41,34 @@ def parse_request(text: str) -> tuple[str, list[int]]:
     return name, [int(s) for s in seeds.split(",")]
 
 
-def status_table(preset: str, output: Path) -> str:
+def status_table(preset: str, output: Path, data_dir: str | None = None) -> str:
     """A Markdown table: per experiment, the seeds with a result file and the trainings
     stored against those planned (over the seeds it needs)."""
     lines = ["| experiment | seeds needed | result files | trainings stored / planned |", "| --- | --- | --- | --- |"]
     for name, experiment in EXPERIMENTS.items():
         seeds = range(experiment.seeds)
         done = [seed for seed in seeds if result_path(name, preset, seed, output).exists()]
-        runs = [(seed, key) for seed in seeds for _, key in planned_runs(name, preset, None, output, seed)]
+        runs = [(seed, key) for seed in seeds for _, key in planned_runs(name, preset, data_dir, output, seed)]
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
         files = ", ".join(f"seed {s}" for s in done) or "none"
         lines.append(f"| {name} | {experiment.seeds} | {files} | {stored} / {len(runs)} |")
     return "\n".join(lines)
+
+
+def planned_queue(requests: list[tuple[str, list[int]]], preset: str, output: Path,
+                  data_dir: str | None) -> list[dict]:
+    """One job per training still to store, in the order asked (ConvNorm networks, the
+    slowest, first within an experiment and seed); a training two requests share is one job."""
+    queue, seen = [], set()
+    for name, seeds in requests:
+        for seed in seeds:
+            runs = planned_runs(name, preset, data_dir, output, seed, missing=True)
+            runs.sort(key=lambda run: "convnorm" not in run[1])  # a stable sort
+            for run, key in runs:
+                if (seed, key) not in seen:
+                    seen.add((seed, key))
+                    queue.append({"experiment": name, "seed": seed, "run": run, "key": key})
+    return queue
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,29 +77,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--status", action="store_true", help="print what is recorded and what remains, and exit")
     parser.add_argument("--preset", default="short-schedule")
     parser.add_argument("--output", default="results")
+    parser.add_argument("--data-dir", default=None, help="directory holding CIFAR (default: $CONVNORM_DATA_DIR)")
     parser.add_argument("--logs", default="/tmp/gpu-runs-logs")
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--stop-after", type=float, default=float("inf"), help="seconds; start no run after it")
     parser.add_argument("--no-cuda-graph", action="store_true")
     args = parser.parse_args(argv)
     output, logs = Path(args.output) / args.preset, Path(args.logs)
-    if args.status:
-        print(status_table(args.preset, output))
-        return 0
-    if not args.requests:
+    if not args.status and not args.requests:
         parser.error("name at least one EXPERIMENT:SEEDS (or --status)")
+    try:  # the data and the names are checked before anything starts
+        if args.status:
+            print(status_table(args.preset, output, args.data_dir))
+            return 0
+        queue = planned_queue(args.requests, args.preset, output, args.data_dir)
+    except (CifarNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     logs.mkdir(parents=True, exist_ok=True)
     start = time.time()
-
-    queue, seen = [], set()
-    for name, seeds in args.requests:
-        for seed in seeds:
-            runs = planned_runs(name, args.preset, None, output, seed, missing=True)
-            runs.sort(key=lambda run: "convnorm" not in run[1])  # slowest first (a stable sort)
-            for run, key in runs:
-                if (seed, key) not in seen:
-                    seen.add((seed, key))
-                    queue.append({"experiment": name, "seed": seed, "run": run, "key": key})
     print(f"{len(queue)} runs to train", flush=True)
 
     status = {"preset": args.preset, "queued": [dict(q) for q in queue], "finished": [], "failed": [],
@@ -109,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             log = open(logs / f"{job['experiment']}-seed{job['seed']}-{job['key']}.log", "w")
             command = [sys.executable, "-m", "convnorm.experiments", job["experiment"], "--preset", args.preset,
                        "--seed", str(job["seed"]), "--run", job["run"], "--output", str(output),
-                       "--resume", "--no-progress"] + ([] if args.no_cuda_graph else ["--cuda-graph"])
+                       "--resume", "--no-progress"] + ([] if args.no_cuda_graph else ["--cuda-graph"]) \
+                + ([] if args.data_dir is None else ["--data-dir", args.data_dir])
             running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), job, time.time()))
         if queue and time.time() - start >= args.stop_after:
             status["not_started"] += queue
@@ -119,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for name, seeds in args.requests:
         for seed in seeds:
-            payload = run_experiment(name, args.preset, output=output, seed=seed, progress=False, only=[])
+            payload = run_experiment(name, args.preset, args.data_dir, output, seed, progress=False, only=[])
             print(f"{name} seed {seed}: " + (f"wrote {payload['path']}" if payload["path"] else
                                               f"runs still to train: {', '.join(payload['skipped'])}"), flush=True)
     write_status()

@@ -3,12 +3,13 @@ result file whose numbers obey the experiment's own definitions; the CLI lists t
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import EXPERIMENTS, PRESETS, run_experiment
+from convnorm.experiments import EXPERIMENTS, PRESETS, planned_runs, run_experiment, run_record_path, runners
 from convnorm.experiments.__main__ import main
 from convnorm.experiments.schema import declared_paths
 
@@ -113,6 +114,27 @@ def test_resume_reuses_finished_runs(cifar_root, tmp_path):
     again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
     for key, record in first["results"].items():
         assert again["results"][key]["history"] == record["history"]
+
+
+def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
+    """An experiment that studies the trained network (here conditioning) trains its runs
+    one per call and assembles them afterwards like the others: each run record keeps
+    the analysis, under a key that is not the plain training's (which has none), and the
+    assembled result equals the one of a single call."""
+    runs = planned_runs("conditioning", "smoke", cifar_root, tmp_path / "split")
+    assert dict(runs)["none"] != dict(planned_runs("generalization", "smoke", cifar_root, tmp_path))["cifar10-none"]
+    for run, key in runs:
+        payload = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[run])
+        stored = json.loads(run_record_path(key, "smoke", 0, tmp_path / "split").read_text())["results"]
+        assert stored["run_key"] == key and stored["layers"]
+    assert payload["path"] is not None  # the last run completes the set: the result file is written
+    with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
+        assembled = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[])
+    whole = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "whole", progress=False)
+    assert set(assembled["results"]) == set(whole["results"]) == {run for run, _ in runs}
+    for norm, record in whole["results"].items():
+        assert assembled["results"][norm]["layers"] == record["layers"]
+        assert assembled["results"][norm]["rho"] == record["rho"]
 
 
 def test_cli_lists_every_experiment_and_preset(capsys):

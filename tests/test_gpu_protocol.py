@@ -1,6 +1,7 @@
 """The GPU protocol's whole path in its smoke form, on a CPU: ``scripts/gpu_runs.py``
-schedules every run of two experiments as separate processes, shares the training the
-two ask for in common, and assembles both result files from the run records."""
+schedules every run of three experiments as separate processes, shares the training two
+of them ask for in common, and assembles every result file from the run records, the
+conditioning one (which analyses each trained network) included."""
 from __future__ import annotations
 
 import json
@@ -37,16 +38,17 @@ def test_gpu_runs_end_to_end_in_smoke_form(cifar_root, tmp_path):
     preset = "short-schedule-smoke"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     command = [sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), "--preset", preset, "--output", str(tmp_path),
-               "--logs", str(tmp_path / "logs"), "--jobs", "2", "--no-cuda-graph", "generalization:0", "ablation:0"]
+               "--logs", str(tmp_path / "logs"), "--jobs", "2", "--no-cuda-graph", "generalization:0", "ablation:0", "conditioning:0"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     output = tmp_path / preset
     status = json.loads((output / "gpu_runs_status.json").read_text())
     assert not status["failed"] and not status["not_started"] and not status["running"]
-    # generalization trains 4 networks and the ablation 4, two of which generalization shares
-    assert len(status["finished"]) == 6
-    assert len(list((output / "runs" / f"{preset}-seed0").glob("*.json"))) == 6
-    for name in ("generalization", "ablation"):
+    # generalization trains 4 networks and the ablation 4, two of which generalization shares;
+    # conditioning's 5 are its own (each keeps its analysis)
+    assert len(status["finished"]) == 11
+    assert len(list((output / "runs" / f"{preset}-seed0").glob("*.json"))) == 11
+    for name in ("generalization", "ablation", "conditioning"):
         saved = json.loads((output / f"{name}-{preset}-seed0.json").read_text())
         assert saved["provenance"]["preset"] == preset
         assert not planned_runs(name, preset, cifar_root, output, 0, missing=True)
@@ -54,3 +56,20 @@ def test_gpu_runs_end_to_end_in_smoke_form(cifar_root, tmp_path):
     ablation = json.loads((output / f"ablation-{preset}-seed0.json").read_text())["results"]
     assert general["convnorm+bn"] == ablation["convnorm+bn, affine=on"]  # one training, read twice
     assert general["convnorm+bn"]["arch"] == "resnet18"
+    conditioning = json.loads((output / f"conditioning-{preset}-seed0.json").read_text())["results"]
+    assert conditioning["none"]["rho"] == 1 and all(record["layers"] for record in conditioning.values())
+
+
+def _gpu_runs(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
+    unknown = _gpu_runs("--output", str(tmp_path), "--data-dir", cifar_root, "generalisation:0-3")
+    no_data = _gpu_runs("--status", "--output", str(tmp_path), env={"CONVNORM_DATA_DIR": ""})
+    for done, message in ((unknown, "experiment must be one of"), (no_data, "no data directory given")):
+        assert done.returncode == 2 and done.stderr.startswith(f"error: {message}")
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not any(tmp_path.iterdir())  # nothing was started or written

@@ -5,14 +5,16 @@ Each experiment trains the networks it needs through :class:`convnorm.training.T
 interrupted run) and returns a JSON-ready dict; :func:`run_experiment` adds the
 provenance and writes ``<output>/<experiment>-<preset>-seed<seed>.json``.
 
-A training whose record is all an experiment keeps (every experiment but the
-adversarial, SimBA and conditioning ones, which analyse the trained model) is also
-stored alone, as a *run record* under ``<output>/runs/<preset>-seed<seed>/``, named by
-its network and a hash of everything that determines it (:func:`run_key`). An
-experiment finds a run record instead of training again, so one training serves every
-experiment that asks for the same settings, and the runs of one experiment can be
-trained by separate processes sharing a GPU (``only=``, the command line's ``--run``)
-and assembled afterwards.
+Every training is also stored alone, as a *run record* under
+``<output>/runs/<preset>-seed<seed>/``, named by its network and a hash of everything
+that determines it (:func:`run_key`). An experiment finds a run record instead of
+training again, so one training serves every experiment that asks for the same
+settings, and the runs of one experiment can be trained by separate processes sharing a
+GPU (``only=``, the command line's ``--run``) and assembled afterwards. The adversarial,
+SimBA and conditioning experiments study the trained network itself: their
+:class:`Analysis` runs right after the training, in the same process, and its findings
+are stored in the run record, whose key then names the analysis too (a network is not
+stored, so an analysed training is never shared with a plain one).
 
 Started by ``torchrun`` with several processes
 (``torchrun --nproc_per_node=N -m convnorm.experiments NAME ...``), every process runs
@@ -53,6 +55,18 @@ from .presets import Preset, get_preset
 ONI_LR = 0.01
 OCNN_LAMBDA = 1e-2
 OCNN_LAMBDA_ADVERSARIAL = 1e-4
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What an experiment does with a network it has trained: ``apply(trainer, record)``
+    adds the findings to the run's record (the record says whether the training
+    ``diverged``). ``settings`` are the preset's values the analysis depends on; with the
+    experiment's name they enter the run key, so a stored analysis is found again only
+    for the same analysis."""
+
+    settings: dict
+    apply: Callable[[Trainer, dict], None]
 
 
 @dataclass
@@ -100,14 +114,14 @@ class Context:
     def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
               lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
-              keep_model: bool = False) -> tuple[Trainer | None, dict | None]:
-        """Build ``arch`` with ``norm`` and train it under this preset; return the
-        trainer and a record (history, summary, settings; ``diverged`` if it did).
+              analysis: Analysis | None = None) -> dict | None:
+        """Build ``arch`` with ``norm``, train it under this preset, apply ``analysis``
+        to the trained network if given, and return the record (history, summary,
+        settings, the analysis's findings; ``diverged`` if the training did).
 
-        Unless ``keep_model`` (the caller analyses the trained network), a stored run
-        record with the same :func:`run_key` is returned instead, with no trainer, and a
-        new training is stored as one. A run outside ``only`` is not trained: it is
-        listed in ``skipped`` and ``(None, None)`` comes back."""
+        A stored run record with the same :func:`run_key` is returned instead, and a new
+        one is stored. A run outside ``only`` is not trained: it is listed in
+        ``skipped`` and None comes back."""
         p = self.preset
         arch = arch or self.arch()
         dataset = "cifar100" if splits.num_classes == 100 else "cifar10"
@@ -131,17 +145,18 @@ class Context:
         if distributed.world_size() > 1 and self.device.type != "cuda" and "bn" in norm.split("+"):
             # BatchNorm statistics per process (no SyncBatchNorm off CUDA): another training
             settings["per_process_batchnorm"] = distributed.world_size()
+        if analysis is not None:
+            settings["analysis"] = {"experiment": self.experiment, **analysis.settings}
         key = run_key(settings)
         self.planned.append((run, key))
         stored = self.run_record(key)
-        found = None if keep_model else distributed.from_main(
-            lambda: load_results(stored)["results"] if stored.exists() else None)
+        found = distributed.from_main(lambda: load_results(stored)["results"] if stored.exists() else None)
         if found is not None:
             self.data_used.add(splits.source.description)
-            return None, found
+            return found
         if self.only is not None and run not in self.only:
             self.skipped.append((run, key))
-            return None, None
+            return None
         start = time.perf_counter()
         seed_everything(self.seed)
         model = build_model(arch, norm, splits.num_classes, p.width, dataset, affine=affine)
@@ -164,11 +179,13 @@ class Context:
             record.update(diverged=True, error=str(error))
         record.update(history=history.as_dict(), summary=history.summary(), run_key=key,
                       cuda_graph=config.cuda_graph)
-        if not keep_model and distributed.is_main():
+        if analysis is not None:
+            analysis.apply(trainer, record)
+        if distributed.is_main():
             block = provenance(self.experiment, p.name, self.seed, splits.source.description,
                                time.perf_counter() - start, self.device)
             save_results(stored, block, record)
-        return trainer, record
+        return record
 
 
 def run_key(settings: dict) -> str:
@@ -193,14 +210,14 @@ def convergence(ctx: Context) -> dict:
     out = {}
     for arch in (ctx.preset.convergence_archs if ctx.preset.arch is None else (ctx.arch(),)):
         out[arch] = {norm: ctx.train(f"{arch}-{norm}", norm, splits, arch=arch, augment=False,
-                                     regularize=False, lr_decay=False)[1] for norm in BASIC_NORMS}
+                                     regularize=False, lr_decay=False) for norm in BASIC_NORMS}
     return out
 
 
 def generalization(ctx: Context) -> dict:
     """Test accuracy (at the best validation epoch) of the standard protocol."""
     data = {dataset: ctx.splits(dataset) for dataset in ctx.preset.datasets}  # a missing copy fails first
-    return {dataset: {norm: ctx.train(f"{dataset}-{norm}", norm, splits)[1] for norm in BASIC_NORMS}
+    return {dataset: {norm: ctx.train(f"{dataset}-{norm}", norm, splits) for norm in BASIC_NORMS}
             for dataset, splits in data.items()}
 
 
@@ -211,7 +228,7 @@ def ablation(ctx: Context) -> dict:
     for affine in (True, False):
         for norm in ("convnorm+bn", "convnorm"):
             name = f"{norm}, affine={'on' if affine else 'off'}"
-            out[name] = ctx.train(f"{norm}-affine{int(affine)}", norm, splits, affine=affine)[1]
+            out[name] = ctx.train(f"{norm}-affine{int(affine)}", norm, splits, affine=affine)
     return out
 
 
@@ -224,22 +241,21 @@ def adversarial(ctx: Context) -> dict:
     # a random (seeded) subset: the JPEG copy stores the test set grouped by class
     chosen = torch.randperm(len(test_labels), generator=torch.Generator().manual_seed(ctx.seed))
     chosen = chosen[: ctx.preset.attack_samples]
-    loader = BatchLoader(test_images[chosen], test_labels[chosen], 250, device=ctx.device)
-    out = {}
-    for norm in ("bn", "sn+bn", "oni+bn", "ocnn+bn", "convnorm+bn"):
-        trainer, record = ctx.train(norm, norm, splits, adversarial=True, keep_model=True)
-        if trainer is None:
-            continue
+
+    def attack(trainer: Trainer, record: dict) -> None:
+        if record["diverged"]:
+            return
         model = trainer.model
-        if not record["diverged"]:
-            gen = torch.Generator().manual_seed(ctx.seed)
-            record["robust"] = {"clean": attack_accuracy(model, loader), "fgsm": attack_accuracy(model, loader, fgsm)}
-            for k in ctx.preset.pgd_steps:
-                attack = lambda m, x, y, k=k: pgd(m, x, y, steps=k, generator=gen)  # noqa: E731
-                record["robust"][f"pgd{k}"] = attack_accuracy(model, loader, attack)
-            record["robust"]["n_test"] = len(chosen)
-        out[norm] = record
-    return out
+        loader = BatchLoader(test_images[chosen], test_labels[chosen], 250, device=ctx.device)
+        gen = torch.Generator().manual_seed(ctx.seed)
+        record["robust"] = {"clean": attack_accuracy(model, loader), "fgsm": attack_accuracy(model, loader, fgsm)}
+        for k in ctx.preset.pgd_steps:
+            step = lambda m, x, y, k=k: pgd(m, x, y, steps=k, generator=gen)  # noqa: E731
+            record["robust"][f"pgd{k}"] = attack_accuracy(model, loader, step)
+        record["robust"]["n_test"] = len(chosen)
+
+    analysis = Analysis({"attack_samples": ctx.preset.attack_samples, "pgd_steps": ctx.preset.pgd_steps}, attack)
+    return _analysed(ctx, ("bn", "sn+bn", "oni+bn", "ocnn+bn", "convnorm+bn"), splits, analysis, adversarial=True)
 
 
 def simba_experiment(ctx: Context) -> dict:
@@ -248,14 +264,10 @@ def simba_experiment(ctx: Context) -> dict:
     from ..attacks import simba
 
     splits = ctx.splits()
-    out = {}
-    for norm in ("sn", "oni", "ocnn", "convnorm"):
-        trainer, record = ctx.train(norm, norm, splits, keep_best=True, keep_model=True)
-        if trainer is None:
-            continue
+
+    def attack(trainer: Trainer, record: dict) -> None:
         if record["diverged"]:
-            out[norm] = record
-            continue
+            return
         trainer.load_best()
         model = trainer.model.eval()
         images, labels = splits.test
@@ -273,8 +285,16 @@ def simba_experiment(ctx: Context) -> dict:
                                       "average_queries_success": result.average_queries_success,
                                       "success_rate": result.success_rate,
                                       "iterations": ctx.preset.simba_iters or x[0].numel()}
-        out[norm] = record
-    return out
+
+    analysis = Analysis({"simba_samples": ctx.preset.simba_samples, "simba_iters": ctx.preset.simba_iters}, attack)
+    return _analysed(ctx, ("sn", "oni", "ocnn", "convnorm"), splits, analysis, keep_best=True)
+
+
+def _analysed(ctx: Context, norms: tuple[str, ...], splits: CifarSplits, analysis: Analysis, **options) -> dict:
+    """The analysed record of each normalization (run name = normalization), leaving out
+    the runs skipped by ``only``."""
+    records = {norm: ctx.train(norm, norm, splits, analysis=analysis, **options) for norm in norms}
+    return {norm: record for norm, record in records.items() if record is not None}
 
 
 def label_noise(ctx: Context) -> dict:
@@ -284,7 +304,7 @@ def label_noise(ctx: Context) -> dict:
         splits = ctx.splits(label_noise=rate)
         out[f"{rate:g}"] = {"noise": {k: v for k, v in splits.info.items() if "noise" in k or "flip" in k}}
         for norm in ctx.preset.robust_norms:
-            out[f"{rate:g}"][norm] = ctx.train(f"noise{rate:g}-{norm}", norm, splits)[1]
+            out[f"{rate:g}"][norm] = ctx.train(f"noise{rate:g}-{norm}", norm, splits)
     return out
 
 
@@ -295,7 +315,7 @@ def data_scarcity(ctx: Context) -> dict:
         splits = ctx.splits(train_fraction=fraction)
         out[f"{fraction:g}"] = {"n_train": splits.info["n_train"]}
         for norm in ctx.preset.robust_norms:
-            out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits)[1]
+            out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits)
     return out
 
 
@@ -320,15 +340,11 @@ def _layer_conditioning(model: nn.Module) -> list[dict]:
 
 def conditioning(ctx: Context) -> dict:
     """Layer condition numbers, spectral norms and ρ = mean_l κ_l(vanilla) / κ_l(method)."""
-    splits = ctx.splits()
-    out = {}
-    for norm in ("none", "sn", "oni", "ocnn", "convnorm"):
-        trainer, record = ctx.train(norm, norm, splits, keep_model=True)
-        if trainer is None:
-            continue
-        diverged = record["diverged"]
-        record["layers"] = None if diverged else _layer_conditioning(trainer.model.cpu().eval())
-        out[norm] = record
+
+    def measure(trainer: Trainer, record: dict) -> None:
+        record["layers"] = None if record["diverged"] else _layer_conditioning(trainer.model.cpu().eval())
+
+    out = _analysed(ctx, ("none", "sn", "oni", "ocnn", "convnorm"), ctx.splits(), Analysis({}, measure))
     if "none" not in out:
         return out
     vanilla = out["none"]["layers"]
