@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import EXPERIMENTS, PRESETS, planned_runs, run_experiment, run_record_path, runners
+from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, planned_runs, run_experiment, run_record_path, runners
 from convnorm.experiments.__main__ import main
 from convnorm.experiments.schema import declared_paths
 
-PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s"}
+PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s",
+              "protocol_version"}
 
 
 def lookup(results: dict, path: tuple):
@@ -125,8 +126,9 @@ def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
     assert dict(runs)["none"] != dict(planned_runs("generalization", "smoke", cifar_root, tmp_path))["cifar10-none"]
     for run, key in runs:
         payload = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[run])
-        stored = json.loads(run_record_path(key, "smoke", 0, tmp_path / "split").read_text())["results"]
-        assert stored["run_key"] == key and stored["layers"]
+        stored = json.loads(run_record_path(key, "smoke", 0, tmp_path / "split").read_text())
+        assert stored["results"]["run_key"] == key and stored["results"]["layers"]
+        assert stored["provenance"]["protocol_version"] == PROTOCOL_VERSION
     assert payload["path"] is not None  # the last run completes the set: the result file is written
     with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
         assembled = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[])

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from convnorm.experiments import PRESETS
+from convnorm.experiments import PRESETS, PROTOCOL_VERSION
 from convnorm_book.results import records
 from result_files import REPOSITORY_RESULTS, record, results_root, write
 
@@ -130,6 +130,26 @@ def test_caveats_name_old_code_ocnn_weight_and_lossy_copy(root, tmp_path):
     assert any("lossy JPEG copy" in note for note in notes)
     # the corrections' commits are not in this repository's history: the caveat says it cannot tell
     assert any("cannot be checked" in note for note in notes)
+
+
+def test_a_record_stating_its_protocol_version_needs_no_history(root, tmp_path):
+    """A record that states the protocol version it was made at is placed against each
+    correction without git (as in a shallow clone); one that states none falls back to
+    the history, which here cannot tell."""
+    assert max(change.version for change in records.PROTOCOL_CHANGES) <= PROTOCOL_VERSION
+    no_history = tmp_path / "no-history"
+    no_history.mkdir()
+    for seed in (0, 1):
+        write(root, "conditioning", "cpu", seed, {}, protocol_version=PROTOCOL_VERSION)
+    current = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+    assert records.changes_missing(current, no_history) == []
+    assert not any("correction" in note for note in records.caveats(current, no_history))
+    write(root, "conditioning", "cpu", 1, {}, protocol_version=0)
+    older = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+    assert records.changes_missing(older, no_history) == list(records.PROTOCOL_CHANGES)
+    write(root, "conditioning", "cpu", 1, {})
+    unversioned = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+    assert records.changes_missing(unversioned, no_history) is None
 
 
 def test_stored_reduced_records_predate_the_corrections():

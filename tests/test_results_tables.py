@@ -129,6 +129,16 @@ def test_appendix_tables():
     assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
 
 
+def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path):
+    root = results_root(tmp_path)
+    for seed in (0, 1):
+        write(root, "conditioning", "cpu", seed, {}, protocol_version=0)
+        write(root, "ablation", "cpu", seed, {}, protocol_version=records.PROTOCOL_CHANGES[0].version)
+    table = provenance.changes_table(("cpu",), root)
+    assert table.column("protocol version") == [change.version for change in records.PROTOCOL_CHANGES]
+    assert table.column("stored records made before it") == ["conditioning (cpu)"] * len(records.PROTOCOL_CHANGES)
+
+
 def test_paper_leads_over_every_group_the_paper_ran(reference):
     leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)

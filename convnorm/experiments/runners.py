@@ -56,6 +56,13 @@ ONI_LR = 0.01
 OCNN_LAMBDA = 1e-2
 OCNN_LAMBDA_ADVERSARIAL = 1e-4
 
+#: The version of what the experiments compute, raised with every correction to it and
+#: written into every result file and run record, so that which corrections a record
+#: includes can be read from the record alone (a shallow clone has no history to place
+#: its commit in). Version 1: ConvNorm layers that no BatchNorm follows keep their bias;
+#: the conditioning analysis takes the operator the trained network applies.
+PROTOCOL_VERSION = 1
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -184,7 +191,7 @@ class Context:
         if distributed.is_main():
             block = provenance(self.experiment, p.name, self.seed, splits.source.description,
                                time.perf_counter() - start, self.device)
-            save_results(stored, block, record)
+            save_results(stored, {**block, "protocol_version": PROTOCOL_VERSION}, record)
         return record
 
 
@@ -467,6 +474,7 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     results = EXPERIMENTS[name].run(ctx)
     block = provenance(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
                        time.perf_counter() - start, ctx.device)
+    block["protocol_version"] = PROTOCOL_VERSION
     block["preset_settings"] = ctx.preset.as_dict()
     block["choices"] = {"oni_lr": ONI_LR, "ocnn_lambda": OCNN_LAMBDA,
                         "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL}

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, protocol_deviations
 
-from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs
+from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, results_dir
 from .tables import Table
 
 
@@ -61,12 +61,12 @@ def changes_table(presets: Sequence[str] = ("short-schedule", "cpu"), root=None)
             for preset in presets:
                 runs = load_runs(experiment, preset, root)
                 if runs:
-                    missing = changes_missing(Records(experiment, preset, tuple(runs)))
+                    missing = changes_missing(Records(experiment, preset, tuple(runs)), results_dir(root).parent)
                     older += ([f"{experiment} ({preset}): cannot tell"] if missing is None else
                               [f"{experiment} ({preset})"] if change in missing else [])
-        rows.append([change.commit, change.now, change.before, "; ".join(older) or "none"])
-    return Table("Corrections to the experiments", ["commit", "now", "before", "stored records made before it"],
-                 rows)
+        rows.append([change.version, change.commit, change.now, change.before, "; ".join(older) or "none"])
+    return Table("Corrections to the experiments", ["protocol version", "commit", "now", "before",
+                                                    "stored records made before it"], rows)
 
 
 def schema_table() -> Table:

@@ -226,7 +226,7 @@ def scale(settings: Preset, experiment: str) -> str:
     net = network(settings, experiment)
     if experiment == "runtime":
         return f"{net}, batch {settings.batch_size}, {settings.runtime_steps} timed steps"
-    images = f"{45_000 if settings.max_train is None else settings.max_train:,} training images"
+    images = f"{training_images(settings):,} training images"
     if experiment == "adversarial":
         tested = "10,000" if settings.attack_samples is None else f"{settings.attack_samples:,}"
         return (f"{net}, {images}, {_count(settings.adv_epochs, 'epoch')} of free adversarial training, "
@@ -236,6 +236,13 @@ def scale(settings: Preset, experiment: str) -> str:
         iterations = "3,072" if settings.simba_iters is None else f"{settings.simba_iters:,}"
         return f"{net}, {images}, {epochs}; SimBA on {settings.simba_samples:,} images, {iterations} iterations"
     return f"{net}, {images}, {epochs}"
+
+
+def training_images(settings: Preset) -> int:
+    """How many training images a run at ``settings`` sees: the whole 45,000-image
+    training split (CIFAR-10's 50,000 less the 5,000 held out for validation) unless the
+    preset caps it."""
+    return 45_000 if settings.max_train is None else settings.max_train
 
 
 def _count(n: int, noun: str) -> str:
@@ -258,10 +265,12 @@ def paper_scale(experiment: str) -> str:
 # ------------------------------------------------------------------ protocol changes
 @dataclass(frozen=True)
 class ProtocolChange:
-    """A correction to what an experiment computes, made at ``commit``: records from
+    """A correction to what an experiment computes, made at ``commit`` and first in
+    protocol ``version`` (:data:`convnorm.experiments.PROTOCOL_VERSION`): records from
     older code did ``before`` instead of ``now``."""
 
     commit: str
+    version: int
     now: str
     before: str
     experiments: tuple[str, ...]
@@ -269,11 +278,11 @@ class ProtocolChange:
 
 #: corrections to the experiments; a record made before one is reported with it
 PROTOCOL_CHANGES = (
-    ProtocolChange("b7cb8ca", "ConvNorm layers that no BatchNorm follows keep their convolution's bias",
+    ProtocolChange("b7cb8ca", 1, "ConvNorm layers that no BatchNorm follows keep their convolution's bias",
                    "ConvNorm layers with the affine kernel and no BatchNorm had no bias",
                    ("convergence", "generalization", "ablation", "simba", "label-noise", "data-scarcity",
                     "conditioning")),
-    ProtocolChange("be8df28", "the analysis takes the operator the trained network applies: the running "
+    ProtocolChange("be8df28", 1, "the analysis takes the operator the trained network applies: the running "
                    "normalizer and the affine kernel included",
                    "the analysis took ConvNorm's normalized kernels P_k A_k, without the affine kernel, at the "
                    "normalizer of the final weights", ("conditioning",)),
@@ -301,16 +310,25 @@ def code_includes(commit: str, change: str, repository: Path) -> bool | None:
     return None if answer is None or answer.returncode not in (0, 1) else answer.returncode == 0
 
 
+def run_includes(run: Run, change: ProtocolChange, repository: Path) -> bool | None:
+    """Whether the code that made ``run`` contains ``change``: from the protocol version
+    the record states, else (a record older than the versions) from the git ancestry of
+    its commit; ``None`` where neither can tell."""
+    version = run.provenance.get("protocol_version")
+    if version is not None:
+        return version >= change.version
+    return code_includes(run.provenance.get("git_commit", ""), change.commit, repository)
+
+
 def changes_missing(records: Records, repository: str | Path | None = None) -> list[ProtocolChange] | None:
     """The protocol changes of ``records``' experiment that the code of some of its runs
-    predates; ``None`` where the repository's history cannot tell."""
+    predates; ``None`` where neither the records nor the repository's history can tell."""
     repository = Path(repository) if repository is not None else results_dir().parent
     missing = []
     for change in PROTOCOL_CHANGES:
         if records.experiment not in change.experiments:
             continue
-        included = [code_includes(run.provenance.get("git_commit", ""), change.commit, repository)
-                    for run in records.runs]
+        included = [run_includes(run, change, repository) for run in records.runs]
         if None in included:
             return None
         if not all(included):
