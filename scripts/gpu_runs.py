@@ -61,6 +61,9 @@ def planned_queue(requests: list[tuple[str, list[int]]], preset: str, output: Pa
     slowest, first within an experiment and seed); a training two requests share is one job."""
     queue, seen = [], set()
     for name, seeds in requests:
+        if name in EXPERIMENTS and not EXPERIMENTS[name].trains:
+            raise ValueError(f"{name} trains nothing and must time alone on the GPU: run "
+                             f"python -m convnorm.experiments {name} --preset {preset} before or after these runs")
         for seed in seeds:
             runs = planned_runs(name, preset, data_dir, output, seed, missing=True)
             runs.sort(key=lambda run: "convnorm" not in run[1])  # a stable sort

@@ -160,6 +160,15 @@ def test_unknown_names_are_rejected():
         run_experiment("runtime", preset="huge")
 
 
+def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
+    """The run time trains nothing: asked for runs (as the GPU launcher assembles a result
+    file), it refuses instead of writing an empty file."""
+    assert planned_runs("runtime", "smoke", cifar_root, tmp_path) == []
+    with pytest.raises(ValueError, match="runtime trains nothing"):
+        run_experiment("runtime", "smoke", cifar_root, tmp_path, only=[])
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("options, message", [
     (["--device", "tpu:0"], "--device 'tpu:0'"),
     (["--device", "cuda"], "--device 'cuda'"),

@@ -68,8 +68,34 @@ def _gpu_runs(*args: str, env: dict | None = None) -> subprocess.CompletedProces
 
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
     unknown = _gpu_runs("--output", str(tmp_path), "--data-dir", cifar_root, "generalisation:0-3")
+    timing = _gpu_runs("--output", str(tmp_path), "--data-dir", cifar_root, "ablation:0", "runtime:0")
     no_data = _gpu_runs("--status", "--output", str(tmp_path), env={"CONVNORM_DATA_DIR": ""})
-    for done, message in ((unknown, "experiment must be one of"), (no_data, "no data directory given")):
+    for done, message in ((unknown, "experiment must be one of"), (timing, "runtime trains nothing"),
+                          (no_data, "no data directory given")):
         assert done.returncode == 2 and done.stderr.startswith(f"error: {message}")
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not any(tmp_path.iterdir())  # nothing was started or written
+
+
+def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
+    """``scripts/device_session.sh`` end to end, as a lent GPU session's first call runs it
+    (the CUDA steps skip or fail on a CPU and the session goes on): the run time timed
+    alone, the runs launched in the background and watched to their end, and an archive
+    that unpacks into the repository's own layout."""
+    env = {**os.environ, "PHASE": "start", "PRESET": "short-schedule-smoke", "COMMIT": "0" * 40,
+           "RUNS": "ablation:0", "JOBS": "2", "WATCH_S": "400", "WORK": str(tmp_path / "work"),
+           "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh")], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0 and "the runs have ended" in done.stdout, done.stdout + done.stderr
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    subprocess.run(["tar", "xzf", str(tmp_path / "out" / "results.tgz"), "-C", str(repository)], check=True)
+    stored = repository / "results" / "short-schedule-smoke"
+    for name in ("ablation", "runtime"):
+        saved = json.loads((stored / f"{name}-short-schedule-smoke-seed0.json").read_text())
+        assert saved["provenance"]["git_commit"] == "0" * 40 and saved["results"]
+    assert len(list((stored / "runs" / "short-schedule-smoke-seed0").glob("*.json"))) == 4
+    assert not (stored / "checkpoints").exists() and not (stored / "gpu_runs_status.json").exists()
+    logs = subprocess.run(["tar", "tzf", str(tmp_path / "out" / "logs.tgz")], capture_output=True, text=True).stdout
+    assert "logs/gpu_runs_status.json" in logs and "logs/runtime.log" in logs

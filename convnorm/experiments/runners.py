@@ -408,12 +408,15 @@ class Experiment:
     ``convnorm.experiments.schema``), and the number of ``seeds`` its results are
     averaged over (the paper's count where it states one: 4 for Table 1, the
     generalization table and Fig. 4, 3 for the ablation, label noise, data scarcity and
-    SimBA; otherwise 3; one timing for the run time)."""
+    SimBA; otherwise 3; one timing for the run time). An experiment that ``trains``
+    nothing (the run time: it times steps, alone on its device) has no runs to train
+    apart."""
 
     summary: str
     run: Callable[[Context], dict]
     schema: schemas.ResultSchema
     seeds: int = 3
+    trains: bool = True
 
 
 EXPERIMENTS = {
@@ -435,7 +438,7 @@ EXPERIMENTS = {
     "conditioning": Experiment("layer condition numbers, spectral norms and the rho ratio of trained networks",
                                conditioning, schemas.CONDITIONING),
     "runtime": Experiment("seconds per training step: vanilla (bn), convnorm+bn and Cayley convolutions",
-                          runtime, schemas.RUNTIME, seeds=1),
+                          runtime, schemas.RUNTIME, seeds=1, trains=False),
 }
 
 
@@ -466,6 +469,8 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
                   download=download, amp=amp, cuda_graph=cuda_graph,
                   only=None if only is None else frozenset(only))
     ctx.device = distributed.setup(device if device is not None else ctx.device)
+    if only is not None and not EXPERIMENTS[name].trains:
+        raise ValueError(f"{name} trains nothing (it times steps, alone on its device): run it whole, without runs")
     if only is not None:
         unknown = sorted(set(only) - {run for run, _ in planned_runs(name, preset, data_dir, output, seed)})
         if unknown:
