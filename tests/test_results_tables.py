@@ -139,6 +139,19 @@ def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path
     assert table.column("stored records made before it") == ["conditioning (cpu)"] * len(records.PROTOCOL_CHANGES)
 
 
+def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
+    steps = {"eager": {"conv2d+bn": 0.010, "convnorm2d+bn": 0.025, "authors+bn": 0.060},
+             "cuda_graph": {"conv2d+bn": 0.008, "convnorm2d+bn": 0.016, "authors+bn": 0.050}}
+    time = {mode: {k: {"seconds_per_step": v, "relative_to_conv2d_bn": v / values["conv2d+bn"]}
+                   for k, v in values.items()} for mode, values in steps.items()}
+    setup = {"model": "CIFAR ResNet18", "batch": 128, "gpu": "GPU X", "step": "one SGD step", "eager_rounds": 30,
+             "graph_rounds": 3, "graph_replays": 100}
+    table = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, {"setup": setup, "time": time}))
+    assert table.column("network")[1] == "ConvNorm2d+BN (this package)" and "GPU X" in table.title
+    assert table.column("eager: ms per step") == ["10.00", "25.00", "60.00"]
+    assert table.column("one CUDA graph: × Conv2d+BN") == ["1.00×", "2.00×", "6.25×"]
+
+
 def test_paper_leads_over_every_group_the_paper_ran(reference):
     leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from convnorm.experiments.schema import Measure, ResultSchema
 
-from .records import Records, caveats, paper_scale, scale
+from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
 
@@ -278,3 +278,27 @@ def paper_table(reference: dict, name: str, title: str) -> Table:
     table = reference["tables"][name]
     rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()]
     return Table(title, [""] + list(table["columns"]), rows, [f"Paper ({table['label']}): {table['setting']}."])
+
+
+#: the networks of the GPU step benchmark (``benchmarks/bench_runtime_gpu.py``)
+STEP_BENCHMARK_MODELS = {"conv2d+bn": "Conv2d+BN", "convnorm2d+bn": "ConvNorm2d+BN (this package)",
+                         "authors+bn": "the authors' algorithm, +BN"}
+
+
+def step_benchmark_table(run: Run) -> Table:
+    """One training step of a ResNet18 built three ways (Conv2d+BN, this package's
+    ConvNorm2d+BN, the authors' algorithm ported to ``torch.fft`` +BN), timed side by side
+    on one GPU, eagerly and as one CUDA graph: milliseconds per step and the ratio to
+    Conv2d+BN, from a record of ``benchmarks/bench_runtime_gpu.py``."""
+    setup, time = run.results["setup"], run.results["time"]
+    rows = [[label] + [text for mode in ("eager", "cuda_graph")
+                       for text in (f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
+                                    f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×")]
+            for key, label in STEP_BENCHMARK_MODELS.items()]
+    notes = [f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}. Eager: the three "
+             f"steps interleaved in one process, the median of {setup['eager_rounds']} rounds; as one CUDA graph: "
+             f"each network in its own process (a process holds one captured graph), alternating, the median of "
+             f"{setup['graph_rounds']} rounds of {setup['graph_replays']} replays."]
+    return Table(f"One training step on {setup['gpu']}: this package, the authors' algorithm and Conv2d+BN",
+                 ["network", "eager: ms per step", "eager: × Conv2d+BN", "one CUDA graph: ms per step",
+                  "one CUDA graph: × Conv2d+BN"], rows, notes)
