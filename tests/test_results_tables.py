@@ -150,6 +150,10 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     assert table.column("network")[1] == "ConvNorm2d+BN (this package)" and "GPU X" in table.title
     assert table.column("eager: ms per step") == ["10.00", "25.00", "60.00"]
     assert table.column("one CUDA graph: × Conv2d+BN") == ["1.00×", "2.00×", "6.25×"]
+    results = {"setup": setup, "time": {"eager": time["eager"]}, "graph_errors": {"authors+bn": "capture failed"}}
+    eager_only = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, results))
+    assert eager_only.column("one CUDA graph: ms per step") == ["—"] * 3
+    assert "the authors' algorithm, +BN: capture failed" in eager_only.notes[0]
 
 
 def test_paper_leads_over_every_group_the_paper_ran(reference):

@@ -292,10 +292,14 @@ def step_benchmark_table(run: Run) -> Table:
     Conv2d+BN, from a record of ``benchmarks/bench_runtime_gpu.py``."""
     setup, time = run.results["setup"], run.results["time"]
     rows = [[label] + [text for mode in ("eager", "cuda_graph")
-                       for text in (f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
-                                    f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×")]
+                       for text in ((f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
+                                     f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×") if mode in time
+                                    else ("—", "—"))]
             for key, label in STEP_BENCHMARK_MODELS.items()]
-    notes = [f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}. Eager: the three "
+    errors = run.results.get("graph_errors") or {}
+    failed = [f"{STEP_BENCHMARK_MODELS[key]}: {error}" for key, error in errors.items()]
+    notes = ([f"Not timed as one CUDA graph, since a step could not be captured ({'; '.join(failed)})."]
+             if failed else []) + [f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}. Eager: the three "
              f"steps interleaved in one process, the median of {setup['eager_rounds']} rounds; as one CUDA graph: "
              f"each network in its own process (a process holds one captured graph), alternating, the median of "
              f"{setup['graph_rounds']} rounds of {setup['graph_replays']} replays."]
