@@ -10,7 +10,7 @@ whose step cannot be captured is recorded with its error (``graph_errors``) and 
 times are left out. Prints the ratios to Conv2d+BN and writes them, with the GPU and CPU
 named, to ``--out``.
 
-    python benchmarks/bench_runtime_gpu.py --batch 128 --out benchmarks/results/bench_runtime_gpu.json
+    python benchmarks/bench_runtime_gpu.py --batch 128 --out benchmarks/results/bench_runtime_gpu_batch128.json
 """
 from __future__ import annotations
 
