@@ -135,7 +135,8 @@ def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path
         write(root, "conditioning", "cpu", seed, {}, protocol_version=0)
         write(root, "ablation", "cpu", seed, {}, protocol_version=records.PROTOCOL_CHANGES[0].version)
     table = provenance.changes_table(("cpu",), root)
-    assert table.column("protocol version") == [change.version for change in records.PROTOCOL_CHANGES]
+    assert table.column("protocol version") == [str(change.version) for change in records.PROTOCOL_CHANGES]
+    assert "protocol version" in str(table) and "<td" in table._repr_html_()
     assert table.column("stored records made before it") == ["conditioning (cpu)"] * len(records.PROTOCOL_CHANGES)
 
 
@@ -174,3 +175,11 @@ def test_comparisons_name_the_group_where_there_are_several(tmp_path, reference)
     c = tables.compare(data, reference, "convnorm+bn", "bn", "max_test_acc", group="0.8")
     assert c.label == "ConvNorm+BN − BN, 80%" and np.allclose(c.differences, 1.0)
     assert math.isclose(c.paper, 69.26 - 53.82)  # the paper's metric, the maximum test accuracy
+
+
+def test_a_table_holds_text_cells_in_full_rows():
+    assert str(tables.Table("t", ["a", "b"], [["1", "2"]])).splitlines()[1:] == ["a  b", "1  2"]
+    with pytest.raises(TypeError, match="not text"):
+        tables.Table("t", ["a", "b"], [["1", 2]])
+    with pytest.raises(ValueError, match="row 0 has 1 cells for 2 columns"):
+        tables.Table("t", ["a", "b"], [["1"]])

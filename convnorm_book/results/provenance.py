@@ -64,7 +64,7 @@ def changes_table(presets: Sequence[str] = ("short-schedule", "cpu"), root=None)
                     missing = changes_missing(Records(experiment, preset, tuple(runs)), results_dir(root).parent)
                     older += ([f"{experiment} ({preset}): cannot tell"] if missing is None else
                               [f"{experiment} ({preset})"] if change in missing else [])
-        rows.append([change.version, change.commit, change.now, change.before, "; ".join(older) or "none"])
+        rows.append([str(change.version), change.commit, change.now, change.before, "; ".join(older) or "none"])
     return Table("Corrections to the experiments", ["protocol version", "commit", "now", "before",
                                                     "stored records made before it"], rows)
 

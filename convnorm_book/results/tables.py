@@ -138,6 +138,13 @@ class Table:
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
 
+    def __post_init__(self):
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(f"{self.title!r}: row {i} has {len(row)} cells for {len(self.columns)} columns")
+            if not all(isinstance(cell, str) for cell in row):
+                raise TypeError(f"{self.title!r}: row {i} holds a cell that is not text: {row!r}")
+
     def __str__(self) -> str:
         table = [self.columns] + self.rows
         widths = [max(len(row[i]) for row in table) for i in range(len(self.columns))]
