@@ -55,3 +55,11 @@ def test_chapter_missing_from_toc_fails(tmp_path):
 def test_broken_reference_or_image_fails(tmp_path, markdown, needle):
     log = build(make_book(tmp_path, [nbformat.v4.new_code_cell("x = 1")], extra_md=markdown))
     assert needle in log
+
+
+def test_output_to_stderr_fails_the_build(tmp_path):
+    """A warning printed by a cell (or a display whose formatting raised) would show on the
+    page as stray stderr text: the build refuses it."""
+    cells = [nbformat.v4.new_code_cell("import warnings\nwarnings.warn('stray-warning-17')")]
+    log = build(make_book(tmp_path, cells))
+    assert "chapter.ipynb" in log and "stderr was found in the cell outputs" in log
