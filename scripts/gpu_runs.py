@@ -29,6 +29,7 @@ from pathlib import Path
 
 from convnorm.data import CifarNotFoundError
 from convnorm.experiments import EXPERIMENTS, planned_runs, result_path, run_experiment, run_record_path
+from convnorm.experiments.runners import check_trains
 
 
 def parse_request(text: str) -> tuple[str, list[int]]:
@@ -61,11 +62,9 @@ def planned_queue(requests: list[tuple[str, list[int]]], preset: str, output: Pa
     slowest, first within an experiment and seed); a training two requests share is one job."""
     queue, seen = [], set()
     for name, seeds in requests:
-        if name in EXPERIMENTS and not EXPERIMENTS[name].trains:
-            raise ValueError(f"{name} trains nothing and must time alone on the GPU: run "
-                             f"python -m convnorm.experiments {name} --preset {preset} before or after these runs")
         for seed in seeds:
-            runs = planned_runs(name, preset, data_dir, output, seed, missing=True)
+            runs = planned_runs(name, preset, data_dir, output, seed, missing=True)  # refuses an unknown name
+            check_trains(name)
             runs.sort(key=lambda run: "convnorm" not in run[1])  # a stable sort
             for run, key in runs:
                 if (seed, key) not in seen:

@@ -160,6 +160,20 @@ def test_unknown_names_are_rejected():
         run_experiment("runtime", preset="huge")
 
 
+def test_naming_runs_keeps_the_download_request(tmp_path):
+    """Checking the runs named (``only``) reads the data as the run itself will: with the
+    download asked for, on a machine that has no copy yet."""
+    asked = []
+
+    def no_data(*args, **kwargs):
+        asked.append(kwargs["download"])
+        raise RuntimeError("no data here")
+
+    with mock.patch.object(runners, "prepare_cifar", side_effect=no_data), pytest.raises(RuntimeError):
+        run_experiment("ablation", "smoke", str(tmp_path), tmp_path, download=True, only=["convnorm-affine1"])
+    assert asked == [True]
+
+
 def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
     """The run time trains nothing: asked for runs (as the GPU launcher assembles a result
     file), it refuses instead of writing an empty file."""

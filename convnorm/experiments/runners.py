@@ -189,10 +189,16 @@ class Context:
         if analysis is not None:
             analysis.apply(trainer, record)
         if distributed.is_main():
-            block = provenance(self.experiment, p.name, self.seed, splits.source.description,
-                               time.perf_counter() - start, self.device)
-            save_results(stored, {**block, "protocol_version": PROTOCOL_VERSION}, record)
+            block = _provenance(self.experiment, p.name, self.seed, splits.source.description,
+                                time.perf_counter() - start, self.device)
+            save_results(stored, block, record)
         return record
+
+
+def _provenance(*args) -> dict:
+    """:func:`convnorm.training.provenance` with the :data:`PROTOCOL_VERSION` the record
+    was made at."""
+    return {**provenance(*args), "protocol_version": PROTOCOL_VERSION}
 
 
 def run_key(settings: dict) -> str:
@@ -367,8 +373,6 @@ def runtime(ctx: Context) -> dict:
     """Seconds per training step of a ResNet18 (the preset's width and batch) for
     vanilla (BN), ConvNorm+BN and Cayley convolutions, and the implied time of one
     CIFAR-10 epoch (45,000 images)."""
-    if ctx.only is not None:  # it trains nothing, so a listing or a --run call times nothing either
-        return {}
     splits = ctx.splits()
     p = ctx.preset
     batch = p.batch_size
@@ -469,17 +473,17 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
                   download=download, amp=amp, cuda_graph=cuda_graph,
                   only=None if only is None else frozenset(only))
     ctx.device = distributed.setup(device if device is not None else ctx.device)
-    if only is not None and not EXPERIMENTS[name].trains:
-        raise ValueError(f"{name} trains nothing (it times steps, alone on its device): run it whole, without runs")
     if only is not None:
-        unknown = sorted(set(only) - {run for run, _ in planned_runs(name, preset, data_dir, output, seed)})
+        check_trains(name)
+    if only:  # (assembling, with no run named, has nothing to check)
+        planned = planned_runs(name, preset, data_dir, output, seed, download=download)
+        unknown = sorted(set(only) - {run for run, _ in planned})
         if unknown:
             raise ValueError(f"run {unknown[0]!r} is not a run of {name} (see --list-runs)")
     start = time.perf_counter()
     results = EXPERIMENTS[name].run(ctx)
-    block = provenance(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
-                       time.perf_counter() - start, ctx.device)
-    block["protocol_version"] = PROTOCOL_VERSION
+    block = _provenance(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
+                        time.perf_counter() - start, ctx.device)
     block["preset_settings"] = ctx.preset.as_dict()
     block["choices"] = {"oni_lr": ONI_LR, "ocnn_lambda": OCNN_LAMBDA,
                         "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL}
@@ -492,14 +496,26 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     return {"provenance": block, "results": results, "path": str(path)}
 
 
+def check_trains(name: str) -> None:
+    """Refuse to split experiment ``name`` into runs when it trains nothing (the run time
+    times steps, and must do so alone on its device)."""
+    if not EXPERIMENTS[name].trains:
+        raise ValueError(f"{name} trains nothing (it times steps, alone on its device): run it whole, "
+                         "not as runs beside others")
+
+
 def planned_runs(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
-                 seed: int = 0, missing: bool = False) -> list[tuple[str, str]]:
+                 seed: int = 0, missing: bool = False, download: bool = False) -> list[tuple[str, str]]:
     """``(run, key)`` of each training experiment ``name`` asks for under ``preset``, in
-    order (the data is read, nothing is trained); with ``missing``, only those without a
-    stored run record. Two runs with one :func:`run_key` are one training."""
+    order (the data is read, and downloaded if ``download`` and missing; nothing is
+    trained); with ``missing``, only those without a stored run record. Two runs with one
+    :func:`run_key` are one training."""
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
-    ctx = Context(name, get_preset(preset), data_dir, Path(output), int(seed), progress=False,
+    settings = get_preset(preset)
+    if not EXPERIMENTS[name].trains:
+        return []
+    ctx = Context(name, settings, data_dir, Path(output), int(seed), progress=False, download=download,
                   only=frozenset(), device=torch.device("cpu"))
     EXPERIMENTS[name].run(ctx)
     return ctx.skipped if missing else ctx.planned
