@@ -94,7 +94,8 @@ def convert(model: nn.Module, skip: Skip = None, **kwargs) -> nn.Module:
         places += [(module, child_name, child) for child_name, child in module._modules.items()  # duplicates too
                    if type(child) in _TARGETS]
     convs = [modules[key] for key in names if type(modules[key]) in _TARGETS]
-    chosen = [conv for conv in convs if not _kept(conv, names[id(conv)], skip, names, modules)]
+    keep = _skip_predicate(skip, names, modules)
+    chosen = [conv for conv in convs if not _kept(conv, names[id(conv)], keep)]
     new = _converted(chosen, names, modules, kwargs)  # every new layer built before the model changes
     for parent, attribute, conv in places:
         if id(conv) in new:
@@ -102,23 +103,29 @@ def convert(model: nn.Module, skip: Skip = None, **kwargs) -> nn.Module:
     return new.get(id(model), model)
 
 
-def _kept(conv: nn.Module, conv_names: list[str], skip: Skip, names: dict[int, list[str]],
-          modules: dict[int, nn.Module]) -> bool:
-    """Whether ``skip`` keeps ``conv``, known by ``conv_names`` (``ValueError`` if it keeps it
-    under some names only, or if ``skip`` lists a name that is no convolution of the model)."""
-    if skip is None:
+def _skip_predicate(skip: Skip, names: dict[int, list[str]],
+                    modules: dict[int, nn.Module]) -> Callable[[str, nn.Module], bool] | None:
+    """``skip`` as a predicate ``(name, conv) -> bool``, read once (a collection of names
+    may be a one-pass iterator); ``ValueError`` if it lists a name that is no convolution
+    of the model."""
+    if skip is None or callable(skip):
+        return skip
+    if isinstance(skip, str):
+        raise ValueError(f"skip must be a callable or a collection of module names, got the string {skip!r}")
+    listed = set(skip)
+    known = {name for key, found in names.items() if isinstance(modules[key], (nn.Conv1d, nn.Conv2d))
+             for name in found}
+    if listed - known:
+        raise ValueError(f"skip names no convolution of the model: {sorted(listed - known)}")
+    return lambda name, conv: name in listed
+
+
+def _kept(conv: nn.Module, conv_names: list[str], keep: Callable[[str, nn.Module], bool] | None) -> bool:
+    """Whether ``keep`` keeps ``conv``, known by ``conv_names`` (``ValueError`` if it keeps
+    it under some names only)."""
+    if keep is None:
         return False
-    if callable(skip):
-        kept = [bool(skip(name, conv)) for name in conv_names]
-    else:
-        if isinstance(skip, str):
-            raise ValueError(f"skip must be a callable or a collection of module names, got the string {skip!r}")
-        listed = set(skip)
-        known = {name for key, found in names.items() if isinstance(modules[key], (nn.Conv1d, nn.Conv2d))
-                 for name in found}
-        if listed - known:
-            raise ValueError(f"skip names no convolution of the model: {sorted(listed - known)}")
-        kept = [name in listed for name in conv_names]
+    kept = [bool(keep(name, conv)) for name in conv_names]
     if any(kept) and not all(kept):
         raise ValueError(f"the convolution at {conv_names} is one module used at several places: skip all of "
                          "its names or none (converting some of its uses would untie them)")

@@ -38,6 +38,8 @@ def test_skip_by_name_and_by_rule():
     net = convert(small_net(), skip=skip_pointwise, affine=False, eps=0.0)
     assert type(net[3][1]) is nn.Conv2d and isinstance(net[3][0], ConvNorm2d)
     assert not net[0].affine and net[0].eps == 0.0
+    net = convert(small_net(), skip=(name for name in ["3.0", "3.1"]))  # names read once, for every conv
+    assert [type(m) for m in (net[0], net[3][0], net[3][1])] == [ConvNorm2d, nn.Conv2d, nn.Conv2d]
 
 
 def test_conv1d_mode_device_dtype_are_kept():
