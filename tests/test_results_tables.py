@@ -183,3 +183,12 @@ def test_a_table_holds_text_cells_in_full_rows():
         tables.Table("t", ["a", "b"], [["1", 2]])
     with pytest.raises(ValueError, match="row 0 has 1 cells for 2 columns"):
         tables.Table("t", ["a", "b"], [["1"]])
+
+
+def test_paper_table_leaves_out_the_rows_asked(reference):
+    whole = tables.paper_table(reference, "generalization", "t")
+    assert [row[0] for row in whole.rows] == ["CIFAR-10", "CIFAR-100", "ImageNet"]
+    without = tables.paper_table(reference, "generalization", "t", skip=("cifar10",))
+    assert [row[0] for row in without.rows] == ["CIFAR-100", "ImageNet"]
+    with pytest.raises(ValueError, match="no rows \\['CIFAR-10'\\]"):
+        tables.paper_table(reference, "generalization", "t", skip=("CIFAR-10",))  # the key, not the label

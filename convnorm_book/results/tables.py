@@ -280,10 +280,15 @@ def comparisons_table(comparisons: Sequence[Paired], title: str) -> Table:
     return Table(title, columns, rows, notes)
 
 
-def paper_table(reference: dict, name: str, title: str) -> Table:
-    """A table of the paper's values alone (for results this book does not reproduce)."""
+def paper_table(reference: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
+    """A table of the paper's values alone (for results this book does not reproduce),
+    without the rows ``skip`` names (the reference's row keys, e.g. ``"cifar10"``)."""
     table = reference["tables"][name]
-    rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()]
+    unknown = set(skip) - set(table["rows"])
+    if unknown:
+        raise ValueError(f"the paper's {name} table has no rows {sorted(unknown)}; it has {list(table['rows'])}")
+    rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()
+            if row not in skip]
     return Table(title, [""] + list(table["columns"]), rows, [f"Paper ({table['label']}): {table['setting']}."])
 
 
