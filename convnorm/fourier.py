@@ -27,9 +27,9 @@ import math
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 
 from ._caches import cached
+from ._geometry import CONV
 from ._validation import as_size, check_finite, check_non_negative
 
 
@@ -38,7 +38,6 @@ def complex_dtype(dtype: torch.dtype) -> torch.dtype:
     complex64 otherwise."""
     return torch.complex128 if dtype == torch.float64 else torch.complex64
 
-_CONV = {1: F.conv1d, 2: F.conv2d}
 
 
 def _kernel_dims(weight: torch.Tensor) -> int:
@@ -73,7 +72,7 @@ def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     if taps * taps * math.prod(lags) > 2**20:  # the lag map would be large: grouped convolution
         signal = weight.reshape(1, c_out * c_in, *kernel)
         # Group k correlates the C_in kernels of output channel k with themselves, summed over i.
-        return _CONV[d](signal, weight, padding=[k - 1 for k in kernel], groups=c_out)[0]
+        return CONV[d](signal, weight, padding=[k - 1 for k in kernel], groups=c_out)[0]
     flat = weight.reshape(c_out, c_in, taps)
     gram = flat.transpose(1, 2) @ flat  # (C_out, taps, taps)
     return (gram.reshape(c_out, taps * taps) @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)

@@ -79,6 +79,7 @@ from ._precision import HALF_DTYPES, as_float, fp32_region
 from ._spatial import spatial_conv_norm
 from ._validation import check_non_negative
 from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation
+from .padding import dilate_kernel
 
 __all__ = [
     "COMPUTATIONS", "DENSE_DFT_MAX_LENGTH", "FREQUENCY_DOMAIN_MAX_SIZE", "HALF_DTYPES", "PADDING_MODES",
@@ -198,8 +199,7 @@ def conv_norm_reference(
     d = len(g.size)
     dims = tuple(range(2, 2 + d))
     with fp32_region(input)[0]:  # no autocast: every step in the input's dtype
-        kernel = weight.new_zeros(*weight.shape[:2], *g.kernel)  # the dilated kernel, zero-stuffed
-        kernel[(..., *(slice(None, None, dl) for dl in g.dilation))] = weight
+        kernel = dilate_kernel(weight, g.dilation)  # the dilated kernel, zero-stuffed
         # 1. the full (or circular) cross-correlation, of size L
         if g.padding_mode == "zeros":
             y = CONV[d](input, kernel, None, 1, tuple(m - 1 for m in g.kernel), 1, g.groups)

@@ -28,7 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._validation import check_finite, check_positive_int
+from ._geometry import CONV
+from ._validation import check_finite, check_non_negative, check_positive_int
 from .circulant import ArrayLike, as_real_array, circular_convolve, zero_pad
 from .fourier import normalizer_spectrum
 
@@ -44,7 +45,6 @@ __all__ = [
     "tight_frame_distance",
 ]
 
-_CONV = {1: F.conv1d, 2: F.conv2d}
 
 
 def _signal_and_kernel(a: ArrayLike, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +170,7 @@ def convnorm_four_step(
         raise ValueError(f"x has {x.shape[1]} channels but weight expects C_in = {weight.shape[1]}")
     check_finite("x", x)
     stride = check_positive_int("stride", stride)
-    if eps < 0:
-        raise ValueError(f"eps must be non-negative, got {eps}")
+    check_non_negative("eps", eps)
     kernel, size = tuple(weight.shape[2:]), tuple(x.shape[2:])
     if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
         raise ValueError(f"padding must be a non-negative int, got {padding!r}")
@@ -179,7 +178,7 @@ def convnorm_four_step(
     if padding_mode == "zeros":
         if any(padding > m - 1 for m in kernel):
             raise ValueError(f"padding must be at most kernel_size - 1 = {tuple(m - 1 for m in kernel)}, got {padding}")
-        full = _CONV[d](x, weight, padding=tuple(m - 1 for m in kernel))  # steps 1-2
+        full = CONV[d](x, weight, padding=tuple(m - 1 for m in kernel))  # steps 1-2
         length = tuple(full.shape[2:])
         v_hat = normalizer_spectrum(weight.detach(), length, eps)
         normalized = torch.fft.irfftn(torch.fft.rfftn(full, dim=dims) * v_hat, s=length, dim=dims)  # step 3
@@ -188,7 +187,7 @@ def convnorm_four_step(
         if any(2 * padding != m - 1 for m in kernel):
             raise ValueError(f"padding_mode='circular' needs an odd kernel and padding = (m - 1)/2, got kernel "
                              f"{kernel} and padding {padding}")
-        out = _CONV[d](F.pad(x, [padding] * (2 * d), mode="circular"), weight)
+        out = CONV[d](F.pad(x, [padding] * (2 * d), mode="circular"), weight)
         v_hat = normalizer_spectrum(weight.detach(), size, eps)
         cropped = torch.fft.irfftn(torch.fft.rfftn(out, dim=dims) * v_hat, s=size, dim=dims)
     else:

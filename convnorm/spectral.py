@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import as_size, check_finite, check_kernel_fits
+from ._validation import as_size, check_finite, check_kernel_fits, check_non_negative
 from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
 
 __all__ = [
@@ -204,8 +204,7 @@ def channel_condition_numbers(
     _check_weight_2d(weight)
     size = as_size("input_size", input_size, 2)
     check_kernel_fits(weight.shape[2:], size, "input")
-    if eps < 0:
-        raise ValueError(f"eps must be non-negative, got {eps}")
+    check_non_negative("eps", eps)
     power = kernel_power_spectrum(weight.detach(), size)  # (C_out, n1, m2)
     if normalized:
         power = power / (power + eps)

@@ -1,4 +1,5 @@
-"""Shared test configuration: headless plotting, and the website built once per session."""
+"""Shared test configuration: headless plotting, the website built once per session, and
+every test under the package's default computation policy."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from convnorm.functional import ComputationPolicy, current_policy  # noqa: E402
 from site_build import build_site  # noqa: E402
 
 
@@ -21,3 +23,12 @@ def built_site():
 def rng():
     """A seeded NumPy generator, fresh for each test (reproducible random inputs)."""
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(autouse=True)
+def default_policy_around_each_test():
+    """Every test starts and ends under the package's default policy: a test that changed
+    it for good would make later tests skip a computation without failing."""
+    assert current_policy() == ComputationPolicy()
+    yield
+    assert current_policy() == ComputationPolicy()

@@ -20,13 +20,6 @@ from convnorm.functional import (ComputationPolicy, chosen_computation, clear_ca
                                  conv_norm_reference, current_policy, use_policy)
 
 
-@pytest.fixture(autouse=True)
-def default_policy_around_each_test():
-    assert current_policy() == ComputationPolicy()
-    yield
-    assert current_policy() == ComputationPolicy()
-
-
 def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, stop_gradient=True, kernel=3):
     """Whether the policy in force computes this layer in the frequency domain."""
     x = torch.empty(2, 4, size, size, device=device, dtype=dtype)

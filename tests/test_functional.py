@@ -14,20 +14,11 @@ import torch
 import torch.nn.functional as F
 
 from convnorm.fourier import kernel_autocorrelation
-from convnorm.functional import (ComputationPolicy, conv_norm, conv_norm1d, conv_norm2d,
+from convnorm.functional import (conv_norm, conv_norm1d, conv_norm2d,
                                  conv_norm_reference, current_policy, use_policy)
 
 CONV = {1: F.conv1d, 2: F.conv2d}
 FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
-
-
-@pytest.fixture(autouse=True)
-def default_policy_around_each_test():
-    """Every test starts and ends under the package's default policy: a test that changed
-    it for good would make later tests skip a computation without failing."""
-    assert current_policy() == ComputationPolicy()
-    yield
-    assert current_policy() == ComputationPolicy()
 
 
 @pytest.fixture(params=["spatial", "frequency-domain", "frequency-domain-per-axis"])

@@ -1,8 +1,6 @@
-"""Argument checks of the attacks: images are pixels in [0, 1], budgets are finite."""
+"""Argument checks of the attacks: images are pixels in [0, 1] (budgets, in the same units, are
+checked with :func:`convnorm._validation.check_fraction`)."""
 from __future__ import annotations
-
-import math
-import numbers
 
 import torch
 
@@ -18,11 +16,3 @@ def check_images(name: str, images: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"{name} must lie in [0, 1] (pixel values; standardise inside the model), got values "
                          f"in [{float(images.min()):.4g}, {float(images.max()):.4g}]")
     return images
-
-
-def check_budget(name: str, value: float, upper: float = 1.0) -> float:
-    """``value`` as a float if it is a finite number in [0, ``upper``], else ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or not 0 <= value <= upper:
-        raise ValueError(f"{name} must lie in [0, {upper:g}] (images are in [0, 1]), got {value!r}")
-    return float(value)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 import torch
 import torch.nn as nn
 
-from .._validation import check_positive_int
-from ._checks import check_budget, check_images
+from .._validation import check_fraction, check_positive_int
+from ._checks import check_images
 
 
 def free_adversarial_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, delta: torch.Tensor,
@@ -35,7 +35,7 @@ def free_adversarial_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, de
     """
     check_positive_int("replays", replays)
     check_images("x", x)
-    eps = check_budget("eps", eps)
+    eps = check_fraction("eps", eps)
     if len(delta) < len(x) or delta.shape[1:] != x.shape[1:]:
         raise ValueError(f"delta must have shape (>= {len(x)}, {', '.join(map(str, x.shape[1:]))}), "
                          f"got {tuple(delta.shape)}")

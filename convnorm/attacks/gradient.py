@@ -21,8 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_positive_int
-from ._checks import check_budget, check_images
+from .._validation import check_fraction, check_positive_int
+from ._checks import check_images
 
 EPS = 8 / 255
 STEP = 2 / 255
@@ -36,7 +36,7 @@ def _input_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch
 
 def fgsm(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float = EPS) -> torch.Tensor:
     """FGSM adversarial examples (see the module docstring); ``x`` in [0, 1]."""
-    eps = check_budget("eps", eps)
+    eps = check_fraction("eps", eps)
     check_images("x", x)
     return (x + eps * _input_gradient(model, x, y).sign()).clamp(0, 1).detach()
 
@@ -47,7 +47,7 @@ def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float = EPS, st
 
     ``x`` in [0, 1]; ``generator`` (a CPU generator) seeds the random start.
     """
-    eps, step = check_budget("eps", eps), check_budget("step", step)
+    eps, step = check_fraction("eps", eps), check_fraction("step", step)
     check_images("x", x)
     check_positive_int("steps", steps)
     x = x.detach()

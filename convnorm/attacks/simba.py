@@ -20,13 +20,12 @@ Queries are counted on the candidates only (the first clean evaluation that give
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 
-from .._validation import check_positive_int
+from .._validation import check_fraction, check_positive_int
 from ._checks import check_images
 
 
@@ -112,8 +111,7 @@ def simba(model: nn.Module, images: torch.Tensor, labels: torch.Tensor, eps: flo
     if images.dim() != 4 or not isinstance(labels, torch.Tensor) or labels.shape != (len(images),):
         raise ValueError(f"images must be (N, C, H, W) and labels (N,), got {tuple(images.shape)} and "
                          f"{tuple(getattr(labels, 'shape', ()))}")
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps <= 1:
-        raise ValueError(f"eps must lie in (0, 1] (images are in [0, 1]), got {eps!r}")
+    check_fraction("eps", eps, open_low=True)
     model.eval()
     shape = tuple(images.shape[1:])
     total = shape[0] * shape[1] * shape[2]
