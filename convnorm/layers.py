@@ -207,10 +207,17 @@ class _ConvNormNd(nn.Module):
             self._update_running(current.detach())
             autocorrelation = current
         else:
-            started = self.num_steps_tracked > 0
-            autocorrelation = torch.where(started, self.running_autocorrelation.to(current.dtype), current.detach())
+            autocorrelation = self.evaluation_autocorrelation(current.detach())
         return conv_norm(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
                          self.padding_mode, self.eps, self.affine_weight, autocorrelation)
+
+    def evaluation_autocorrelation(self, current: torch.Tensor) -> torch.Tensor:
+        """The autocorrelation the layer normalizes with in evaluation mode: the running
+        average once a training step has updated it, else ``current`` (the weights' own,
+        in ``current``'s dtype). ``torch.where``, not a Python branch, so a captured CUDA
+        graph keeps the choice."""
+        started = self.num_steps_tracked > 0
+        return torch.where(started, self.running_autocorrelation.to(current.dtype), current)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

@@ -248,8 +248,7 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
     spectrum = kernel_spectrum(weight, size)
     gain = torch.ones(weight.shape[0], *spectrum.shape[:2], dtype=torch.float64, device=weight.device)
     if isinstance(module, ConvNorm2d):
-        started = bool(module.num_steps_tracked > 0)
-        r = module.running_autocorrelation.double() if started else kernel_autocorrelation(weight)
+        r = module.evaluation_autocorrelation(kernel_autocorrelation(weight))
         gain = gain * (autocorrelation_power_spectrum(r, size) + module.eps).rsqrt()
         if module.affine_weight is not None:
             gain = gain * torch.fft.rfft2(module.affine_weight.detach().double(), s=size).abs()
