@@ -69,6 +69,18 @@ class Preset:
 # figure, where the baselines are followed by BatchNorm like ConvNorm
 _ALL_ROBUST = ("none", "bn", "convnorm", "convnorm+bn", "sn+bn", "oni+bn", "ocnn+bn")
 
+#: the paper's protocol; the GPU protocol is it with a compressed schedule
+_PAPER = Preset(
+    name="paper",
+    description="the paper's protocol (GPU): ResNet18/VGG16, 45k/5k split, 120 epochs (CIFAR-100: 150), "
+                "batch 128, full test set, PGD-10/20, SimBA 1,000 images x 3,072 iterations",
+    arch=None, width=None, epochs=120, milestones=(40, 80), adv_epochs=30, adv_milestones=(10, 20),
+    batch_size=128, max_train=None, max_val=None, max_test=None, max_batches_per_epoch=None,
+    attack_samples=None, pgd_steps=(10, 20), simba_samples=1000, simba_iters=None,
+    noise_rates=(0.2, 0.4, 0.6, 0.8), fractions=(0.1, 0.3, 0.5, 0.7), datasets=("cifar10", "cifar100"),
+    convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=False,
+)
+
 PRESETS = {
     "smoke": Preset(
         name="smoke",
@@ -91,27 +103,14 @@ PRESETS = {
         convergence_archs=("small",), robust_norms=("none", "bn", "convnorm", "convnorm+bn"),
         runtime_steps=5, reduced=True,
     ),
-    "short-schedule": Preset(
-        name="short-schedule",
+    "short-schedule": replace(
+        _PAPER, name="short-schedule",
         description="the paper's networks, data and optimizer on one GPU with a compressed schedule: "
                     "ResNet18/VGG16, 45k/5k/10k, 16 epochs (lr /10 at 8, 12), batch 128, PGD-10/20, "
                     "SimBA 1,000 images x 3,072 iterations",
-        arch=None, width=None, epochs=16, milestones=(8, 12), adv_epochs=8, adv_milestones=(4, 6),
-        batch_size=128, max_train=None, max_val=None, max_test=None, max_batches_per_epoch=None,
-        attack_samples=None, pgd_steps=(10, 20), simba_samples=1000, simba_iters=None,
-        noise_rates=(0.2, 0.4, 0.6, 0.8), fractions=(0.1, 0.3, 0.5, 0.7), datasets=("cifar10",),
-        convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=True,
+        epochs=16, milestones=(8, 12), adv_epochs=8, adv_milestones=(4, 6), datasets=("cifar10",), reduced=True,
     ),
-    "paper": Preset(
-        name="paper",
-        description="the paper's protocol (GPU): ResNet18/VGG16, 45k/5k split, 120 epochs (CIFAR-100: 150), "
-                    "batch 128, full test set, PGD-10/20, SimBA 1,000 images x 3,072 iterations",
-        arch=None, width=None, epochs=120, milestones=(40, 80), adv_epochs=30, adv_milestones=(10, 20),
-        batch_size=128, max_train=None, max_val=None, max_test=None, max_batches_per_epoch=None,
-        attack_samples=None, pgd_steps=(10, 20), simba_samples=1000, simba_iters=None,
-        noise_rates=(0.2, 0.4, 0.6, 0.8), fractions=(0.1, 0.3, 0.5, 0.7), datasets=("cifar10", "cifar100"),
-        convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=False,
-    ),
+    "paper": _PAPER,
 }
 
 

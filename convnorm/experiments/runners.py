@@ -204,9 +204,9 @@ def _provenance(*args) -> dict:
 def run_key(settings: dict) -> str:
     """``<arch>-<norm>-<hash>``: a file name that changes whenever anything that
     determines a training changes (preset, network, normalization options, data
-    selection and noise, every :class:`TrainConfig` field but ``cuda_graph``, which
+    selection and noise, every :class:`TrainConfig` field but its ``EXECUTION_ONLY`` ones (``cuda_graph``), which
     changes how the steps execute, not what they compute)."""
-    config = {k: v for k, v in vars(settings["config"]).items() if k != "cuda_graph"}
+    config = {k: v for k, v in vars(settings["config"]).items() if k not in TrainConfig.EXECUTION_ONLY}
     text = json.dumps({**settings, "config": config}, sort_keys=True, default=str)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     norm = settings["norm"].replace("+", "_plus_")

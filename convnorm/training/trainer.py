@@ -25,6 +25,7 @@ import pickle
 import random
 import time
 from collections.abc import Callable
+from typing import ClassVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +79,10 @@ class TrainConfig:
     free_reset_per_batch: bool = False
     max_batches_per_epoch: int | None = None
     cuda_graph: bool = False
+
+    #: fields that say how a run executes, not what it computes (a run key ignores them,
+    #: and a checkpoint resumes with them changed)
+    EXECUTION_ONLY: ClassVar[tuple[str, ...]] = ("cuda_graph",)
 
     def __post_init__(self):
         check_positive_int("epochs", self.epochs)
@@ -328,7 +333,7 @@ class Trainer:
         saved = dict(state["config"])
         saved["milestones"] = tuple(saved["milestones"])
         current = dataclasses.asdict(self.config)
-        differs = {k for k in current if current[k] != saved.get(k) and k not in ("epochs", "cuda_graph")}
+        differs = {k for k in current if current[k] != saved.get(k) and k not in ("epochs", *TrainConfig.EXECUTION_ONLY)}
         if differs:
             raise ValueError(f"checkpoint was written with a different config ({sorted(differs)})")
         self.model.load_state_dict(state["model"])
@@ -394,11 +399,10 @@ class Trainer:
     def _standard_step(self, x: torch.Tensor, y: torch.Tensor,
                        share: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         self.steps += 1
-        if self.config.cuda_graph:
-            if self.graphed is None and len(y) == self.config.batch_size:
+        if self.config.cuda_graph and len(y) == self.config.batch_size:  # a last smaller batch runs eagerly
+            if self.graphed is None:
                 self.graphed = GraphedStep(self.model, self.optimizer, self._loss, x, y)
-            if self.graphed is not None and len(y) == self.config.batch_size:
-                return self.graphed(x, y, self.optimizer.param_groups[0]["lr"])
+            return self.graphed(x, y, self.optimizer.param_groups[0]["lr"])
         loss, logits = self._loss(x, y, share)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
