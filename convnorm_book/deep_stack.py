@@ -79,12 +79,10 @@ def power_spectrum(x: torch.Tensor) -> np.ndarray:
     return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()
 
 
-def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, ax_energy=None, ax_spectrum=None) -> plt.Figure:
+def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> plt.Figure:
     """Energy against depth (left) and output power spectrum (right) for ``runs``,
     ``{label: (energies, spectrum)}``; labels containing "ConvNorm" are drawn solid, others dashed."""
-    if ax_energy is None:
-        fig, (ax_energy, ax_spectrum) = plt.subplots(1, 2, figsize=(10, 3.2))
-    fig = ax_energy.figure
+    fig, (ax_energy, ax_spectrum) = plt.subplots(1, 2, figsize=(10, 3.2))
     for i, (label, (energies, spectrum)) in enumerate(runs.items()):
         style = "-" if "ConvNorm" in label else "--"
         ax_energy.semilogy(energies, style, color=f"C{i}", label=label)

@@ -24,10 +24,8 @@ class LayerHistory:
 
     loss: list[float] = field(default_factory=list)
     weight_norm: list[float] = field(default_factory=list)
-    gradient_norm: list[float] = field(default_factory=list)
     gradient_along_weight: list[float] = field(default_factory=list)  # <grad_w L, w>
     output_along_output_gradient: list[float] = field(default_factory=list)  # <dL/dz, z>
-    output_norm: list[float] = field(default_factory=list)
     train_eval_gap: list[float] = field(default_factory=list)  # ||z_train - z_eval|| / ||z_train||
 
 
@@ -48,9 +46,9 @@ def fit_layer(layer: ConvNorm2d, x: torch.Tensor, target: torch.Tensor, steps: i
         with torch.no_grad():
             z_eval = layer.eval()(x)
             w = layer.weight
-            for name, value in (("loss", loss), ("weight_norm", w.norm()), ("gradient_norm", grad_w.norm()),
+            for name, value in (("loss", loss), ("weight_norm", w.norm()),
                                 ("gradient_along_weight", (grad_w * w).sum()),
-                                ("output_along_output_gradient", (grad_z * z).sum()), ("output_norm", z.norm()),
+                                ("output_along_output_gradient", (grad_z * z).sum()),
                                 ("train_eval_gap", (z - z_eval).norm() / z.norm())):
                 getattr(history, name).append(float(value))
             w -= lr * (grad_w + weight_decay * w)

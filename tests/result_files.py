@@ -2,7 +2,6 @@
 way the harness writes them (``{"provenance", "results"}``), in a temporary results folder."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -46,7 +45,3 @@ def record(test_acc, history=(0.1, 0.2, 0.3), max_test_acc=None, diverged=False,
             "history": {"epoch": list(range(1, n + 1)), "steps": [40 * (i + 1) for i in range(n)],
                         "test_acc": list(history), "train_acc": list(history),
                         "train_loss": [2.0 - v for v in history], "epoch_time": [1.0] * n}, **extra}
-
-
-def read(path: Path) -> dict:
-    return json.loads(Path(path).read_text())

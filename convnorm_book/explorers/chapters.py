@@ -13,6 +13,7 @@ from convnorm._validation import check_positive_int
 from convnorm_book.figures_onedim import KERNEL_PRESETS as PRESETS_1D
 from convnorm_book.figures_twodim import KERNEL_PRESETS as PRESETS_2D
 from .page import Explorer, encode_bytes, encode_float64
+from .views import check_photo
 
 #: The regularisers the ε sliders step through: 0 (chapter 2 only), then every decade up to 1.
 EPS_DECADES = [10.0**e for e in range(-12, 1)]
@@ -89,8 +90,7 @@ def kernel_filter_explorer(photo: torch.Tensor, preset: str = "gaussian blur", e
     """Chapter 5's explorer: a preset or the nine taps and ε against the kernel's 2D spectrum
     before and after ConvNorm and the grayscale ``photo`` ``(1, H, W)`` filtered by each
     (:func:`.views.kernel_filter_view`)."""
-    if not isinstance(photo, torch.Tensor) or photo.dim() != 3 or photo.shape[0] != 1:
-        raise ValueError(f"photo must be a (1, H, W) tensor, got shape {tuple(getattr(photo, 'shape', ()))}")
+    check_photo(photo)
     if preset not in PRESETS_2D:
         raise ValueError(f"preset must be one of {sorted(PRESETS_2D)}, got {preset!r}")
     if eps not in EPS_DECADES:

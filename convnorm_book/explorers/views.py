@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from convnorm._validation import check_finite, check_kernel_fits, check_positive_int
+from convnorm._validation import check_kernel_fits, check_positive_int
 from convnorm.allpass import allpass_filter, normalizer_filter
 from convnorm.circulant import ArrayLike, as_real_array, zero_pad
 from convnorm.fourier import normalizer_spectrum
@@ -45,10 +45,7 @@ def normalized_kernel_spectrum(kernel: Sequence[float], n: int) -> tuple[np.ndar
     :mod:`convnorm.fourier` with one input channel, :math:`\varepsilon = 0`), so
     :math:`|\hat g| = 1` at every frequency while the phase of :math:`\hat a` is kept.
     """
-    a = torch.as_tensor(np.asarray(kernel, dtype=np.float64))
-    if a.ndim != 1 or a.numel() == 0:
-        raise ValueError(f"kernel must be a non-empty 1D sequence, got shape {tuple(a.shape)}")
-    check_finite("kernel", a)
+    a = torch.from_numpy(as_real_array("kernel", kernel, 1, "(k,)"))
     check_kernel_fits(a.shape, (n,))
     a_hat = torch.fft.rfft(a, n=n)
     v_hat = normalizer_spectrum(a.reshape(1, 1, -1), n)[0]
@@ -127,6 +124,13 @@ def padding_stride_view(weight: torch.Tensor, n: int, padding: int, stride: int,
             "distances": np.array([tight_frame_distance(b) for b in blocks])}
 
 
+def check_photo(photo: torch.Tensor) -> torch.Tensor:
+    """``photo`` if it is a grayscale ``(1, H, W)`` tensor, else ``ValueError``."""
+    if not isinstance(photo, torch.Tensor) or photo.dim() != 3 or photo.shape[0] != 1:
+        raise ValueError(f"photo must be a (1, H, W) tensor, got shape {tuple(getattr(photo, 'shape', ()))}")
+    return photo
+
+
 def kernel_filter_view(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6) -> dict[str, np.ndarray]:
     r"""A 3x3 kernel's 2D spectrum before and after ConvNorm, and the photograph filtered by each.
 
@@ -145,8 +149,7 @@ def kernel_filter_view(kernel: Sequence[float], photo: torch.Tensor, eps: float 
     k = torch.as_tensor(kernel, dtype=torch.float64)
     if k.numel() != 9:
         raise ValueError(f"kernel must have 9 entries (3x3), got {k.numel()}")
-    if not isinstance(photo, torch.Tensor) or photo.dim() != 3 or photo.shape[0] != 1:
-        raise ValueError(f"photo must be a (1, H, W) tensor, got shape {tuple(getattr(photo, 'shape', ()))}")
+    check_photo(photo)
     weight = k.reshape(1, 1, 3, 3)
     size = tuple(photo.shape[1:])
     magnitude = torch.fft.fft2(weight[0, 0], s=size).abs()
