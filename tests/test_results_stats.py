@@ -38,8 +38,7 @@ def test_seed_stats_counts_missing_and_uses_the_sample_deviation():
     s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4])
     assert s.n == 3 and s.missing == 2
     assert math.isclose(s.std, np.std([0.3, 0.5, 0.4], ddof=1)) and (s.min, s.max) == (0.3, 0.5)
-    assert s.format(2) == "0.40 ± 0.10 (2 diverged)"
-    assert stats.seed_stats([2.0]).format(1) == "2.0" and math.isnan(stats.seed_stats([]).mean)
+    assert stats.seed_stats([2.0]).n == 1 and math.isnan(stats.seed_stats([]).mean)
 
 
 def test_interval_is_the_t_interval_and_covers_at_its_level():

@@ -157,6 +157,18 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     assert "the authors' algorithm, +BN: capture failed" in eager_only.notes[0]
 
 
+def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
+    root = results_root(tmp_path)
+    for seed, value in enumerate((0.50, None, 0.70)):
+        write(root, "generalization", "cpu", seed, {"cifar10": {"none": record(value, diverged=value is None),
+                                                                "bn": record(None, diverged=True),
+                                                                "convnorm": record(0.6), "convnorm+bn": record(0.6)}})
+    table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), reference)
+    ours = dict(zip(table.column("method"), table.column("ours: test accuracy at the best validation epoch (%)")))
+    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 diverged)"
+    assert ours["BN"] == "diverged"
+
+
 def test_paper_leads_over_every_group_the_paper_ran(reference):
     leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)

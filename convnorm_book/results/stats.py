@@ -98,13 +98,6 @@ class SeedStats:
     def max(self) -> float:
         return max(self.values) if self.values else math.nan
 
-    def format(self, digits: int = 2) -> str:
-        """``mean ± std`` over the seeds (just the mean for one seed); missing seeds noted."""
-        if not self.values:
-            return "no value" + (f" ({self.missing} diverged)" if self.missing else "")
-        text = f"{self.mean:.{digits}f}" + (f" ± {self.std:.{digits}f}" if self.n > 1 else "")
-        return text + (f" ({self.missing} diverged)" if self.missing else "")
-
 
 def seed_stats(values: Sequence[float | None]) -> SeedStats:
     """Statistics of per-seed values; ``None`` and NaN count as missing."""

@@ -166,18 +166,20 @@ class Table:
         return [row[self.columns.index(name)] for row in self.rows]
 
 
+def _seeds(records: Records) -> str:
+    n = len(records.runs)
+    return f"{n} seed{'s' if n != 1 else ''}"
+
+
 def describe(records: Records) -> str:
     """``"ours, reduced scale: <network, data, schedule>; 3 seeds"``: a title line."""
-    n = len(records.runs)
-    return (f"ours, {scale_name(records)}: {scale(records.settings, records.experiment)}; "
-            f"{n} seed{'s' if n != 1 else ''}")
+    return f"ours, {scale_name(records)}: {scale(records.settings, records.experiment)}; {_seeds(records)}"
 
 
 def about(records: Records, reference: dict | None = None) -> str:
     """Markdown for a reader: the scale of our records beside the paper's, and the
     caveats (:func:`~convnorm_book.results.records.caveats`) as a list."""
-    n = len(records.runs)
-    text = (f"**Our records** ({scale_name(records)}, {n} seed{'s' if n != 1 else ''}): "
+    text = (f"**Our records** ({scale_name(records)}, {_seeds(records)}): "
             f"{scale(records.settings, records.experiment)}. **The paper**: {paper_scale(records.experiment)}")
     if reference is not None and records.schema.reference is not None:
         text += f" ({reference['tables'][records.schema.reference]['label'].split(' (')[0]})"
@@ -197,10 +199,10 @@ def verdicts(comparisons: Sequence[Paired]) -> str:
 
 def scale_notes(records: Records, reference: dict | None) -> list[str]:
     """Two lines naming the scale of our runs and of the paper's."""
-    n = len(records.runs)
     data = f"{records.data}; " if records.schema.history else ""
-    notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}"
-             f"{n} seed{'s' if n != 1 else ''}" + ("; mean ± sample standard deviation over the seeds." if n > 1 else ".")]
+    spread = "; mean ± sample standard deviation over the seeds." if len(records.runs) > 1 else "."
+    notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}{_seeds(records)}"
+             + spread]
     schema = records.schema
     if reference is not None and schema.reference is not None:
         table = reference["tables"][schema.reference]
