@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from convnorm._validation import check_kernel_fits, check_positive_int
+from convnorm._validation import check_finite, check_kernel_fits, check_positive_int
 from convnorm.allpass import allpass_filter, normalizer_filter
 from convnorm.circulant import ArrayLike, as_real_array, zero_pad
 from convnorm.fourier import normalizer_spectrum
@@ -45,7 +45,10 @@ def normalized_kernel_spectrum(kernel: Sequence[float], n: int) -> tuple[np.ndar
     :mod:`convnorm.fourier` with one input channel, :math:`\varepsilon = 0`), so
     :math:`|\hat g| = 1` at every frequency while the phase of :math:`\hat a` is kept.
     """
-    a = torch.from_numpy(as_real_array("kernel", kernel, 1, "(k,)"))
+    a = torch.as_tensor(np.asarray(kernel, dtype=np.float64))
+    if a.ndim != 1 or a.numel() == 0:
+        raise ValueError(f"kernel must be a non-empty 1D sequence, got shape {tuple(a.shape)}")
+    check_finite("kernel", a)
     check_kernel_fits(a.shape, (n,))
     a_hat = torch.fft.rfft(a, n=n)
     v_hat = normalizer_spectrum(a.reshape(1, 1, -1), n)[0]
