@@ -1,145 +1,335 @@
-"""Train the runs of several experiments and seeds on one GPU, several processes at once.
+"""Train the GPU protocol's runs within a deadline, several at once, and pack each as it finishes.
 
-    python scripts/gpu_runs.py --preset short-schedule --jobs 12 --stop-after 1500 \
-        generalization:0-3 ablation:0-2 convergence:0-3
+    python scripts/gpu_runs.py --plan --preset fast        # what everything costs, in H100-minutes
+    python scripts/gpu_runs.py --status --preset fast      # what is recorded and what remains
+    python scripts/gpu_runs.py --preset fast --deadline 480 --pack $OUT   # a window: core, then the queue
+    python scripts/gpu_runs.py --preset fast generalization:0-2/cifar10-bn,cifar10-convnorm+bn
 
-Each ``EXPERIMENT:SEEDS`` (``0-3`` or ``0,2``) asks for every run of that experiment and
-seed not yet stored (``python -m convnorm.experiments NAME --list-runs``); runs with one
-run key are one training. Runs start in the order given (experiment by experiment, seed
-by seed; ConvNorm networks, the slowest, first within a seed), each as its own process
-(``--run``, ``--cuda-graph``, ``--resume``), at most ``--jobs`` at a time; none starts
-after ``--stop-after`` seconds. When all have ended, every experiment and seed whose
-runs are all stored gets its result file. ``<output>/gpu_runs_status.json`` says, all
-along, which runs finished, failed or are still to train; logs go to ``--logs``.
+Without requests the plan of ``convnorm.experiments.gpu_plan`` is trained: the core, then
+the queue, highest priority first; a request is ``EXPERIMENT:SEEDS[/RUN,RUN...]``. Runs
+already stored are skipped, so the same command continues where the last window stopped.
+The trainings of one seed (of one group of requests) finish before the next seed's start.
+A training starts only if its estimate (step times of ``--calibration``, measured on the
+spot, else the recorded ones) fits before ``--deadline``. Trainings run in worker processes
+(``convnorm.experiments.worker``), ``--jobs`` at a time; a worker trains one run after
+another, except with ``--cuda-graph``, where each training gets a fresh process (two
+models captured as CUDA graphs in one process have failed:
+``convnorm_book.layer_benchmark.make_graphed_train_step``); one still running at the
+deadline is stopped, leaving nothing (a run record is written whole when its training
+ends). Each finished training is packed into ``<pack>/results.tgz`` at once (laid out as
+the repository: ``tar xzf results.tgz -C <repo>``), with the status in
+``<pack>/status.json``. After the first BN ResNet18 of the core, its test accuracy is
+checked against ``gpu_plan.BN_ACCURACY_FLOOR``: below it, nothing more starts (the
+schedule is too short for this GPU's data; lengthen it before the next window).
 
-    python scripts/gpu_runs.py --status            # what is recorded and what remains
-
-``--status`` prints, for every experiment and each of the seeds it needs
-(``EXPERIMENTS[name].seeds``), whether its result file exists and how many of its
-trainings are stored, as a Markdown table, and trains nothing.
+Bad requests are refused in one line, with exit status 2, before anything starts.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import selectors
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
-from convnorm.data import CifarNotFoundError
-from convnorm.experiments import EXPERIMENTS, planned_runs, result_path, run_experiment, run_record_path
-from convnorm.experiments.runners import check_trains
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's packages, not another installed copy
 
+from convnorm.data import CifarNotFoundError  # noqa: E402
+from convnorm.experiments import EXPERIMENTS, get_preset, planned_runs, result_path, run_experiment  # noqa: E402
+from convnorm.experiments import gpu_plan  # noqa: E402
+from convnorm.experiments.runners import run_record_path  # noqa: E402
+from convnorm.training import load_results  # noqa: E402
 
-def parse_request(text: str) -> tuple[str, list[int]]:
-    name, _, seeds = text.partition(":")
-    if not seeds:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected EXPERIMENT:SEEDS, e.g. generalization:0-3")
-    if "-" in seeds:
-        first, last = seeds.split("-")
-        return name, list(range(int(first), int(last) + 1))
-    return name, [int(s) for s in seeds.split(",")]
+#: seconds kept free before the deadline for the last packing
+PACK_MARGIN_S = 10
 
 
 def status_table(preset: str, output: Path, data_dir: str | None = None) -> str:
-    """A Markdown table: per experiment, the seeds with a result file and the trainings
-    stored against those planned (over the seeds it needs)."""
-    lines = ["| experiment | seeds needed | result files | trainings stored / planned |", "| --- | --- | --- | --- |"]
+    """A Markdown table: per experiment, the seeds with a complete result file and the
+    trainings stored against those planned (over the seeds it needs)."""
+    lines = ["| experiment | seeds needed | complete result files | trainings stored / planned |",
+             "| --- | --- | --- | --- |"]
     for name, experiment in EXPERIMENTS.items():
         seeds = range(experiment.seeds)
-        done = [seed for seed in seeds if result_path(name, preset, seed, output).exists()]
-        runs = [(seed, key) for seed in seeds for _, key in planned_runs(name, preset, data_dir, output, seed)]
+        complete = [seed for seed in seeds if result_path(name, preset, seed, output).exists()
+                    and not load_results(result_path(name, preset, seed, output))["provenance"].get("runs_missing")]
+        runs = [(seed, p.key) for seed in seeds for p in planned_runs(name, preset, data_dir, output, seed)]
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
-        files = ", ".join(f"seed {s}" for s in done) or "none"
+        files = ", ".join(f"seed {s}" for s in complete) or "none"
         lines.append(f"| {name} | {experiment.seeds} | {files} | {stored} / {len(runs)} |")
     return "\n".join(lines)
 
 
-def planned_queue(requests: list[tuple[str, list[int]]], preset: str, output: Path,
-                  data_dir: str | None) -> list[dict]:
-    """One job per training still to store, in the order asked (ConvNorm networks, the
-    slowest, first within an experiment and seed); a training two requests share is one job."""
-    queue, seen = [], set()
-    for name, seeds in requests:
-        for seed in seeds:
-            runs = planned_runs(name, preset, data_dir, output, seed, missing=True)  # refuses an unknown name
-            check_trains(name)
-            runs.sort(key=lambda run: "convnorm" not in run[1])  # a stable sort
-            for run, key in runs:
-                if (seed, key) not in seen:
-                    seen.add((seed, key))
-                    queue.append({"experiment": name, "seed": seed, "run": run, "key": key})
-    return queue
+def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: str | None) -> str:
+    """The plan as a table per experiment, then one line: ``core: X H100-minutes; all: Y H100-minutes``."""
+    core = gpu_plan.plan((gpu_plan.CORE,), preset, output, times, data_dir)
+    whole = gpu_plan.plan((gpu_plan.everything(),), preset, output, times, data_dir)
+    lines = [f"Plan of preset {preset!r}, priced with step times recorded on an H100 "
+             f"({gpu_plan.plan_precision(preset)}):", "",
+             "| experiment | trainings (core) | H100-minutes (core) | trainings (all seeds) | H100-minutes (all) |",
+             "| --- | --- | --- | --- | --- |"]
+    core_by_name = {line.experiment: line for line in core}
+    for line in whole:
+        c = core_by_name.get(line.experiment)
+        lines.append(f"| {line.experiment} | {c.trainings if c else 0} | {c.minutes if c else 0:.1f} | "
+                     f"{line.trainings} | {line.minutes:.1f} |")
+    notes = dict.fromkeys(note for line in whole for note in line.stand_ins)
+    if notes:
+        lines += ["", "Stand-ins for step times not measured:"] + [f"- {note}" for note in notes]
+    lines += ["", f"core: {sum(c.minutes for c in core):.1f} H100-minutes; "
+                  f"all: {sum(w.minutes for w in whole):.1f} H100-minutes"]
+    return "\n".join(lines)
+
+
+def recorded_step_times(preset: str, gpu: str = "H100") -> gpu_plan.StepTimes:
+    """The step times of the benchmark records committed under ``benchmarks/results``."""
+    folder = ROOT / "benchmarks" / "results"
+    paths = sorted(folder.glob("bench_layer_cuda_graph_batch*.json")) + sorted(folder.glob("gpu_calibration*.json"))
+    return gpu_plan.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
+
+
+def pack(archive: Path, members: dict[str, Path]) -> None:
+    """Write ``members`` (name in the archive → file) into ``archive`` (tar.gz) whole, by rename."""
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=archive.parent, prefix=f".{archive.name}.", delete=False) as handle:
+        with tarfile.open(fileobj=handle, mode="w:gz") as tar:
+            for name, path in sorted(members.items()):
+                tar.add(path, arcname=name)
+    os.chmod(handle.name, 0o644)
+    os.replace(handle.name, archive)
+
+
+class Launcher:
+    """Workers (``python -m convnorm.experiments.worker``) fed with jobs in order, within a deadline."""
+
+    def __init__(self, args: argparse.Namespace, queue: list[gpu_plan.Job], times: gpu_plan.StepTimes,
+                 slowdown: float):
+        self.args, self.queue, self.times, self.slowdown = args, queue, times, slowdown
+        self.start = time.monotonic()
+        self.output = Path(args.output) / args.preset
+        self.precision = gpu_plan.plan_precision(args.preset)
+        self.status = {"preset": args.preset, "deadline_s": args.deadline, "jobs": args.jobs, "finished": [],
+                       "failed": [], "cut_at_deadline": [], "not_started": [], "stopped": None}
+        self.selector = selectors.DefaultSelector()
+        self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
+        self.idle: list[subprocess.Popen] = []
+        self.logs = Path(args.logs)
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.began_utc = time.time()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def worker(self) -> subprocess.Popen:
+        if self.idle:
+            return self.idle.pop()
+        number = len(self.busy) + len(self.idle) + len(self.status["finished"]) + len(self.status["failed"])
+        log = open(self.logs / f"worker{number}.log", "a")
+        proc = subprocess.Popen([sys.executable, "-m", "convnorm.experiments.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        self.selector.register(proc.stdout, selectors.EVENT_READ, proc)
+        return proc
+
+    def estimate(self, job: gpu_plan.Job, running: int) -> float:
+        seconds = gpu_plan.estimate(job, self.times, self.precision).seconds
+        return seconds * (self.slowdown if running > 1 else 1.0)
+
+    def start_jobs(self) -> None:
+        while self.queue and len(self.busy) < self.args.jobs and self.status["stopped"] is None:
+            job = self.queue[0]
+            if any(j.stage != job.stage for _, j, _ in self.busy.values()):
+                return  # the running stage (a seed) finishes first
+            needed = self.estimate(job, len(self.busy) + 1)
+            if self.elapsed() + needed + PACK_MARGIN_S > self.args.deadline:
+                self.status["stopped"] = (f"{job.experiment} seed {job.seed} {job.run} (about {needed:.0f} s) does "
+                                          f"not fit before the deadline ({self.args.deadline:.0f} s)")
+                return
+            self.queue.pop(0)
+            proc = self.worker()
+            proc.stdin.write(json.dumps({"experiment": job.experiment, "preset": self.args.preset, "seed": job.seed,
+                                         "run": job.run, "output": str(self.output),
+                                         "data_dir": self.args.data_dir,
+                                         "cuda_graph": self.args.cuda_graph}) + "\n")
+            proc.stdin.flush()
+            self.busy[proc.pid] = (proc, job, time.monotonic())
+            self.say(f"started {job.experiment} seed {job.seed} {job.run} (estimate {needed:.0f} s)")
+
+    def wait(self) -> None:
+        for key, _ in self.selector.select(timeout=1.0):
+            proc = key.data
+            line = proc.stdout.readline()
+            if not line:  # the worker died
+                self.selector.unregister(proc.stdout)
+                _, job, began = self.busy.pop(proc.pid)
+                self.finish(job, {"ok": False, "error": f"worker exited with {proc.wait()}"}, began)
+                continue
+            _, job, began = self.busy.pop(proc.pid)
+            if self.args.cuda_graph:  # one captured training per process (see the module docstring)
+                self.selector.unregister(proc.stdout)
+                proc.stdin.close()
+                proc.wait()
+            else:
+                self.idle.append(proc)
+            self.finish(job, json.loads(line), began)
+
+    def finish(self, job: gpu_plan.Job, outcome: dict, began: float) -> None:
+        entry = {"experiment": job.experiment, "seed": job.seed, "run": job.run, "key": job.key,
+                 "wall_s": round(time.monotonic() - began, 1)}
+        if outcome["ok"]:
+            self.status["finished"].append(entry)
+            self.say(f"finished {job.experiment} seed {job.seed} {job.run} in {entry['wall_s']} s")
+            self.check_floor(job)
+        else:
+            self.status["failed"].append({**entry, "error": outcome.get("error")})
+            self.say(f"FAILED {job.experiment} seed {job.seed} {job.run}: {outcome.get('error')}")
+        self.pack()
+
+    def check_floor(self, job: gpu_plan.Job) -> None:
+        """Stop starting trainings if the core's first BN ResNet18 is below the accuracy floor."""
+        if (job.experiment, job.run) != ("generalization", "cifar10-bn") or self.args.preset != "fast":
+            return
+        record = load_results(run_record_path(job.key, self.args.preset, job.seed, self.output))["results"]
+        floor = gpu_plan.BN_ACCURACY_FLOOR[record["data"]["copy"]]
+        accuracy = None if record["diverged"] else record["summary"]["test_acc_at_best_val"]
+        if accuracy is None or accuracy < floor:
+            self.status["stopped"] = (f"the BN ResNet18 reached {accuracy} test accuracy, below {floor} on the "
+                                      f"{record['data']['copy']} data: lengthen the fast schedule before the next "
+                                      "window")
+            self.say("STOP: " + self.status["stopped"])
+
+    def cut(self) -> None:
+        """Stop the trainings still running at the deadline (they leave no record)."""
+        for proc, job, _ in self.busy.values():
+            proc.kill()
+            proc.wait()
+            self.status["cut_at_deadline"].append({"experiment": job.experiment, "seed": job.seed, "run": job.run})
+            self.say(f"cut at the deadline: {job.experiment} seed {job.seed} {job.run}")
+        self.busy.clear()
+
+    def pack(self) -> None:
+        if self.args.pack is None:
+            return
+        members = {}
+        for path in self.output.rglob("*.json"):
+            if "checkpoints" not in path.parts and path.stat().st_mtime >= self.began_utc - 1:
+                members[str(Path("results") / self.args.preset / path.relative_to(self.output))] = path
+        for path in map(Path, self.args.pack_also):
+            members[str(path.resolve().relative_to(ROOT))] = path
+        pack(Path(self.args.pack) / "results.tgz", members)
+        self.write_status()
+
+    def write_status(self) -> None:
+        self.status["elapsed_s"] = round(self.elapsed(), 1)
+        self.status["running"] = [{"experiment": j.experiment, "seed": j.seed, "run": j.run}
+                                  for _, j, _ in self.busy.values()]
+        target = Path(self.args.pack) if self.args.pack else self.output
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "status.json").write_text(json.dumps(self.status, indent=1))
+
+    def say(self, text: str) -> None:
+        print(f"[{self.elapsed():6.1f} s] {text}", flush=True)
+
+    def run(self) -> dict:
+        self.say(f"{len(self.queue)} trainings to go; at most {self.args.jobs} at a time; deadline "
+                 f"{self.args.deadline:.0f} s")
+        while (self.queue and self.status["stopped"] is None) or self.busy:
+            self.start_jobs()
+            if not self.busy:
+                break
+            self.wait()
+            if self.elapsed() > self.args.deadline - PACK_MARGIN_S / 2:
+                self.cut()
+                self.status["stopped"] = self.status["stopped"] or "the deadline"
+                break
+        for proc in self.idle:
+            proc.stdin.close()
+            proc.wait()
+        self.status["not_started"] = [{"experiment": j.experiment, "seed": j.seed, "run": j.run} for j in self.queue]
+        self.assemble()
+        self.pack()
+        self.write_status()
+        self.say(f"done: {len(self.status['finished'])} finished, {len(self.status['failed'])} failed, "
+                 f"{len(self.status['cut_at_deadline'])} cut, {len(self.queue)} not started"
+                 + (f"; stopped: {self.status['stopped']}" if self.status["stopped"] else ""))
+        return self.status
+
+    def assemble(self) -> None:
+        """Write the result file of every experiment and seed a finished training belongs to."""
+        for experiment, seed in dict.fromkeys((e["experiment"], e["seed"]) for e in self.status["finished"]):
+            payload = run_experiment(experiment, self.args.preset, self.args.data_dir, self.output, seed,
+                                     progress=False, only=[])
+            missing = payload["skipped"]
+            self.say(f"{experiment} seed {seed}: wrote {payload['path']}"
+                     + (f" ({len(missing)} runs still to train)" if missing else ""))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("requests", nargs="*", metavar="EXPERIMENT:SEEDS[/RUNS]")
+    parser.add_argument("--status", action="store_true", help="print what is recorded and what remains, and exit")
+    parser.add_argument("--plan", action="store_true", help="print the plan's trainings and H100-minutes, and exit")
+    parser.add_argument("--preset", default="fast")
+    parser.add_argument("--output", default=str(ROOT / "results"))
+    parser.add_argument("--data-dir", default=None, help="directory holding CIFAR (default: $CONVNORM_DATA_DIR)")
+    parser.add_argument("--logs", default="/tmp/gpu-runs-logs")
+    parser.add_argument("--jobs", type=int, default=None, help="trainings at a time (default: the calibration's)")
+    parser.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start")
+    parser.add_argument("--calibration", default=None, help="a calibration record measured on this GPU")
+    parser.add_argument("--pack", default=None, help="folder for results.tgz and status.json, packed as runs finish")
+    parser.add_argument("--pack-also", action="append", default=[], metavar="FILE",
+                        help="a file of this checkout to pack too (the window's calibration record)")
+    parser.add_argument("--cuda-graph", action="store_true", help="replay each training step from one CUDA graph")
+    return parser.parse_args(argv)
+
+
+def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
+    """The job queue, the step times and the slowdown of concurrent trainings; raises
+    ValueError (naming the option) for anything wrong, before anything starts."""
+    get_preset(args.preset)
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
+    if not args.deadline > 0:
+        raise ValueError(f"--deadline must be a positive number of seconds, got {args.deadline}")
+    groups = ([tuple(gpu_plan.Request.parse(text) for text in args.requests)] if args.requests
+              else gpu_plan.queued_groups())
+    slowdown, jobs = 1.0, args.jobs or 1
+    if args.calibration is not None:
+        calibration = load_results(args.calibration)["results"]
+        times = gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
+        jobs = args.jobs or calibration["concurrency"]["jobs"]
+        slowdown = calibration["concurrency"]["slowdown"] if jobs > 1 else 1.0
+    else:
+        times = recorded_step_times(args.preset)
+        slowdown = float(jobs)  # nothing measured: concurrent trainings gain nothing
+    times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))  # refuses an empty table
+    args.jobs = jobs
+    queue = gpu_plan.jobs(groups, args.preset, Path(args.output) / args.preset, args.data_dir)
+    return queue, times, slowdown
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("requests", nargs="*", type=parse_request, metavar="EXPERIMENT:SEEDS")
-    parser.add_argument("--status", action="store_true", help="print what is recorded and what remains, and exit")
-    parser.add_argument("--preset", default="short-schedule")
-    parser.add_argument("--output", default="results")
-    parser.add_argument("--data-dir", default=None, help="directory holding CIFAR (default: $CONVNORM_DATA_DIR)")
-    parser.add_argument("--logs", default="/tmp/gpu-runs-logs")
-    parser.add_argument("--jobs", type=int, default=8)
-    parser.add_argument("--stop-after", type=float, default=float("inf"), help="seconds; start no run after it")
-    parser.add_argument("--no-cuda-graph", action="store_true")
-    args = parser.parse_args(argv)
-    output, logs = Path(args.output) / args.preset, Path(args.logs)
-    if not args.status and not args.requests:
-        parser.error("name at least one EXPERIMENT:SEEDS (or --status)")
-    try:  # the data and the names are checked before anything starts
+    args = parse_args(argv)
+    try:
+        output = Path(args.output) / args.preset
         if args.status:
             print(status_table(args.preset, output, args.data_dir))
             return 0
-        queue = planned_queue(args.requests, args.preset, output, args.data_dir)
-    except (CifarNotFoundError, ValueError) as error:
+        if args.plan:
+            print(plan_text(args.preset, output, recorded_step_times(args.preset), args.data_dir))
+            return 0
+        queue, times, slowdown = checked(args)
+    except (CifarNotFoundError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    logs.mkdir(parents=True, exist_ok=True)
-    start = time.time()
-    print(f"{len(queue)} runs to train", flush=True)
-
-    status = {"preset": args.preset, "queued": [dict(q) for q in queue], "finished": [], "failed": [],
-              "not_started": []}
-    status_path = output / "gpu_runs_status.json"
-    running: list[tuple[subprocess.Popen, dict, float]] = []
-
-    def write_status():
-        status_path.parent.mkdir(parents=True, exist_ok=True)
-        status["running"] = [job for _, job, _ in running]
-        status["elapsed_s"] = round(time.time() - start, 1)
-        status_path.write_text(json.dumps(status, indent=1))
-
-    while queue or running:
-        for proc, job, began in list(running):
-            if proc.poll() is not None:
-                running.remove((proc, job, began))
-                job = {**job, "exit": proc.returncode, "wall_s": round(time.time() - began, 1)}
-                status["finished" if proc.returncode == 0 else "failed"].append(job)
-                print(f"[{time.time() - start:7.1f}s] {job['experiment']} seed {job['seed']} {job['run']}: "
-                      f"exit {proc.returncode} after {job['wall_s']} s", flush=True)
-        while queue and len(running) < args.jobs and time.time() - start < args.stop_after:
-            job = queue.pop(0)
-            log = open(logs / f"{job['experiment']}-seed{job['seed']}-{job['key']}.log", "w")
-            command = [sys.executable, "-m", "convnorm.experiments", job["experiment"], "--preset", args.preset,
-                       "--seed", str(job["seed"]), "--run", job["run"], "--output", str(output),
-                       "--resume", "--no-progress"] + ([] if args.no_cuda_graph else ["--cuda-graph"]) \
-                + ([] if args.data_dir is None else ["--data-dir", args.data_dir])
-            running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), job, time.time()))
-        if queue and time.time() - start >= args.stop_after:
-            status["not_started"] += queue
-            queue = []
-        write_status()
-        time.sleep(2)
-
-    for name, seeds in args.requests:
-        for seed in seeds:
-            payload = run_experiment(name, args.preset, args.data_dir, output, seed, progress=False, only=[])
-            print(f"{name} seed {seed}: " + (f"wrote {payload['path']}" if payload["path"] else
-                                              f"runs still to train: {', '.join(payload['skipped'])}"), flush=True)
-    write_status()
-    return 0
+    status = Launcher(args, queue, times, slowdown).run()
+    return 1 if status["failed"] else 0
 
 
 if __name__ == "__main__":

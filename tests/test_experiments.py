@@ -3,6 +3,7 @@ result file whose numbers obey the experiment's own definitions; the CLI lists t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -109,12 +110,45 @@ def test_schema_check_finds_a_missing_key():
         check_schema("runtime", results)
 
 
-def test_resume_reuses_finished_runs(cifar_root, tmp_path):
+def test_finished_runs_are_reused_and_leave_no_checkpoint(cifar_root, tmp_path):
     first = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False)
-    assert len(list((tmp_path / "checkpoints" / "ablation-smoke-seed0").glob("*.pt"))) == 4
-    again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
+    assert not list((tmp_path / "checkpoints").rglob("*.pt"))  # deleted once each record was stored
+    with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
+        again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
     for key, record in first["results"].items():
         assert again["results"][key]["history"] == record["history"]
+
+
+def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root, tmp_path):
+    run_experiment("label-noise", "smoke", cifar_root, tmp_path, progress=False, only=["noise0.4-convnorm+bn"])
+    key = {r.run: r.key for r in planned_runs("label-noise", "smoke", cifar_root, tmp_path)}["noise0.4-convnorm+bn"]
+    record = json.loads(run_record_path(key, "smoke", 0, tmp_path).read_text())["results"]
+    data = record["data"]
+    assert data["label_noise"] == 0.4 and data["train_fraction"] == 1.0 and data["val_fraction"] == 0.1
+    assert data["n_train"] > 0 and 0 < data["train_flip_rate"] < 1
+    assert {"lr", "epochs", "schedule", "weight_decay", "batch_size", "precision", "ramp_steps", "affine"} <= set(record)
+    assert record["ramp_steps"] == round(runners.RAMP_FRACTION * record["epochs"] * 2)  # 2 minibatches an epoch
+
+
+def test_a_partial_experiment_is_written_with_its_missing_runs_named(cifar_root, tmp_path):
+    payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
+    saved = json.loads(Path(payload["path"]).read_text())
+    missing = saved["provenance"]["runs_missing"]
+    assert "convnorm-affine1" not in missing and len(missing) == 3
+    assert saved["results"]["convnorm, affine=on"]["summary"] and saved["results"]["convnorm+bn, affine=on"] is None
+
+
+def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(cifar_root, tmp_path):
+    from convnorm.training import TrainingDiverged
+
+    def diverge(self, resume=False):
+        raise TrainingDiverged(1, "training loss became nan at epoch 1, between batches 1 and 2")
+
+    with mock.patch.object(runners.Trainer, "fit", diverge):
+        payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
+    record = payload["results"]["convnorm, affine=on"]
+    assert record["diverged"] and record["diverged_at_epoch"] == 1 and "nan" in record["reason"]
+    assert record["summary"] is None
 
 
 def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
@@ -122,14 +156,15 @@ def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
     one per call and assembles them afterwards like the others: each run record keeps
     the analysis, under a key that is not the plain training's (which has none), and the
     assembled result equals the one of a single call."""
-    runs = planned_runs("conditioning", "smoke", cifar_root, tmp_path / "split")
-    assert dict(runs)["none"] != dict(planned_runs("generalization", "smoke", cifar_root, tmp_path))["cifar10-none"]
+    runs = [(r.run, r.key) for r in planned_runs("conditioning", "smoke", cifar_root, tmp_path / "split")]
+    plain = {r.run: r.key for r in planned_runs("generalization", "smoke", cifar_root, tmp_path)}
+    assert dict(runs)["none"] != plain["cifar10-none"]
     for run, key in runs:
         payload = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[run])
         stored = json.loads(run_record_path(key, "smoke", 0, tmp_path / "split").read_text())
         assert stored["results"]["run_key"] == key and stored["results"]["layers"]
         assert stored["provenance"]["protocol_version"] == PROTOCOL_VERSION
-    assert payload["path"] is not None  # the last run completes the set: the result file is written
+    assert payload["path"] is not None and not payload["skipped"]  # the last run completes the set
     with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
         assembled = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[])
     whole = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "whole", progress=False)
@@ -189,6 +224,7 @@ def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
     (["--threads", "0"], "--threads must be a positive integer"),
     (["--run", "nope"], "run 'nope' is not a run of generalization"),
     (["--cuda-graph"], "--cuda-graph"),
+    (["--seed", "-1"], "--seed must be a non-negative integer"),
 ])
 def test_cli_user_errors_are_one_line_before_training(options, message, cifar_root, tmp_path, capsys):
     if "cuda" in " ".join(options) and torch.cuda.is_available():

@@ -1,101 +1,175 @@
-"""The GPU protocol's whole path in its smoke form, on a CPU: ``scripts/gpu_runs.py``
-schedules every run of three experiments as separate processes, shares the training two
-of them ask for in common, and assembles every result file from the run records, the
-conditioning one (which analyses each trained network) included."""
+"""The GPU protocol's whole path on a CPU, in smoke form: the plan and its prices,
+``scripts/gpu_runs.py`` training within a deadline and packing every finished training
+(and nothing half-done), bad requests refused before anything starts, and
+``scripts/device_session.sh`` end to end, as a lent window runs it."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
-from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+import pytest
 
-from convnorm.experiments import PRESETS, planned_runs, protocol_deviations
+from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from convnorm.experiments import PRESETS, gpu_plan, planned_runs, protocol_deviations
+from convnorm.training import save_results
 
 ROOT = Path(__file__).resolve().parents[1]
+SMOKE = "fast-smoke"
 
 
-def test_smoke_form_keeps_the_protocol_structure():
-    full, smoke = PRESETS["short-schedule"], PRESETS["short-schedule-smoke"]
+def test_smoke_form_keeps_the_protocol_structure_and_recipe():
+    full, smoke = PRESETS["fast"], PRESETS[SMOKE]
     assert smoke.arch is full.arch is None  # the paper's networks
     assert smoke.convergence_archs == full.convergence_archs and smoke.robust_norms == full.robust_norms
+    assert (smoke.schedule, smoke.nesterov, smoke.precision) == (full.schedule, full.nesterov, full.precision)
+    assert smoke.noise_rates == (0.4,) and smoke.fractions == (0.1,)  # the core's
     assert smoke.max_batches_per_epoch == 2 and smoke.reduced
 
 
-def test_protocol_deviations_name_the_schedule_and_sources():
-    rows = {row["setting"]: row for row in protocol_deviations("short-schedule")}
-    assert "16 epochs" in rows["schedule (CIFAR-10)"]["here"] and rows["schedule (CIFAR-10)"]["source"] == "this book"
-    assert rows["batch size"]["source"] == "authors' code" and rows["batch size"]["paper"] == "not stated"
+def test_the_fast_recipe_scales_the_papers_rate_with_the_batch():
+    fast, paper = PRESETS["fast"], PRESETS["paper"]
+    assert fast.lr / fast.batch_size == paper.lr / paper.batch_size
+    assert fast.schedule == "one-cycle" and fast.precision == "mixed" and fast.nesterov
+    assert (fast.max_train, fast.max_val, fast.max_test) == (None, None, None)  # the full split
+
+
+@pytest.mark.parametrize("preset", ["cpu", "fast", "short-schedule", "paper"])
+def test_protocol_deviations_name_a_source_and_a_reason(preset):
+    rows = protocol_deviations(preset)
+    assert all(set(row) == {"setting", "paper", "here", "source", "reason"} for row in rows)
+    assert all(row["source"] in ("paper", "authors' code", "this book") and row["reason"] for row in rows)
+    settings = {row["setting"] for row in rows}
+    for always in ("OCNN penalty", "baselines with BatchNorm", "free adversarial training",
+                   "ConvNorm's running normalizer", "conditioning study", "data-scarcity subsets"):
+        assert always in settings, (preset, always)
+    assert ("CIFAR-100" in settings) == (preset != "paper")  # the paper preset runs CIFAR-100
+
+
+def test_fast_deviations_list_every_change_of_the_recipe():
+    rows = {row["setting"]: row for row in protocol_deviations("fast")}
+    for setting in ("schedule (CIFAR-10)", "batch size and learning rate", "momentum", "weight decay", "arithmetic",
+                    "data-scarcity training length"):
+        assert rows[setting]["source"] == "this book" or setting == "data-scarcity training length", setting
+    assert "one-cycle" in rows["schedule (CIFAR-10)"]["here"] and "512" in rows["batch size and learning rate"]["here"]
     assert "training images" not in rows and "network" not in rows  # the full split, the paper's networks
-    cpu = {row["setting"] for row in protocol_deviations("cpu")}
-    assert {"network", "training images", "validation / test images"} <= cpu
-    assert all(set(row) == {"setting", "paper", "here", "source"} for row in protocol_deviations("paper"))
 
 
-def test_gpu_runs_end_to_end_in_smoke_form(cifar_root, tmp_path):
-    preset = "short-schedule-smoke"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), "--preset", preset, "--output", str(tmp_path),
-               "--logs", str(tmp_path / "logs"), "--jobs", "2", "--no-cuda-graph", "generalization:0", "ablation:0", "conditioning:0"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
-    output = tmp_path / preset
-    status = json.loads((output / "gpu_runs_status.json").read_text())
-    assert not status["failed"] and not status["not_started"] and not status["running"]
-    # generalization trains 4 networks and the ablation 4, two of which generalization shares;
-    # conditioning's 5 are its own (each keeps its analysis)
-    assert len(status["finished"]) == 11
-    assert len(list((output / "runs" / f"{preset}-seed0").glob("*.json"))) == 11
-    for name in ("generalization", "ablation", "conditioning"):
-        saved = json.loads((output / f"{name}-{preset}-seed0.json").read_text())
-        assert saved["provenance"]["preset"] == preset
-        assert not planned_runs(name, preset, cifar_root, output, 0, missing=True)
-    general = json.loads((output / f"generalization-{preset}-seed0.json").read_text())["results"]["cifar10"]
-    ablation = json.loads((output / f"ablation-{preset}-seed0.json").read_text())["results"]
-    assert general["convnorm+bn"] == ablation["convnorm+bn, affine=on"]  # one training, read twice
-    assert general["convnorm+bn"]["arch"] == "resnet18"
-    conditioning = json.loads((output / f"conditioning-{preset}-seed0.json").read_text())["results"]
-    assert conditioning["none"]["rho"] == 1 and all(record["layers"] for record in conditioning.values())
+def test_requests_are_parsed_and_bad_ones_refused():
+    request = gpu_plan.Request.parse("generalization:0-2/cifar10-bn,cifar10-convnorm+bn")
+    assert request.seeds == (0, 1, 2) and request.runs == ("cifar10-bn", "cifar10-convnorm+bn")
+    assert gpu_plan.Request.parse("ablation:0,2").seeds == (0, 2)
+    for text, message in (("generalization:3-1", "FIRST <= LAST"), ("generalisation:0", "experiment must be"),
+                          ("runtime:0", "trains nothing"), ("ablation", "expected EXPERIMENT:SEEDS"),
+                          ("ablation:-1", "FIRST <= LAST")):
+        with pytest.raises(ValueError, match=message):
+            gpu_plan.Request.parse(text)
 
 
-def _gpu_runs(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+def test_the_core_runs_seed_by_seed(cifar_root, tmp_path):
+    jobs = gpu_plan.jobs((gpu_plan.CORE,), SMOKE, tmp_path, cifar_root)
+    assert len(jobs) == 3 * 3 * 2  # three seeds, three conditions, two networks
+    assert [job.seed for job in jobs] == sorted(job.seed for job in jobs)
+    assert {job.settings["norm"] for job in jobs} == {"bn", "convnorm+bn"}
+    assert {job.settings["data"].get("label_noise", 0) for job in jobs} == {0, 0.4}
+    assert {job.settings["data"]["train_fraction"] for job in jobs} == {1.0, 0.1}
+
+
+def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1) -> Path:
+    """A calibration record with every core network at one step time."""
+    entries = [{"arch": "resnet18", "norm": norm, "precision": "fp32", "batch": 50, "cuda_graph": False,
+                "train_s_per_image": seconds_per_image, "forward_s_per_image": seconds_per_image / 3}
+               for norm in ("bn", "convnorm+bn")]
+    results = {"setup": {"gpu": "cpu (test)"}, "step_times": entries,
+               "concurrency": {"jobs": jobs, "slowdown": 1.0, "mode": "test"}}
+    return save_results(tmp_path / "calibration.json", {"experiment": "calibrate_gpu"}, results)
+
+
+def test_the_plan_prices_the_core_from_step_times(cifar_root, tmp_path):
+    times = gpu_plan.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
+    core = gpu_plan.plan((gpu_plan.CORE,), SMOKE, tmp_path, times, cifar_root)
+    assert sum(line.trainings for line in core) == 18
+    job = gpu_plan.jobs((gpu_plan.CORE,), SMOKE, tmp_path, cifar_root)[0]
+    data, config = job.settings["data"], job.settings["config"]
+    expected = config.epochs * (100 * 1e-3 + (data["n_val"] + data["n_test"]) * 1e-3 / 3)  # 2 batches of 50
+    assert gpu_plan.estimate(job, times, "fp32").seconds == pytest.approx(expected)
+    _, stand_in = times.lookup("vgg16", "oni+bn", "bf16")
+    assert "vgg16 oni+bn bf16 not measured" in stand_in and "resnet18 bn fp32" in stand_in
+
+
+def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), *args], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
-    unknown = _gpu_runs("--output", str(tmp_path), "--data-dir", cifar_root, "generalisation:0-3")
-    timing = _gpu_runs("--output", str(tmp_path), "--data-dir", cifar_root, "ablation:0", "runtime:0")
-    no_data = _gpu_runs("--status", "--output", str(tmp_path), env={"CONVNORM_DATA_DIR": ""})
-    for done, message in ((unknown, "experiment must be one of"), (timing, "runtime trains nothing"),
-                          (no_data, "no data directory given")):
-        assert done.returncode == 2 and done.stderr.startswith(f"error: {message}")
+    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
+    cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),
+             (("ablation:0", "runtime:0"), "runtime trains nothing"), (("--jobs", "0", "ablation:0"), "--jobs"),
+             (("generalization:0/cifar10-nope",), "is not a run of generalization"),
+             (("--deadline", "-5", "ablation:0"), "--deadline"))
+    for args, message in cases:
+        done = _gpu_runs(*common, *args)
+        assert done.returncode == 2 and done.stderr.startswith("error: ") and message in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    no_data = _gpu_runs("--status", "--output", str(tmp_path), env={"CONVNORM_DATA_DIR": ""})
+    assert no_data.returncode == 2 and "no data directory given" in no_data.stderr
     assert not any(tmp_path.iterdir())  # nothing was started or written
 
 
+def _packed(archive: Path) -> dict[str, dict]:
+    with tarfile.open(archive) as tar:
+        return {m.name: json.load(tar.extractfile(m)) for m in tar.getmembers() if m.isfile()}
+
+
+def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp_path):
+    """Step times far below the real ones make every training seem to fit; the deadline
+    then stops the one running, which leaves no record, while the finished ones are packed."""
+    calibration = _calibration(tmp_path, 1e-7)  # (the cpu preset: a small training, then a long one)
+    done = _gpu_runs("--preset", "cpu", "--output", str(tmp_path / "results"), "--data-dir", cifar_root,
+                     "--calibration", str(calibration), "--deadline", "60", "--pack", str(tmp_path / "out"),
+                     "--logs", str(tmp_path / "logs"), "data-scarcity:0/subset0.1-bn",
+                     "generalization:0/cifar10-convnorm+bn")
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = json.loads((tmp_path / "out" / "status.json").read_text())
+    assert status["cut_at_deadline"] and status["finished"], status
+    packed = _packed(tmp_path / "out" / "results.tgz")
+    runs = {name: data for name, data in packed.items() if "/runs/" in name}
+    assert len(runs) == len(status["finished"])  # every finished training, and nothing else
+    for data in runs.values():
+        assert data["results"]["summary"] and not data["results"]["diverged"]
+    cut = status["cut_at_deadline"][0]
+    assert (cut["experiment"], cut["run"]) == ("generalization", "cifar10-convnorm+bn")
+    stored = tmp_path / "results" / "cpu" / "runs" / "cpu-seed0"
+    cut_key = next(p.key for p in planned_runs("generalization", "cpu", cifar_root, tmp_path, 0) if p.run == cut["run"])
+    assert not (stored / f"{cut_key}.json").exists() and not list(stored.glob("*.tmp"))
+
+
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
-    """``scripts/device_session.sh`` end to end, as a lent GPU session's first call runs it
-    (the CUDA steps skip or fail on a CPU and the session goes on): the run time timed
-    alone, the runs launched in the background and watched to their end, and an archive
-    that unpacks into the repository's own layout."""
-    env = {**os.environ, "PHASE": "start", "PRESET": "short-schedule-smoke", "COMMIT": "0" * 40,
-           "RUNS": "ablation:0", "JOBS": "2", "WATCH_S": "400", "WORK": str(tmp_path / "work"),
-           "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"}
+    """``scripts/device_session.sh`` end to end, as a lent window runs it, under a deadline:
+    the calibration, then the core's trainings until the deadline, each finished one
+    packed in an archive that unpacks into the repository's own layout."""
+    env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": "120", "WORK": str(tmp_path / "work"),
+           "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1",
+           "PYTHON": sys.executable, "CALIBRATION_S": "5",
+           "CALIBRATION_ARGS": "--networks resnet18:bn --batches 2 --runtime-batch 4",
+           "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn"}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh")], env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0 and "the runs have ended" in done.stdout, done.stdout + done.stderr
-    repository = tmp_path / "repository"
-    repository.mkdir()
-    subprocess.run(["tar", "xzf", str(tmp_path / "out" / "results.tgz"), "-C", str(repository)], check=True)
-    stored = repository / "results" / "short-schedule-smoke"
-    for name in ("ablation", "runtime"):
-        saved = json.loads((stored / f"{name}-short-schedule-smoke-seed0.json").read_text())
-        assert saved["provenance"]["git_commit"] == "0" * 40 and saved["results"]
-    assert len(list((stored / "runs" / "short-schedule-smoke-seed0").glob("*.json"))) == 4
-    assert not (stored / "checkpoints").exists() and not (stored / "gpu_runs_status.json").exists()
-    logs = subprocess.run(["tar", "tzf", str(tmp_path / "out" / "logs.tgz")], capture_output=True, text=True).stdout
-    assert "logs/gpu_runs_status.json" in logs and "logs/runtime.log" in logs
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = json.loads((tmp_path / "out" / "status.json").read_text())
+    assert status["finished"] and not status["failed"]
+    packed = _packed(tmp_path / "out" / "results.tgz")
+    assert any(name.startswith("benchmarks/results/gpu_calibration_cpu") for name in packed)
+    runs = [data for name, data in packed.items() if name.startswith(f"results/{SMOKE}/runs/{SMOKE}-seed")]
+    assert len(runs) == len(status["finished"])
+    assert all(data["provenance"]["git_commit"] == "0" * 40 for data in runs)
+    general = packed[f"results/{SMOKE}/generalization-{SMOKE}-seed0.json"]
+    assert general["results"]["cifar10"]["bn"]["summary"] and general["provenance"]["runs_missing"] == [
+        "cifar10-none", "cifar10-convnorm"]
+    with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
+        assert "logs/calibration.log" in tar.getnames()

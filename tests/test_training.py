@@ -56,12 +56,69 @@ def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
 
 
 @pytest.mark.parametrize("norm", ["bn", "convnorm+bn"])
-def test_mixed_precision_and_truncated_epochs(tiny_cifar, norm):
-    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=1, amp=True, batch_size=50, max_batches_per_epoch=3),
-                           norm=norm)
+def test_mixed_precision_channels_last_and_truncated_epochs(tiny_cifar, norm):
+    config = TrainConfig(epochs=1, precision="bf16", batch_size=50, max_batches_per_epoch=3, channels_last=True,
+                         nesterov=True)
+    trainer = make_trainer(tiny_cifar, config, norm=norm)
     history = trainer.fit()
     assert trainer.steps == 3 and history.train_loss[0] > 0 and 0 <= history.test_acc[0] <= 1
     assert trainer.loaders["train"].batch_size == 50 and trainer.loaders["train"].augment
+    kernels = [p for p in trainer.model.parameters() if p.dim() == 4 and p.shape[-1] > 1]
+    assert kernels and all(k.is_contiguous(memory_format=torch.channels_last) for k in kernels)
+    assert trainer.optimizer.param_groups[0]["nesterov"]
+
+
+def test_the_callers_loaders_are_left_as_they_were(tiny_cifar):
+    loaders = tiny_cifar.loaders(batch_size=37, augment=False, seed=5)
+    make_trainer_with = Trainer(build_model("small", "bn", width=4), loaders, TrainConfig(epochs=1, batch_size=100),
+                                progress=False, device="cpu")
+    make_trainer_with.fit()
+    train = loaders["train"]
+    assert (train.batch_size, train.augment, train.seed) == (37, False, 5)
+    assert make_trainer_with.loaders["train"].batch_size == 100 and make_trainer_with.loaders["train"].augment
+
+
+def test_one_cycle_schedule_rises_then_falls_to_zero():
+    from convnorm.training.schedule import lr_factor
+
+    factors = [lr_factor("one-cycle", t, 10, 5, warmup_fraction=0.2) for t in range(50)]
+    peak = factors.index(max(factors))
+    assert max(factors) == 1 and peak == 9  # the warm-up ends after 20 % of the 50 minibatches
+    assert all(a < b for a, b in zip(factors[:peak], factors[1:peak + 1]))  # strictly rising
+    assert all(a > b for a, b in zip(factors[peak + 1:], factors[peak + 2:]))  # then strictly falling
+    assert factors[0] == pytest.approx(0.1) and factors[-1] == pytest.approx(1 / 40)  # zero after the last step
+    steps = [lr_factor("step", t, 10, 5, (2, 4), 0.1) for t in range(50)]
+    assert steps[19] == 1 and steps[20] == pytest.approx(0.1) and steps[40] == pytest.approx(0.01)
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        lr_factor("cosine", 0, 10, 5)
+
+
+def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_cifar):
+    config = TrainConfig(epochs=2, batch_size=100, lr=0.4, schedule="one-cycle", warmup_fraction=0.5)
+    trainer = make_trainer(tiny_cifar, config)
+    seen = []
+    step = trainer._standard_step
+    trainer._standard_step = lambda x, y, share: (seen.append(trainer.optimizer.param_groups[0]["lr"]),
+                                                  step(x, y, share))[1]
+    history = trainer.fit()
+    assert seen == pytest.approx([0.4 * f for f in (0.25, 0.5, 0.75, 1.0, 1.0, 0.75, 0.5, 0.25)])
+    assert history.lr == pytest.approx([0.1, 0.4])  # the rate at each epoch's first minibatch
+
+
+def test_a_diverging_training_says_at_which_epoch(tiny_cifar):
+    from convnorm.training import TrainingDiverged
+
+    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=3, batch_size=100, milestones=()))
+    original = trainer._loss
+
+    def poisoned(x, y, share=1.0):
+        loss, logits = original(x, y, share)
+        return (loss * float("inf") if trainer.batches > 4 else loss), logits
+
+    trainer._loss = poisoned
+    with pytest.raises(TrainingDiverged, match="epoch 2") as caught:
+        trainer.fit()
+    assert caught.value.epoch == 2 and trainer.history.epoch == [1]
 
 
 def test_regularizer_enters_the_loss(tiny_cifar):
@@ -83,6 +140,10 @@ def test_config_validation_and_paper_defaults():
         TrainConfig(epochs=0)
     with pytest.raises(ValueError, match="lr"):
         TrainConfig(lr=float("nan"))
+    with pytest.raises(ValueError, match="precision must be one of"):
+        TrainConfig(precision="half")
+    with pytest.raises(ValueError, match="warmup_fraction"):
+        TrainConfig(warmup_fraction=1.5)
 
 
 def test_results_file_has_provenance(tmp_path):
@@ -127,13 +188,13 @@ def test_keep_best_restores_the_best_validation_epoch(tiny_cifar):
         make_trainer(tiny_cifar, config).load_best()
 
 
-def test_cuda_graph_needs_cuda_and_excludes_amp_and_free_training():
+def test_cuda_graph_needs_cuda_and_excludes_fp16_and_free_training():
     images = torch.zeros(4, 3, 8, 8, dtype=torch.uint8)
     loader = BatchLoader(images, torch.zeros(4, dtype=torch.long))
     with pytest.raises(ValueError, match="cuda_graph needs a CUDA device"):
         Trainer(build_model("small", "bn", 10, width=4), {"train": loader}, TrainConfig(epochs=1, cuda_graph=True),
                 device="cpu", progress=False)
-    for bad in ({"amp": True}, {"free_replays": 4}):
+    for bad in ({"precision": "fp16"}, {"free_replays": 4}):
         with pytest.raises(ValueError, match="cuda_graph cannot be combined"):
             TrainConfig(epochs=1, cuda_graph=True, **bad)
 

@@ -20,6 +20,7 @@ directory, which may be shared or read-only) and later loads read those. Nothing
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import io
@@ -243,18 +244,25 @@ def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
             f"decoding {source.path} (the JPEG copy of CIFAR-10) needs Pillow: pip install pillow; or put the "
             f"official archive {_OFFICIAL['cifar10'].archive} in {source.path.parent} instead") from error
 
-    images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {"train": [], "test": []}
     remedy = "delete the archive and put a good copy there"
+    members: list[tuple[str, str, str, bytes]] = []  # (split, class, file, JPEG bytes), in archive order
     with _reading(source.path, remedy), tarfile.open(source.path, "r:xz") as tar:
         for member in tar:
             parts = member.name.strip("./").split("/")
-            if not member.isfile() or len(parts) != 3 or not parts[2].endswith(".jpg"):
-                continue
-            split, cls, file = parts
-            data = tar.extractfile(member).read()
-            with _reading(f"{source.path} (member {member.name})", remedy):
-                pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
-            images[split].append(((CIFAR10_CLASSES.index(cls), file), pixels.transpose(2, 0, 1)))
+            if member.isfile() and len(parts) == 3 and parts[2].endswith(".jpg"):
+                members.append((*parts, tar.extractfile(member).read()))
+
+    def decode(member: tuple[str, str, str, bytes]) -> np.ndarray:
+        split, cls, file, data = member
+        with _reading(f"{source.path} (member {split}/{cls}/{file})", remedy):
+            return np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
+
+    # Pillow releases the interpreter lock while it decodes, so threads decode in parallel
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, os.cpu_count() or 1)) as pool:
+        decoded = list(pool.map(decode, members, chunksize=256))
+    images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {"train": [], "test": []}
+    for (split, cls, file, _), pixels in zip(members, decoded):
+        images[split].append(((CIFAR10_CLASSES.index(cls), file), pixels))
     arrays = {}
     for split, items in images.items():
         items.sort(key=lambda item: item[0])

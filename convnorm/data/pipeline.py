@@ -223,6 +223,7 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
         info.update(label_noise=label_noise, noise_include_true_class=noise_include_true_class,
                     train_flip_rate=noisy[0].flip_rate, val_flip_rate=noisy[1].flip_rate,
                     expected_flip_rate=noisy[0].expected_flip_rate)
-    info.update(n_train=len(train[1]), n_val=len(val[1]), n_test=len(test[1]), source=source.description)
+    info.update(n_train=len(train[1]), n_val=len(val[1]), n_test=len(test[1]), copy=source.kind,
+                source=source.description)
     indices = {"train": train_idx, "val": val_idx, "test": test_idx}
     return CifarSplits(train, val, test, num_classes, source, info, indices)

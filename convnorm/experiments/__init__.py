@@ -16,8 +16,9 @@ with their provenance; checkpoints to ``results/checkpoints/`` (``--resume``
 continues from them).
 """
 from .presets import PRESETS, Preset, get_preset, protocol_deviations
-from .runners import (EXPERIMENTS, PROTOCOL_VERSION, Analysis, Context, Experiment, planned_runs, result_path,
-                      run_experiment, run_key, run_record_path)
+from .runners import (EXPERIMENTS, PROTOCOL_VERSION, Analysis, Context, Experiment, PlannedRun, planned_runs,
+                      result_path, run_experiment, run_key, run_record_path)
 
-__all__ = ["EXPERIMENTS", "PRESETS", "PROTOCOL_VERSION", "Analysis", "Context", "Experiment", "Preset", "get_preset",
+__all__ = ["EXPERIMENTS", "PRESETS", "PROTOCOL_VERSION", "Analysis", "Context", "Experiment", "PlannedRun", "Preset",
+           "get_preset",
            "planned_runs", "protocol_deviations", "result_path", "run_experiment", "run_key", "run_record_path"]

@@ -40,9 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="random seed (the paper averages 3-4 seeds)")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints of an earlier run")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    parser.add_argument("--amp", action="store_true", help="mixed precision (float16 on CUDA, bfloat16 on CPU)")
     parser.add_argument("--cuda-graph", action="store_true",
-                        help="replay each training step from one captured CUDA graph (CUDA; not with --amp)")
+                        help="replay each training step from one captured CUDA graph (CUDA; not where the preset's "
+                             "precision resolves to float16)")
     parser.add_argument("--run", action="append", default=None, metavar="RUN",
                         help="train only this run of the experiment (repeatable; see --list-runs); the result "
                              "file is written once every run is stored")
@@ -86,9 +86,9 @@ def _check(args: argparse.Namespace) -> None:
     """Raise ValueError (naming the option) for any bad option, before anything runs."""
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads must be a positive integer, got {args.threads}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     device = _check_device(args.device)
-    if args.cuda_graph and args.amp:
-        raise ValueError("--cuda-graph cannot be combined with --amp")
     if args.cuda_graph and distributed.launched_processes() > 1:
         raise ValueError("--cuda-graph cannot be combined with data-parallel training (torchrun with more than "
                          "one process)")
@@ -98,6 +98,11 @@ def _check(args: argparse.Namespace) -> None:
         on_cuda = device.type == "cuda" if device is not None else torch.cuda.is_available()
         if not on_cuda:
             raise ValueError("--cuda-graph needs a CUDA device")
+        from ..training.mixed_precision import needs_loss_scaling, resolve_precision
+
+        if needs_loss_scaling(resolve_precision(PRESETS[args.preset].precision, device or "cuda")):
+            raise ValueError(f"--cuda-graph: preset {args.preset!r} trains in float16 on this GPU, whose loss "
+                             "scaling cannot be captured in a graph")
     if not args.list_runs:
         _check_output(args.output)
 
@@ -117,12 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.list_runs:
             runs = planned_runs(args.name, args.preset, args.data_dir, args.output, args.seed, missing=True)
             if distributed.is_main():
-                for run, key in runs:
-                    print(f"{run}\t{key}")
+                for planned in runs:
+                    print(f"{planned.run}\t{planned.key}")
             return 0
         payload = run_experiment(args.name, args.preset, args.data_dir, args.output, args.seed, args.resume,
-                                 not args.no_progress, args.device, args.download, args.amp, args.run,
-                                 args.cuda_graph)
+                                 not args.no_progress, args.device, args.download, args.run, args.cuda_graph)
     except (CifarNotFoundError, ValueError, OSError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -130,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         distributed.teardown()
     if not distributed.is_main():
         return 0
+    missing = f"; runs still to train: {', '.join(payload['skipped'])}" if payload["skipped"] else ""
     if payload["path"] is None:
-        print(f"trained {', '.join(args.run or [])}; runs still to train: {', '.join(payload['skipped'])}")
+        print(f"trained {', '.join(args.run or [])}{missing}")
     else:
-        print(f"wrote {payload['path']}")
+        print(f"wrote {payload['path']}{missing}")
     return 0
 
 

@@ -24,13 +24,19 @@ analysis of a trained network (attacks, condition numbers) runs in every process
 alike, and process 0 alone decides whether a run record exists (the others receive
 it) and writes run records, checkpoints and the result file.
 
-Choices the paper leaves open, made here and recorded in every result file:
-ONI trains with learning rate 0.01 (the paper's footnote: 0.1 diverges); OCNN uses
-λ = 0.01 (the paper's appendix: chosen on the validation set), 1e-4 in the adversarial
-experiment (the paper's footnote);
-in the adversarial, label-noise and data-scarcity comparisons the baselines SN, ONI and
-OCNN are followed by BatchNorm like ConvNorm (``X+bn``); in SimBA and conditioning
-no network has BatchNorm.
+A training that diverges (its loss stops being finite) is stored as such: its record
+says ``diverged``, at which epoch and why, and holds no summary, so no number is ever
+read from a partial history.
+
+Choices the paper leaves open, made here and recorded in every result file (all of them
+are listed with their reasons by :func:`~convnorm.experiments.presets.protocol_deviations`):
+ONI trains at a tenth of the base learning rate (the paper's footnote: 0.01, since 0.1
+diverges); OCNN uses λ = 0.01 (the paper's appendix: chosen on the validation set), 1e-4
+in the adversarial experiment (the paper's footnote); in the adversarial, label-noise and
+data-scarcity comparisons the baselines SN, ONI and OCNN are followed by BatchNorm like
+ConvNorm (``X+bn``); in SimBA and conditioning no network has BatchNorm. ConvNorm's running
+normalizer ramps over the same share of the training as the authors' 40,000 of the
+paper's 42,240 steps.
 """
 from __future__ import annotations
 
@@ -47,21 +53,25 @@ import torch.nn as nn
 
 from ..data import BatchLoader, CifarSplits, prepare_cifar
 from ..models import build_model
-from ..training import (TrainConfig, Trainer, distributed, load_results, paper_config, provenance,
-                        save_results, seed_everything)
+from ..training import (TrainConfig, Trainer, TrainingDiverged, distributed, load_results, paper_config,
+                        provenance, save_results, seed_everything)
+from ..training.mixed_precision import resolve_precision
 from . import schema as schemas
 from .presets import Preset, get_preset
 
-ONI_LR = 0.01
+#: ONI trains at the base learning rate divided by this (the paper: 0.01 where the others take 0.1)
+ONI_LR_DIVISOR = 10
 OCNN_LAMBDA = 1e-2
 OCNN_LAMBDA_ADVERSARIAL = 1e-4
+#: the share of a training over which ConvNorm's running normalizer ramps: the authors'
+#: 40,000 steps of the paper's 42,240 (120 epochs of 352 minibatches)
+RAMP_FRACTION = 40_000 / (120 * 352)
 
 #: The version of what the experiments compute, raised with every correction to it and
 #: written into every result file and run record, so that which corrections a record
-#: includes can be read from the record alone (a shallow clone has no history to place
-#: its commit in). Version 1: ConvNorm layers that no BatchNorm follows keep their bias;
-#: the conditioning analysis takes the operator the trained network applies.
-PROTOCOL_VERSION = 1
+#: includes is read from the record alone (``convnorm_book.results.records.PROTOCOL_CHANGES``
+#: says what each version changed).
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,16 @@ class Analysis:
 
     settings: dict
     apply: Callable[[Trainer, dict], None]
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One training an experiment asks for: its name within the experiment, its
+    :func:`run_key`, and the settings that define it (:meth:`Context.settings`)."""
+
+    run: str
+    key: str
+    settings: dict
 
 
 @dataclass
@@ -89,12 +109,11 @@ class Context:
     progress: bool = True
     device: torch.device = field(default_factory=lambda: torch.device("cuda" if torch.cuda.is_available() else "cpu"))
     download: bool = False
-    amp: bool = False
     cuda_graph: bool = False
     only: frozenset[str] | None = None
     data_used: set = field(default_factory=set)
-    planned: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    planned: list[PlannedRun] = field(default_factory=list)
+    skipped: list[PlannedRun] = field(default_factory=list)
     _splits: dict = field(default_factory=dict)
 
     def splits(self, dataset: str = "cifar10", **kwargs) -> CifarSplits:
@@ -118,81 +137,128 @@ class Context:
     def run_record(self, key: str) -> Path:
         return run_record_path(key, self.preset.name, self.seed, self.output)
 
-    def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
-              adversarial: bool = False, augment: bool = True, regularize: bool = True,
-              lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
-              analysis: Analysis | None = None) -> dict | None:
-        """Build ``arch`` with ``norm``, train it under this preset, apply ``analysis``
-        to the trained network if given, and return the record (history, summary,
-        settings, the analysis's findings; ``diverged`` if the training did).
-
-        A stored run record with the same :func:`run_key` is returned instead, and a new
-        one is stored. A run outside ``only`` is not trained: it is listed in
-        ``skipped`` and None comes back."""
+    def config(self, norm: str, splits: CifarSplits, *, adversarial: bool = False, augment: bool = True,
+               regularize: bool = True, lr_decay: bool = True) -> TrainConfig:
+        """The :class:`TrainConfig` of one training of ``norm`` under this preset: its
+        recipe, the adversarial schedule if ``adversarial``, and the paper's switches for
+        the convergence study (no augmentation, weight decay or learning-rate decay)."""
         p = self.preset
-        arch = arch or self.arch()
-        dataset = "cifar100" if splits.num_classes == 100 else "cifar10"
         if adversarial:
             epochs, milestones = p.adv_epochs, p.adv_milestones
         elif p.name == "paper":
-            schedule = paper_config(dataset)
+            schedule = paper_config(_dataset(splits))
             epochs, milestones = schedule.epochs, schedule.milestones
         else:
             epochs, milestones = p.epochs, p.milestones
-        base = norm.partition("+")[0]
-        config = TrainConfig(
+        schedule = p.schedule if lr_decay or p.schedule == "step" else "warm-up"
+        return TrainConfig(
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
-            lr=ONI_LR if base == "oni" else 0.1, weight_decay=1e-4 if regularize else 0.0,
-            augment=augment, seed=self.seed, free_replays=4 if adversarial else 0, amp=self.amp,
+            lr=p.lr / ONI_LR_DIVISOR if _base(norm) == "oni" else p.lr, nesterov=p.nesterov,
+            weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
+            warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
+            free_replays=4 if adversarial else 0, precision=resolve_precision(p.precision, self.device),
             max_batches_per_epoch=p.max_batches_per_epoch, cuda_graph=self.cuda_graph and not adversarial,
+            channels_last=self.device.type == "cuda" and p.precision == "mixed",
         )
-        ocnn_lambda = (OCNN_LAMBDA_ADVERSARIAL if adversarial else OCNN_LAMBDA) if base == "ocnn" else None
-        settings = {"preset": p.name, "arch": arch, "norm": norm, "affine": affine, "ocnn_lambda": ocnn_lambda,
+
+    def settings(self, arch: str, norm: str, splits: CifarSplits, config: TrainConfig, affine: bool,
+                 analysis: Analysis | None) -> dict:
+        """Everything that defines one training: preset, network, normalization options,
+        the data (sizes, noise rate and flips, training fraction), the config, the OCNN
+        weight, the normalizer's ramp, and the analysis applied after it."""
+        ocnn_lambda = ((OCNN_LAMBDA_ADVERSARIAL if config.free_replays else OCNN_LAMBDA)
+                       if _base(norm) == "ocnn" else None)
+        settings = {"preset": self.preset.name, "arch": arch, "norm": norm, "affine": affine,
+                    "ocnn_lambda": ocnn_lambda, "ramp_steps": ramp_steps(config, splits),
                     "data": {k: v for k, v in splits.info.items() if k != "source"}, "config": config}
         if distributed.world_size() > 1 and self.device.type != "cuda" and "bn" in norm.split("+"):
             # BatchNorm statistics per process (no SyncBatchNorm off CUDA): another training
             settings["per_process_batchnorm"] = distributed.world_size()
         if analysis is not None:
             settings["analysis"] = {"experiment": self.experiment, **analysis.settings}
+        return settings
+
+    def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
+              adversarial: bool = False, augment: bool = True, regularize: bool = True,
+              lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
+              analysis: Analysis | None = None) -> dict | None:
+        """The record of one training of ``arch`` with ``norm``: found stored under its
+        :func:`run_key`, else trained now (and ``analysis`` applied to the trained
+        network) and stored. A run outside ``only`` is not trained: it is listed in
+        ``skipped`` and None comes back."""
+        arch = arch or self.arch()
+        config = self.config(norm, splits, adversarial=adversarial, augment=augment, regularize=regularize,
+                             lr_decay=lr_decay)
+        settings = self.settings(arch, norm, splits, config, affine, analysis)
         key = run_key(settings)
-        self.planned.append((run, key))
+        self.planned.append(PlannedRun(run, key, settings))
         stored = self.run_record(key)
         found = distributed.from_main(lambda: load_results(stored)["results"] if stored.exists() else None)
         if found is not None:
             self.data_used.add(splits.source.description)
             return found
         if self.only is not None and run not in self.only:
-            self.skipped.append((run, key))
+            self.skipped.append(self.planned[-1])
             return None
+        return self._train(run, settings, splits, keep_best, analysis, stored)
+
+    def _train(self, run: str, settings: dict, splits: CifarSplits, keep_best: bool, analysis: Analysis | None,
+               stored: Path) -> dict:
+        """Train the network ``settings`` describe, apply ``analysis``, store the record."""
+        p, config, norm = self.preset, settings["config"], settings["norm"]
         start = time.perf_counter()
         seed_everything(self.seed)
-        model = build_model(arch, norm, splits.num_classes, p.width, dataset, affine=affine)
+        model = build_model(settings["arch"], norm, splits.num_classes, p.width, _dataset(splits),
+                            affine=settings["affine"], ramp_steps=settings["ramp_steps"])
         regularizer = None
-        if base == "ocnn":
+        if settings["ocnn_lambda"] is not None:
             from ..baselines import OCNNRegularizer
 
-            regularizer = OCNNRegularizer(ocnn_lambda)
-        loaders = splits.loaders(p.batch_size, augment=augment, seed=self.seed, device=self.device)
-        trainer = Trainer(model, loaders, config, self.checkpoint(run), regularizer, self.progress,
-                          self.device, keep_best)
-        record = {"arch": arch, "norm": norm, "lr": config.lr, "epochs": epochs,
-                  "milestones": list(config.milestones), "augment": augment, "weight_decay": config.weight_decay,
-                  "ocnn_lambda": ocnn_lambda, "affine": affine}
+            regularizer = OCNNRegularizer(settings["ocnn_lambda"])
+        loaders = splits.loaders(p.batch_size, augment=config.augment, seed=self.seed, device=self.device)
+        trainer = Trainer(model, loaders, config, self.checkpoint(run), regularizer, self.progress, self.device,
+                          keep_best)
+        record = {"arch": settings["arch"], "norm": norm, "affine": settings["affine"],
+                  "ocnn_lambda": settings["ocnn_lambda"], "ramp_steps": settings["ramp_steps"],
+                  "data": settings["data"], "lr": config.lr, "epochs": config.epochs,
+                  "milestones": list(config.milestones), "schedule": config.schedule, "augment": config.augment,
+                  "weight_decay": config.weight_decay, "batch_size": config.batch_size,
+                  "precision": config.precision, "run_key": stored.stem, "cuda_graph": config.cuda_graph}
         try:
             history = trainer.fit(resume=self.resume)
-            record["diverged"] = False
-        except FloatingPointError as error:
-            history = trainer.history
-            record.update(diverged=True, error=str(error))
-        record.update(history=history.as_dict(), summary=history.summary(), run_key=key,
-                      cuda_graph=config.cuda_graph)
+            record.update(diverged=False, history=history.as_dict(), summary=history.summary())
+        except TrainingDiverged as error:
+            # the partial history is kept to be looked at, never summarised
+            record.update(diverged=True, diverged_at_epoch=error.epoch, reason=error.reason,
+                          history=trainer.history.as_dict(), summary=None)
         if analysis is not None:
             analysis.apply(trainer, record)
         if distributed.is_main():
             block = _provenance(self.experiment, p.name, self.seed, splits.source.description,
                                 time.perf_counter() - start, self.device)
             save_results(stored, block, record)
+        if trainer.checkpoint is not None and distributed.is_main():
+            trainer.checkpoint.unlink(missing_ok=True)  # the record holds what the run was for
         return record
+
+
+def _base(norm: str) -> str:
+    """The normalization of ``norm`` before any following BatchNorm (``"oni"`` of ``"oni+bn"``)."""
+    return norm.partition("+")[0]
+
+
+def _dataset(splits: CifarSplits) -> str:
+    return "cifar100" if splits.num_classes == 100 else "cifar10"
+
+
+def ramp_steps(config: TrainConfig, splits: CifarSplits) -> int:
+    """How many training forwards ConvNorm's running normalizer ramps over:
+    :data:`RAMP_FRACTION` of the training's forwards (minibatches times replays), so that
+    a shortened training leaves the ramp at the same point of its course as the paper's."""
+    batches = math.ceil(len(splits.train[1]) / config.batch_size)
+    if config.max_batches_per_epoch is not None:
+        batches = min(batches, config.max_batches_per_epoch)
+    return max(1, round(RAMP_FRACTION * config.epochs * batches * max(1, config.free_replays)))
 
 
 def _provenance(*args) -> dict:
@@ -304,10 +370,9 @@ def simba_experiment(ctx: Context) -> dict:
 
 
 def _analysed(ctx: Context, norms: tuple[str, ...], splits: CifarSplits, analysis: Analysis, **options) -> dict:
-    """The analysed record of each normalization (run name = normalization), leaving out
-    the runs skipped by ``only``."""
-    records = {norm: ctx.train(norm, norm, splits, analysis=analysis, **options) for norm in norms}
-    return {norm: record for norm, record in records.items() if record is not None}
+    """The analysed record of each normalization (run name = normalization); None for a
+    run not stored and skipped by ``only``."""
+    return {norm: ctx.train(norm, norm, splits, analysis=analysis, **options) for norm in norms}
 
 
 def label_noise(ctx: Context) -> dict:
@@ -358,10 +423,8 @@ def conditioning(ctx: Context) -> dict:
         record["layers"] = None if record["diverged"] else _layer_conditioning(trainer.model.cpu().eval())
 
     out = _analysed(ctx, ("none", "sn", "oni", "ocnn", "convnorm"), ctx.splits(), Analysis({}, measure))
-    if "none" not in out:
-        return out
-    vanilla = out["none"]["layers"]
-    for record in out.values():
+    vanilla = None if out["none"] is None else out["none"]["layers"]
+    for record in (r for r in out.values() if r is not None):
         record["rho"] = None
         if vanilla is not None and record["layers"] is not None:
             ratios = [v["condition_number"] / layer["condition_number"] for v, layer in zip(vanilla, record["layers"])]
@@ -410,9 +473,12 @@ class Experiment:
     """An experiment: a one-line ``summary``, the function that ``run`` s it, the
     ``schema`` of the results it writes (what the book's tables read:
     ``convnorm.experiments.schema``), and the number of ``seeds`` its results are
-    averaged over (the paper's count where it states one: 4 for Table 1, the
-    generalization table and Fig. 4, 3 for the ablation, label noise, data scarcity and
-    SimBA; otherwise 3; one timing for the run time). An experiment that ``trains``
+    averaged over: the paper's count where it states one (4 for the generalization
+    table and Fig. 4, 3 for the ablation, label noise, data scarcity and SimBA),
+    otherwise 3, one timing for the run time, and 5 for adversarial training (the paper:
+    4), whose differences between methods are fractions of a point: with the paper's
+    spread of such a difference (about 0.7 points) the 95 % t-interval over 5 seeds is
+    about a point wide on each side, over 4 seeds about 1.1. An experiment that ``trains``
     nothing (the run time: it times steps, alone on its device) has no runs to train
     apart."""
 
@@ -431,7 +497,7 @@ EXPERIMENTS = {
     "ablation": Experiment("ConvNorm with/without its affine transform and with/without BatchNorm", ablation,
                            schemas.ABLATION),
     "adversarial": Experiment("free adversarial training, then clean/FGSM/PGD accuracy (bn, sn, oni, ocnn, "
-                              "convnorm)", adversarial, schemas.ADVERSARIAL, seeds=4),
+                              "convnorm)", adversarial, schemas.ADVERSARIAL, seeds=5),
     "simba": Experiment("SimBA black-box attack (pixel and DCT): average queries and success rate",
                         simba_experiment, schemas.SIMBA),
     "label-noise": Experiment("symmetric label noise 20-80%: maximum test accuracy (the paper's metric) and test "
@@ -458,26 +524,28 @@ def result_path(name: str, preset: str, seed: int = 0, output: str | Path = "res
 
 def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
                    seed: int = 0, resume: bool = False, progress: bool = True,
-                   device: str | torch.device | None = None, download: bool = False, amp: bool = False,
+                   device: str | torch.device | None = None, download: bool = False,
                    only: list[str] | None = None, cuda_graph: bool = False) -> dict:
     """Run experiment ``name`` under ``preset`` and write its JSON result file.
 
     ``only`` names the runs (``planned_runs``) to train in this call; the others
-    are taken from stored run records or skipped. The result file is written once no
-    run was skipped. Returns ``{"provenance", "results", "path"}`` (``path`` None and
-    ``skipped`` listing the missing runs when the file was not written).
+    are taken from stored run records or skipped. The result file holds every stored
+    run; a run still to train is ``None`` in it and named in the provenance's
+    ``runs_missing`` (so the stored part of an experiment can be read before the rest is
+    trained). Nothing is written while no run at all is stored. Returns ``{"provenance",
+    "results", "path", "skipped"}`` (``path`` None when nothing was written).
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
-    ctx = Context(name, get_preset(preset), data_dir, Path(output), int(seed), resume, progress,
-                  download=download, amp=amp, cuda_graph=cuda_graph,
-                  only=None if only is None else frozenset(only))
+    seed = check_seed(seed)
+    ctx = Context(name, get_preset(preset), data_dir, Path(output), seed, resume, progress,
+                  download=download, cuda_graph=cuda_graph, only=None if only is None else frozenset(only))
     ctx.device = distributed.setup(device if device is not None else ctx.device)
     if only is not None:
         check_trains(name)
     if only:  # (assembling, with no run named, has nothing to check)
         planned = planned_runs(name, preset, data_dir, output, seed, download=download)
-        unknown = sorted(set(only) - {run for run, _ in planned})
+        unknown = sorted(set(only) - {planned_run.run for planned_run in planned})
         if unknown:
             raise ValueError(f"run {unknown[0]!r} is not a run of {name} (see --list-runs)")
     start = time.perf_counter()
@@ -485,15 +553,24 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     block = _provenance(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
                         time.perf_counter() - start, ctx.device)
     block["preset_settings"] = ctx.preset.as_dict()
-    block["choices"] = {"oni_lr": ONI_LR, "ocnn_lambda": OCNN_LAMBDA,
-                        "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL}
-    if ctx.skipped:
-        return {"provenance": block, "results": results, "path": None, "skipped": [run for run, _ in ctx.skipped]}
+    block["choices"] = {"oni_lr_divisor": ONI_LR_DIVISOR, "ocnn_lambda": OCNN_LAMBDA,
+                        "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL, "ramp_fraction": RAMP_FRACTION}
+    skipped = [planned_run.run for planned_run in ctx.skipped]
+    block["runs_missing"] = skipped
     path = result_path(name, preset, ctx.seed, ctx.output)
+    if len(skipped) == len(ctx.planned) and EXPERIMENTS[name].trains:
+        return {"provenance": block, "results": results, "path": None, "skipped": skipped}
     if distributed.is_main():
         save_results(path, block, results)
     distributed.barrier()  # the file exists when any process returns
-    return {"provenance": block, "results": results, "path": str(path)}
+    return {"provenance": block, "results": results, "path": str(path), "skipped": skipped}
+
+
+def check_seed(seed) -> int:
+    """``seed`` as a non-negative integer (it names files: ``...-seed3.json``)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return seed
 
 
 def check_trains(name: str) -> None:
@@ -505,17 +582,17 @@ def check_trains(name: str) -> None:
 
 
 def planned_runs(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
-                 seed: int = 0, missing: bool = False, download: bool = False) -> list[tuple[str, str]]:
-    """``(run, key)`` of each training experiment ``name`` asks for under ``preset``, in
-    order (the data is read, and downloaded if ``download`` and missing; nothing is
-    trained); with ``missing``, only those without a stored run record. Two runs with one
+                 seed: int = 0, missing: bool = False, download: bool = False) -> list[PlannedRun]:
+    """Each training experiment ``name`` asks for under ``preset``, in order (the data is
+    read, and downloaded if ``download`` and missing; nothing is trained); with
+    ``missing``, only those without a stored run record. Two runs with one
     :func:`run_key` are one training."""
     if name not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
     settings = get_preset(preset)
     if not EXPERIMENTS[name].trains:
         return []
-    ctx = Context(name, settings, data_dir, Path(output), int(seed), progress=False, download=download,
+    ctx = Context(name, settings, data_dir, Path(output), check_seed(seed), progress=False, download=download,
                   only=frozenset(), device=torch.device("cpu"))
     EXPERIMENTS[name].run(ctx)
     return ctx.skipped if missing else ctx.planned

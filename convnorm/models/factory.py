@@ -35,11 +35,13 @@ NORMS = ("none", "bn", "convnorm", "convnorm+bn", "sn", "sn+bn", "oni", "oni+bn"
 
 @dataclass(frozen=True)
 class NormOptions:
-    """Options of the normalizations: ConvNorm's ``affine`` and ``eps`` (None: the
-    layer's default), ONI's ``oni_iterations`` and ``oni_scale``, SN's power iterations."""
+    """Options of the normalizations: ConvNorm's ``affine``, ``eps`` and ``ramp_steps``
+    (None: the layer's default), ONI's ``oni_iterations`` and ``oni_scale``, SN's power
+    iterations."""
 
     affine: bool = True
     eps: float | None = None
+    ramp_steps: int | None = None
     oni_iterations: int = 5
     oni_scale: float = math.sqrt(2)
     sn_iterations: int = 1
@@ -74,7 +76,8 @@ def _conv(base: str, with_bn: bool, in_channels: int, out_channels: int, kernel_
     if base == "convnorm":
         from ..layers import ConvNorm2d  # imported here: the layer lives in its own module
 
-        extra = {} if options.eps is None else {"eps": options.eps}
+        extra = {name: value for name, value in (("eps", options.eps), ("ramp_steps", options.ramp_steps))
+                 if value is not None}
         # a bias before BatchNorm is useless (BN brings one); without BN the layer keeps
         # its per-channel bias, affine or not, as the authors' affine convolution has one
         return _xavier(ConvNorm2d(*args, **kw, bias=not with_bn, affine=options.affine, **extra))

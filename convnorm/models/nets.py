@@ -110,7 +110,7 @@ def build_model(arch: str = "resnet18", norm: str = "bn", num_classes: int = 10,
                 dataset: str = "cifar10", options: NormOptions | None = None, **option_kwargs) -> nn.Module:
     """A CIFAR network ``arch`` (``resnet18``, ``vgg16`` or ``small``) with ``norm``.
 
-    ``option_kwargs`` (``affine``, ``eps``, ``oni_iterations``, ``oni_scale``,
+    ``option_kwargs`` (``affine``, ``eps``, ``ramp_steps``, ``oni_iterations``, ``oni_scale``,
     ``sn_iterations``) build a :class:`NormOptions` when ``options`` is not given.
     Call :func:`convnorm.training.seed_everything` first for a reproducible init.
     """

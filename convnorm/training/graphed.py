@@ -5,18 +5,20 @@ GPU waits on the Python that launches them; replaying one captured graph launche
 all at once (the whole-step timings in ``benchmarks/results/bench_layer_cuda*``).
 
 The graph holds forward, cross-entropy (plus a regularizer), backward and the SGD
-update. The update is written out with ``torch._foreach`` operations so that the
-learning rate can be a tensor the graph reads at each replay (a Python float would be
-baked into the captured kernels, and the schedule could not change it):
+update; the forward runs under the trainer's autocast where it asks for one (bfloat16;
+float16's loss scaling reads the gradients on the host and cannot be captured). The
+update is written out with ``torch._foreach`` operations so that the learning rate can
+be a tensor the graph reads at each replay (a Python float would be baked into the
+captured kernels, and the schedule could not change it):
 
 .. math::
 
     g \\leftarrow \\nabla L + \\lambda\\,\\theta,\\qquad
     b \\leftarrow \\mu\\, b + g,\\qquad
-    \\theta \\leftarrow \\theta - \\eta\\, b,
+    \\theta \\leftarrow \\theta - \\eta\\,(g + \\mu b) \\text{ (Nesterov) or }
+    \\theta - \\eta\\, b,
 
-PyTorch's SGD with momentum :math:`\\mu`, weight decay :math:`\\lambda`, no dampening
-and no Nesterov term. The momentum buffers are the optimizer's own
+PyTorch's SGD with momentum :math:`\\mu`, weight decay :math:`\\lambda` and no dampening. The momentum buffers are the optimizer's own
 (``optimizer.state[p]["momentum_buffer"]``, created as zeros if missing, which gives
 the same first step as PyTorch's ``b = g``), so checkpoints and eager steps taken
 between replays (a last, smaller batch) see and update the same state.
@@ -29,13 +31,13 @@ import torch
 import torch.nn as nn
 
 
-def _sgd_settings(optimizer: torch.optim.Optimizer) -> tuple[float, float]:
+def _sgd_settings(optimizer: torch.optim.Optimizer) -> tuple[float, float, bool]:
     if not isinstance(optimizer, torch.optim.SGD) or len(optimizer.param_groups) != 1:
         raise ValueError("a graphed step needs a torch.optim.SGD optimizer with one parameter group")
     group = optimizer.param_groups[0]
-    if group["nesterov"] or group["dampening"] != 0 or group["maximize"]:
-        raise ValueError("a graphed step supports SGD without Nesterov, dampening or maximize")
-    return group["momentum"], group["weight_decay"]
+    if group["dampening"] != 0 or group["maximize"]:
+        raise ValueError("a graphed step supports SGD without dampening or maximize")
+    return group["momentum"], group["weight_decay"], group["nesterov"]
 
 
 class GraphedStep:
@@ -57,7 +59,7 @@ class GraphedStep:
                  x: torch.Tensor, y: torch.Tensor, warmup: int = 3):
         if x.device.type != "cuda":
             raise ValueError(f"a CUDA graph needs CUDA tensors, got a batch on {x.device}")
-        momentum, weight_decay = _sgd_settings(optimizer)
+        momentum, weight_decay, nesterov = _sgd_settings(optimizer)
         self.shape = tuple(x.shape)
         self.params = [p for p in optimizer.param_groups[0]["params"] if p.requires_grad]
         self.buffers = [optimizer.state[p].setdefault("momentum_buffer", torch.zeros_like(p))
@@ -86,7 +88,10 @@ class GraphedStep:
                     torch._foreach_add_(grads, self.params, alpha=weight_decay)
                 torch._foreach_mul_(self.buffers, momentum)
                 torch._foreach_add_(self.buffers, grads)
-                torch._foreach_sub_(self.params, torch._foreach_mul(self.buffers, self.lr))
+                if nesterov:
+                    torch._foreach_add_(grads, self.buffers, alpha=momentum)
+                step = grads if nesterov else self.buffers
+                torch._foreach_sub_(self.params, torch._foreach_mul(step, self.lr))
             self.loss = loss.detach()
             self.correct = (logits.argmax(1) == self.y).sum()
 

@@ -11,6 +11,7 @@ import math
 import os
 import platform
 import subprocess
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,13 +75,34 @@ def _clean(value):
 
 
 def save_results(path: str | Path, provenance_block: dict, results: dict) -> Path:
-    """Write ``{"provenance": ..., "results": ...}`` as indented JSON; return the path."""
+    """Write ``{"provenance": ..., "results": ...}`` as indented JSON; return the path.
+
+    The file is written whole or not at all: the JSON goes to a temporary file beside
+    it, which then replaces ``path`` in one rename (an interruption never leaves half a
+    record that a later reader would take for a run)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"provenance": _clean(provenance_block), "results": _clean(results)}, indent=1))
+    text = json.dumps({"provenance": _clean(provenance_block), "results": _clean(results)}, indent=1)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                     delete=False) as handle:
+        handle.write(text)
+    os.replace(handle.name, path)
     return path
 
 
 def load_results(path: str | Path) -> dict:
-    """Read a file written by :func:`save_results`."""
-    return json.loads(Path(path).read_text())
+    """Read a file written by :func:`save_results`.
+
+    Raises:
+        ValueError: naming the file, when it is not valid JSON (a truncated copy) or not
+            a ``{"provenance": {...}, "results": ...}`` object.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}); "
+                         "a truncated copy? Delete it to produce it again") from None
+    if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict) or "results" not in data:
+        raise ValueError(f"{path}: not a result file (expected an object with 'provenance' and 'results')")
+    return data

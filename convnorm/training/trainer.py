@@ -3,10 +3,14 @@
 Defaults are the paper's CIFAR protocol: SGD with learning rate 0.1, momentum 0.9,
 weight decay 1e-4, batch 128, the learning rate divided by 10 at fixed epochs
 (CIFAR-10: 120 epochs, milestones 40 and 80; CIFAR-100: 150 epochs, 60 and 120).
+A fast-CIFAR recipe is a configuration away: a larger batch, Nesterov momentum, a
+one-cycle schedule (:mod:`convnorm.training.schedule`), mixed precision
+(:mod:`convnorm.training.mixed_precision`), channels-last memory and a CUDA-graph step.
 The loop evaluates on the validation and test sets after every epoch, writes a
 checkpoint after every epoch, and resumes from it reproducing the uninterrupted run
 (same batches, same augmentation, same RNG state, same optimizer state): bit for bit
-on the CPU; on a GPU up to the non-determinism of some CUDA kernels.
+on the CPU; on a GPU up to the non-determinism of some CUDA kernels. A training whose
+loss stops being finite raises :class:`TrainingDiverged`, which says at which epoch.
 
 Data-parallel training: the same code started by ``torchrun --nproc_per_node=N``
 (on one machine; ``--nnodes`` for several) trains one model in ``N`` processes, each
@@ -17,6 +21,7 @@ taking its part of every batch (:class:`Trainer` says how); a script that builds
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import math
@@ -24,21 +29,26 @@ import os
 import pickle
 import random
 import time
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from tqdm.auto import tqdm
-
-from .._validation import check_positive_int
+from .._validation import check_fraction, check_positive_int
 from ..data.pipeline import BatchLoader
 from . import distributed
 from .graphed import GraphedStep
+from .mixed_precision import PRECISIONS, autocast, needs_loss_scaling
+from .schedule import SCHEDULES, lr_factor
+
+try:  # progress bars are an optional extra (pip install convnorm[progress])
+    from tqdm.auto import tqdm
+except ImportError:  # pragma: no cover - exercised where tqdm is absent
+    tqdm = None
 
 _log = logging.getLogger(__name__)
 
@@ -47,6 +57,12 @@ _log = logging.getLogger(__name__)
 class TrainConfig:
     """Hyper-parameters of one run (defaults: the paper's CIFAR-10 setting).
 
+    ``schedule`` is ``"step"`` (``lr`` times ``gamma`` at each of ``milestones``) or
+    ``"one-cycle"`` (a linear warm-up over ``warmup_fraction`` of the minibatches, then a
+    linear decay to zero; ``milestones`` unused): :func:`convnorm.training.schedule.lr_factor`.
+    ``precision`` is ``"fp32"``, ``"bf16"`` or ``"fp16"`` (float16 with loss scaling,
+    CUDA only): :mod:`convnorm.training.mixed_precision`.
+
     ``free_replays = m > 0`` switches to "free" adversarial training
     (:func:`convnorm.attacks.free_adversarial_step`): every minibatch is replayed
     ``m`` times with a perturbation of ℓ∞ radius ``free_eps`` that is carried over to
@@ -54,9 +70,11 @@ class TrainConfig:
     authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
     ``cuda_graph`` replays every full-size standard step from one captured CUDA graph
     (``convnorm.training.graphed.GraphedStep``; the same update, without the
-    per-kernel launch cost); it needs a CUDA device and excludes ``amp`` and free
-    adversarial training. It is how a run executes, not what it computes, so a
-    checkpoint may be resumed with it switched.
+    per-kernel launch cost); it needs a CUDA device and excludes float16 (its loss
+    scaling reads gradients on the host) and free adversarial training.
+    ``channels_last`` stores images and weights channels-last, the layout tensor cores
+    read fastest. Both are how a run executes, not what it computes, so a checkpoint may
+    be resumed with them switched.
 
     ``batch_size`` is the global batch, the images of one optimizer step over all the
     processes of a data-parallel run (each takes about ``batch_size / N``), so the
@@ -68,21 +86,27 @@ class TrainConfig:
     batch_size: int = 128
     lr: float = 0.1
     momentum: float = 0.9
+    nesterov: bool = False
     weight_decay: float = 1e-4
+    schedule: str = "step"
     milestones: tuple[int, ...] = (40, 80)
     gamma: float = 0.1
+    warmup_fraction: float = 0.0
     augment: bool = True
-    amp: bool = False
+    precision: str = "fp32"
     seed: int = 0
     free_replays: int = 0
     free_eps: float = 8 / 255
     free_reset_per_batch: bool = False
     max_batches_per_epoch: int | None = None
     cuda_graph: bool = False
+    channels_last: bool = False
 
-    #: fields that say how a run executes, not what it computes (a run key ignores them,
-    #: and a checkpoint resumes with them changed)
-    EXECUTION_ONLY: ClassVar[tuple[str, ...]] = ("cuda_graph",)
+    #: fields that say how a run executes rather than what it computes: a run key ignores
+    #: them, and a checkpoint resumes with them changed. The precision is among them
+    #: because a device decides it (an experiment's preset asks for "mixed" precision, and
+    #: each GPU resolves that to the half precision it has), as it decides which kernels run.
+    EXECUTION_ONLY: ClassVar[tuple[str, ...]] = ("cuda_graph", "channels_last", "precision")
 
     def __post_init__(self):
         check_positive_int("epochs", self.epochs)
@@ -93,6 +117,11 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a finite non-negative number, got {value}")
         if self.lr == 0:
             raise ValueError("lr must be positive")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        check_fraction("warmup_fraction", self.warmup_fraction)
         self.milestones = tuple(int(m) for m in self.milestones)
         if list(self.milestones) != sorted(self.milestones) or any(m < 1 for m in self.milestones):
             raise ValueError(f"milestones must be increasing positive epochs, got {self.milestones}")
@@ -100,8 +129,9 @@ class TrainConfig:
             raise ValueError(f"free_replays must be >= 0, got {self.free_replays}")
         if self.max_batches_per_epoch is not None:
             check_positive_int("max_batches_per_epoch", self.max_batches_per_epoch)
-        if self.cuda_graph and (self.amp or self.free_replays):
-            raise ValueError("cuda_graph cannot be combined with amp or free adversarial training (free_replays > 0)")
+        if self.cuda_graph and (needs_loss_scaling(self.precision) or self.free_replays):
+            raise ValueError("cuda_graph cannot be combined with precision 'fp16' or free adversarial training "
+                             "(free_replays > 0)")
 
 
 def paper_config(dataset: str = "cifar10", **overrides) -> TrainConfig:
@@ -124,6 +154,14 @@ def seed_everything(seed: int) -> None:
 def default_device() -> torch.device:
     """CUDA if available, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TrainingDiverged(FloatingPointError):
+    """The training loss stopped being finite: ``epoch`` (counted from 1) and ``reason``."""
+
+    def __init__(self, epoch: int, reason: str):
+        super().__init__(reason)
+        self.epoch, self.reason = epoch, reason
 
 
 @dataclass
@@ -163,26 +201,54 @@ class History:
 
 @torch.no_grad()
 def evaluate(model: nn.Module, loader: BatchLoader, device: torch.device | None = None,
-             amp: bool = False) -> tuple[float, float]:
+             precision: str = "fp32", channels_last: bool = False) -> tuple[float, float]:
     """Mean cross-entropy and accuracy of ``model`` (in eval mode) over ``loader``.
 
-    For a process's part of a loader (``BatchLoader.shard``), over the whole
-    loader: the sums are added up over the processes, each of which must call this."""
+    The sums stay on the device until the end (reading them per batch would make the
+    host wait for the GPU at every batch). For a process's part of a loader
+    (``BatchLoader.shard``), over the whole loader: the sums are added up over the
+    processes, each of which must call this."""
     device = device or next(model.parameters()).device
     was_training = model.training
     model.eval()
-    loss_sum, correct, count = 0.0, 0, 0
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+    correct = torch.zeros((), dtype=torch.long, device=device)
+    count = 0
     for x, y in loader:
-        x, y = x.to(device), y.to(device)
-        with _autocast(device, amp):
+        x, y = _layout(x.to(device), channels_last), y.to(device)
+        with autocast(device, precision):
             logits = model(x)
-        loss_sum += float(F.cross_entropy(logits.float(), y, reduction="sum"))
-        correct += int((logits.argmax(1) == y).sum())
+        loss_sum += F.cross_entropy(logits.float(), y, reduction="sum").double()
+        correct += (logits.argmax(1) == y).sum()
         count += len(y)
     model.train(was_training)
-    if loader.world_size > 1:
-        loss_sum, correct, count = distributed.all_sum([loss_sum, correct, count], device)
+    loss_sum, correct, count = distributed.all_sum([loss_sum, correct, count], device)
     return loss_sum / max(count, 1), correct / max(count, 1)
+
+
+def _layout(x: torch.Tensor, channels_last: bool) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last) if channels_last else x
+
+
+class _NoBar:
+    """What the loop asks of a progress bar, where none is shown."""
+
+    def __init__(self, iterable: Iterable = (), **_):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def set_postfix(self, **_) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(iterable: Iterable, show: bool, **kwargs):
+    """A tqdm bar over ``iterable`` when ``show`` and tqdm is installed, else a silent stand-in."""
+    return tqdm(iterable, **kwargs) if show and tqdm is not None else _NoBar(iterable)
 
 
 def _check_parts(size: int, config: TrainConfig, processes: int) -> None:
@@ -195,11 +261,6 @@ def _check_parts(size: int, config: TrainConfig, processes: int) -> None:
     if smallest < processes:
         raise ValueError(f"batch_size={config.batch_size} with {size} training images gives a batch of {smallest} "
                          f"image(s), fewer than the {processes} processes: choose another batch size")
-
-
-def _autocast(device: torch.device, enabled: bool):
-    dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
-    return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 
 
 def _read_checkpoint(path: Path) -> dict:
@@ -219,7 +280,8 @@ class Trainer:
         model: the network (moved to ``device``).
         loaders: ``{"train": BatchLoader, "val": ..., "test": ...}`` (val/test optional).
         config: a :class:`TrainConfig`; it sets the train loader's batch size,
-            augmentation and seed, so the config alone describes the run.
+            augmentation and seed, so the config alone describes the run (the trainer
+            works on copies of the loaders: the caller's are left as they were).
         checkpoint: file written after every epoch (None: no checkpoints).
         regularizer: ``model -> scalar`` added to the loss; for an ``"ocnn"``
             model pass ``convnorm.baselines.OCNNRegularizer(λ)`` (its penalty times λ).
@@ -280,32 +342,32 @@ class Trainer:
                              "train without it")
         if config.cuda_graph and self.device.type != "cuda":
             raise ValueError(f"cuda_graph needs a CUDA device, got device={self.device}")
+        if needs_loss_scaling(config.precision) and self.device.type != "cuda":
+            raise ValueError(f"precision 'fp16' (with loss scaling) needs a CUDA device, got device={self.device}")
         self.model = model.to(self.device)
-        self.loaders = loaders
-        for loader in loaders.values():
-            loader.to(self.device)
-        train = loaders["train"]
+        if config.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+        self.loaders = {name: copy.copy(loader).to(self.device) for name, loader in loaders.items()}
+        train = self.loaders["train"]
         train.batch_size, train.augment, train.seed, train.shuffle = (config.batch_size, config.augment,
                                                                       config.seed, True)
         self.config = config
         # the forward of a training step runs through _network (the DDP wrapper in a
         # data-parallel run), over this process's part of each loader
-        self._network, self._parts = self.model, loaders
+        self._network, self._parts = self.model, self.loaders
         if processes > 1:
             _check_parts(len(train.labels), config, processes)
             self.model, self._network = distributed.data_parallel(self.model, self.device)
-            self._parts = {name: loader.shard(distributed.rank(), processes) for name, loader in loaders.items()}
+            self._parts = {name: loader.shard(distributed.rank(), processes) for name, loader in self.loaders.items()}
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.regularizer = regularizer
         self.progress = progress and distributed.is_main()
-        self.amp = config.amp
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=config.lr, momentum=config.momentum,
-                                         weight_decay=config.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.MultiStepLR(self.optimizer, list(config.milestones),
-                                                              gamma=config.gamma)
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp and self.device.type == "cuda")
+                                         weight_decay=config.weight_decay, nesterov=config.nesterov)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=needs_loss_scaling(config.precision))
         self.history = History()
-        self.steps = 0
+        self.steps = 0  # optimizer updates (free adversarial training: replays x minibatches)
+        self.batches = 0  # minibatches: the learning-rate schedule's clock
         self.start_epoch = 0
         self.delta: torch.Tensor | None = None  # free adversarial training perturbation
         self.keep_best = keep_best
@@ -317,10 +379,10 @@ class Trainer:
         return {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
             "epochs_done": self.start_epoch,
             "steps": self.steps,
+            "batches": self.batches,
             "history": self.history.as_dict(),
             "config": dataclasses.asdict(self.config),
             "torch_rng": torch.get_rng_state(),
@@ -338,9 +400,8 @@ class Trainer:
             raise ValueError(f"checkpoint was written with a different config ({sorted(differs)})")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
-        self.start_epoch, self.steps = state["epochs_done"], state["steps"]
+        self.start_epoch, self.steps, self.batches = state["epochs_done"], state["steps"], state["batches"]
         self.history = History(**state["history"])
         torch.set_rng_state(state["torch_rng"])
         if state["cuda_rng"] is not None and torch.cuda.is_available():
@@ -387,7 +448,7 @@ class Trainer:
         DistributedDataParallel averages the gradients of the :math:`N` losses, and
         :math:`\frac1N \sum_r \frac{N n_r}{n} \bar\ell_r = \frac1n \sum_i \ell_i`, the
         mean over the global batch, whatever the parts' sizes."""
-        with _autocast(self.device, self.amp):
+        with autocast(self.device, self.config.precision):
             logits = self._network(x)
             loss = F.cross_entropy(logits.float(), y)
             if share != 1:
@@ -435,19 +496,20 @@ class Trainer:
         batch's summed cross-entropy plus ``n`` times the regularizer."""
         self._network.train()
         loader, part = self.loaders["train"], self._parts["train"]
-        total = len(loader) if self.config.max_batches_per_epoch is None else min(len(loader), self.config.max_batches_per_epoch)
+        total = self.batches_per_epoch
         step = self._free_step if self.config.free_replays > 0 else self._standard_step
         processes, size = part.world_size, len(loader.labels)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         correct = torch.zeros((), dtype=torch.long, device=self.device)
         count, checked = 0, 0
-        bar = tqdm(part.epoch(epoch), total=total, desc=f"epoch {epoch + 1}", leave=False,
-                   disable=not self.progress)
+        bar = _bar(part.epoch(epoch), self.progress, total=total, desc=f"epoch {epoch + 1}", leave=False)
         for i, (x, y) in enumerate(bar):
             if i >= total:
                 break
             batch = min(loader.batch_size, size - i * loader.batch_size)  # global
-            loss, hits = step(x, y, processes * len(y) / batch)
+            self.optimizer.param_groups[0]["lr"] = self.lr_at(self.batches)
+            self.batches += 1
+            loss, hits = step(_layout(x, self.config.channels_last), y, processes * len(y) / batch)
             loss_sum += loss.double() * (batch / processes)
             correct += hits
             count += len(y)
@@ -455,25 +517,41 @@ class Trainer:
                 summed_loss, summed_correct, seen = distributed.all_sum([loss_sum, correct, count], self.device)
                 mean = summed_loss / seen
                 if not np.isfinite(mean):
-                    raise FloatingPointError(f"training loss became {mean} at epoch {epoch + 1}, "
-                                             f"between batches {checked + 1} and {i + 1}")
+                    raise TrainingDiverged(epoch + 1, f"training loss became {mean} at epoch {epoch + 1}, "
+                                                      f"between batches {checked + 1} and {i + 1}")
                 checked = i + 1
                 bar.set_postfix(loss=f"{mean:.3f}", acc=f"{summed_correct / seen:.3f}")
         bar.close()
         distributed.same_buffers(self.model)
         return mean, summed_correct / seen
 
+    @property
+    def batches_per_epoch(self) -> int:
+        """Minibatches in one epoch (``max_batches_per_epoch`` caps them)."""
+        full, cap = len(self.loaders["train"]), self.config.max_batches_per_epoch
+        return full if cap is None else min(full, cap)
+
+    def lr_at(self, batch: int) -> float:
+        """The learning rate of minibatch ``batch`` (counted from 0) under the config's schedule."""
+        c = self.config
+        return c.lr * lr_factor(c.schedule, batch, self.batches_per_epoch, c.epochs, c.milestones, c.gamma,
+                                c.warmup_fraction)
+
     def fit(self, resume: bool = False) -> History:
-        """Train for ``config.epochs`` epochs (continuing a checkpoint if ``resume``)."""
+        """Train for ``config.epochs`` epochs (continuing a checkpoint if ``resume``).
+
+        Raises:
+            TrainingDiverged: when the training loss stops being finite (the history up
+                to the last finished epoch stays in ``history``).
+        """
         if resume:
             self.resume()
-        epochs = tqdm(range(self.start_epoch, self.config.epochs), initial=self.start_epoch,
-                      total=self.config.epochs, desc="training", disable=not self.progress)
+        epochs = _bar(range(self.start_epoch, self.config.epochs), self.progress, initial=self.start_epoch,
+                      total=self.config.epochs, desc="training")
         for epoch in epochs:
             start = time.perf_counter()
-            lr = self.optimizer.param_groups[0]["lr"]
+            lr = self.lr_at(self.batches)
             train_loss, train_acc = self.train_epoch(epoch)
-            self.scheduler.step()
             elapsed = time.perf_counter() - start
             h = self.history
             h.epoch.append(epoch + 1)
@@ -484,7 +562,8 @@ class Trainer:
             h.epoch_time.append(elapsed)
             for split in ("val", "test"):
                 if split in self.loaders:
-                    loss, acc = evaluate(self.model, self._parts[split], self.device, self.amp)
+                    loss, acc = evaluate(self.model, self._parts[split], self.device, self.config.precision,
+                                         self.config.channels_last)
                     getattr(h, f"{split}_loss").append(loss)
                     getattr(h, f"{split}_acc").append(acc)
             if self.keep_best and h.val_acc and (len(h.val_acc) == 1 or h.val_acc[-1] > max(h.val_acc[:-1])):

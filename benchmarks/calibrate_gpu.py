@@ -1,0 +1,252 @@
+"""The calibration at the start of a GPU window: what a training step costs here, and
+what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
+
+1. **Step times of the protocol** (``step_times``): for each network and normalization
+   the window will train (``--networks``, in order), one epoch of the trainer itself
+   (:class:`convnorm.training.Trainer`: the preset's batch, precision, channels-last and
+   CUDA-graph step, data gathered and augmented on the device) on synthetic images, after
+   an untimed epoch, and an evaluation pass: seconds per image. Each network is timed in
+   its own process (two captured CUDA graphs in one process have failed: see
+   ``convnorm_book.layer_benchmark.make_graphed_train_step``).
+2. **Run time against the baselines** (``time``, ``setup``): a CIFAR ResNet18 step at
+   batch 128 in float32, Conv2d+BN, this package's ConvNorm2d+BN and the authors'
+   algorithm (``authors_layer.py``) +BN, eagerly (the three interleaved in this process,
+   medians) and as one CUDA graph each (one process per network, medians of replays).
+   The book's run-time table reads these.
+3. **Concurrency** (``concurrency``): the first network's epoch timed in two processes at
+   once against alone; ``jobs`` is 2 where two trainings at once get through more
+   images per second than one (by ``MIN_GAIN``), else 1, and ``slowdown`` how much longer
+   each takes beside the other. Whether the processes share the GPU's multiprocessors
+   (MPS, started by the window's script) or take turns is recorded in ``mode``.
+
+Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
+launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
+
+    python benchmarks/calibrate_gpu.py --preset fast --out benchmarks/results/gpu_calibration.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+sys.path.insert(0, str(HERE))
+
+from authors_layer import with_authors_layers  # noqa: E402
+from bench_layer import batch, cpu_info  # noqa: E402
+
+from convnorm.data import BatchLoader  # noqa: E402
+from convnorm.experiments import get_preset  # noqa: E402
+from convnorm.models import build_model  # noqa: E402
+from convnorm.training import TrainConfig, Trainer, evaluate, provenance, save_results  # noqa: E402
+from convnorm.training.graphed import GraphedStep  # noqa: E402
+from convnorm.training.mixed_precision import needs_loss_scaling, resolve_precision  # noqa: E402
+from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
+
+RUNTIME_MODELS = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
+EPOCH_IMAGES = 45000
+#: two trainings at once are worth it when together they get through this much more
+MIN_GAIN = 1.1
+#: the protocol networks to time, highest priority first (the core's two networks first)
+NETWORKS = ("resnet18:bn", "resnet18:convnorm+bn", "resnet18:none", "resnet18:convnorm", "resnet18:sn+bn",
+            "resnet18:oni+bn", "resnet18:ocnn+bn", "vgg16:bn", "vgg16:convnorm+bn")
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def protocol_child(preset_name: str, network: str, device: torch.device, batches: int) -> dict:
+    """Seconds per image of a training epoch and of an evaluation pass of ``network``
+    (``arch:norm``) under the preset, timed in this process."""
+    from convnorm.baselines import OCNNRegularizer
+    from convnorm.experiments.runners import OCNN_LAMBDA
+
+    preset = get_preset(preset_name)
+    arch, norm = network.split(":")
+    precision = resolve_precision(preset.precision, device)
+    graph = device.type == "cuda" and not needs_loss_scaling(precision)
+    gen = torch.Generator().manual_seed(0)
+    size = batches * preset.batch_size
+    images = torch.randint(0, 256, (size, 3, 32, 32), dtype=torch.uint8, generator=gen)
+    labels = torch.randint(0, 10, (size,), generator=gen)
+    config = TrainConfig(epochs=2, batch_size=preset.batch_size, lr=preset.lr, nesterov=preset.nesterov,
+                         weight_decay=preset.weight_decay, schedule=preset.schedule,
+                         warmup_fraction=preset.warmup_fraction, precision=precision, cuda_graph=graph,
+                         channels_last=device.type == "cuda")
+    torch.manual_seed(0)
+    model = build_model(arch, norm, 10, preset.width)
+    regularizer = OCNNRegularizer(OCNN_LAMBDA) if norm.startswith("ocnn") else None
+    loaders = {"train": BatchLoader(images, labels, device=device),
+               "val": BatchLoader(images[:1000], labels[:1000], 500, device=device)}
+    trainer = Trainer(model, loaders, config, regularizer=regularizer, progress=False, device=device)
+    trainer.train_epoch(0)  # untimed: kernel selection, the graph's capture
+    _sync(device)
+    start = time.perf_counter()
+    trainer.train_epoch(1)
+    _sync(device)
+    train = (time.perf_counter() - start) / size
+    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
+    start = time.perf_counter()
+    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
+    _sync(device)
+    forward = (time.perf_counter() - start) / 1000
+    return {"arch": arch, "norm": norm, "precision": precision, "batch": preset.batch_size, "cuda_graph": graph,
+            "train_s_per_image": train, "forward_s_per_image": forward}
+
+
+def runtime_network(name: str, device: torch.device) -> torch.nn.Module:
+    torch.manual_seed(0)
+    if name == "conv2d+bn":
+        return build_model("resnet18", "bn").to(device)
+    model = build_model("resnet18", "convnorm+bn")
+    return (with_authors_layers(model) if name == "authors+bn" else model).to(device)
+
+
+def graph_child(name: str, size: int, replays: int) -> dict:
+    """Seconds per step of one runtime network replayed from one CUDA graph."""
+    model, (x, y) = runtime_network(name, torch.device("cuda")).train(), batch(size, seed=1, device="cuda")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)  # the eager step's optimizer
+    step = GraphedStep(model, optimizer, lambda a, b: (F.cross_entropy(logits := model(a), b), logits), x, y)
+    for _ in range(5):
+        step(x, y, 0.01)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(replays):
+        step(x, y, 0.01)
+    end.record()
+    torch.cuda.synchronize()
+    return {"seconds_per_step": start.elapsed_time(end) / 1000 / replays}
+
+
+def child(*arguments: str, background: bool = False):
+    command = [sys.executable, __file__, "--child", *arguments]
+    if background:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return _answer(subprocess.run(command, capture_output=True, text=True))
+
+
+def _answer(done) -> dict:
+    """A child's JSON answer, or its error (the last line it wrote to stderr)."""
+    if done.returncode:
+        lines = done.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="fast")
+    parser.add_argument("--networks", default=",".join(NETWORKS), help="arch:norm, comma-separated, in order")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--budget", type=float, default=30.0, help="seconds; what is not reached is skipped")
+    parser.add_argument("--batches", type=int, default=20, help="minibatches of a timed epoch")
+    parser.add_argument("--runtime-batch", type=int, default=128)
+    parser.add_argument("--out", required=False)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    if args.child:
+        kind, *rest = args.child
+        if kind == "protocol":
+            print(json.dumps(protocol_child(args.preset, rest[0], device, args.batches)))
+        else:
+            print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
+        return
+    begin = time.perf_counter()
+    left = lambda: args.budget - (time.perf_counter() - begin)  # noqa: E731
+    networks = [n for n in args.networks.split(",") if n]
+    step_times, skipped = [], []
+    common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)]
+
+    def protocol(network: str) -> None:
+        answer = child("protocol", network, *common)
+        if "error" in answer:
+            skipped.append({"what": f"step time of {network}", "why": answer["error"]})
+        else:
+            step_times.append(answer)
+            print(f"{network}: {answer['train_s_per_image'] * 1e6:.1f} us per image ({answer['precision']})")
+
+    for network in networks[:2]:  # the core's networks come first, whatever the budget
+        protocol(network)
+
+    # concurrency: the first network in two processes at once
+    concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}
+    solo = next((e for e in step_times if f"{e['arch']}:{e['norm']}" == networks[0]), None)
+    if solo is not None and left() > 0:
+        pair = [child("protocol", networks[0], *common, background=True) for _ in range(2)]
+        answers = []
+        for process in pair:
+            out, err = process.communicate()
+            answers.append(_answer(subprocess.CompletedProcess(process.args, process.returncode, out, err)))
+        if all("error" not in a for a in answers):
+            slowdown = statistics.mean(a["train_s_per_image"] for a in answers) / solo["train_s_per_image"]
+            mps = bool(os.environ.get("CUDA_MPS_PIPE_DIRECTORY")) and device.type == "cuda"
+            concurrency = {"jobs": 2 if 2 / slowdown >= MIN_GAIN else 1, "slowdown": slowdown,
+                           "mode": "processes sharing the GPU" + (" (MPS)" if mps else " (time-sliced)")}
+            print(f"two at once: each {slowdown:.2f}x as long; jobs {concurrency['jobs']}")
+        else:
+            skipped.append({"what": "concurrency", "why": next(a["error"] for a in answers if "error" in a)})
+    else:
+        skipped.append({"what": "concurrency", "why": "the budget was spent" if solo else "no step time measured"})
+
+    # run time at batch 128 against Conv2d+BN and the authors' algorithm
+    runtime, graph_errors = {}, {}
+    if left() > 0:
+        x, y = batch(args.runtime_batch, seed=1, device=args.device)
+        steps = {name: make_train_step(runtime_network(name, device), x, y, lr=0.01) for name in RUNTIME_MODELS}
+        eager = interleaved_medians(steps, repeats=10 if device.type == "cuda" else 2, warmup=2)
+        del steps
+        runtime["eager"] = {name: eager[name]["median_s"] for name in RUNTIME_MODELS}
+        if device.type == "cuda":
+            graphs = {}
+            for name in RUNTIME_MODELS:
+                if left() <= 0:
+                    graph_errors[name] = "not reached within the calibration's budget"
+                    continue
+                answer = child("graph", name, "--runtime-batch", str(args.runtime_batch))
+                if "error" in answer:
+                    graph_errors[name] = answer["error"]
+                else:
+                    graphs[name] = answer["seconds_per_step"]
+            if len(graphs) == len(RUNTIME_MODELS):
+                runtime["cuda_graph"] = graphs
+    else:
+        skipped.append({"what": "run time against the baselines", "why": "the budget was spent"})
+
+    for network in networks[2:]:
+        if left() <= 0:
+            skipped.append({"what": f"step time of {network}", "why": "the budget was spent"})
+            continue
+        protocol(network)
+
+    steps_per_epoch = -(-EPOCH_IMAGES // args.runtime_batch)
+    time_table = {mode: {n: {"seconds_per_step": s, "relative_to_conv2d_bn": s / medians["conv2d+bn"],
+                             "seconds_per_epoch": s * steps_per_epoch} for n, s in medians.items()}
+                  for mode, medians in runtime.items()}
+    gpu = torch.cuda.get_device_name() if device.type == "cuda" else f"cpu ({cpu_info()['model']})"
+    results = {"setup": {"gpu": gpu, "cpu": cpu_info(), "preset": args.preset, "model": "CIFAR ResNet18",
+                         "batch": args.runtime_batch, "torch": torch.__version__,
+                         "step": "forward + cross-entropy + backward + SGD(momentum) step, float32",
+                         "eager": "the three networks interleaved in one process, median of the rounds",
+                         "cuda_graph": "each network in its own process, 50 replays"},
+               "step_times": step_times, "concurrency": concurrency, "time": time_table,
+               "graph_errors": graph_errors, "skipped": skipped}
+    if args.out:
+        block = provenance("calibrate_gpu", args.preset, 0, None, time.perf_counter() - begin, device)
+        print("wrote", save_results(args.out, block, results))
+
+
+if __name__ == "__main__":
+    main()

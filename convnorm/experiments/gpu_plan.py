@@ -1,0 +1,304 @@
+"""What a lent GPU trains, in which order, and what each training costs.
+
+A GPU comes in short windows. The first must record the **core** comparison: ResNet18
+with BatchNorm against ResNet18 with ConvNorm+BN, on clean labels, under 40 % symmetric
+label noise and on 10 % of the training set, over three seeds (the per-epoch test
+accuracy of the clean runs gives the convergence curve). Later windows take the
+**queue**, in priority order: the networks without BatchNorm, the baselines SN, ONI and
+OCNN, adversarial training, SimBA, conditioning, then the other noise rates, training
+fractions and seeds. Within the plan, seeds come one after another: the trainings of
+one seed finish before those of the next start, so that a window cut short leaves whole
+seeds (a comparison pairs the methods of a seed).
+
+Costs come from step times measured on a GPU (:class:`StepTimes`: seconds per image of a
+training step, per network, normalization and precision, from benchmark records), with
+a named stand-in where a combination was not measured. A training's estimate is its
+training steps, its evaluations after every epoch (a forward pass, measured or taken as
+a third of a training step) and the attacks of an analysed training.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .presets import get_preset
+from .runners import EXPERIMENTS, check_seed, planned_runs, run_record_path
+
+#: the seeds of the core comparison
+CORE_SEEDS = (0, 1, 2)
+#: a forward pass taken as this share of a training step where it was not measured
+#: (the backward pass costs about twice the forward)
+FORWARD_SHARE = 1 / 3
+#: the lowest test accuracy of the BN ResNet18 at which the fast protocol counts as
+#: trained: the official files, and the lossy JPEG copy (which costs about 2 points)
+BN_ACCURACY_FLOOR = {"official": 0.92, "jpeg-q75": 0.90}
+
+
+@dataclass(frozen=True)
+class Request:
+    """Trainings of one experiment for some seeds: every run (``runs`` None) or the runs
+    named (an experiment's run names: ``python -m convnorm.experiments NAME --list-runs``)."""
+
+    experiment: str
+    seeds: tuple[int, ...]
+    runs: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        if self.experiment not in EXPERIMENTS:
+            raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {self.experiment!r}")
+        if not EXPERIMENTS[self.experiment].trains:
+            raise ValueError(f"{self.experiment} trains nothing (it times steps, alone on its device): run it "
+                             "whole, not as runs beside others")
+        if not self.seeds:
+            raise ValueError(f"{self.experiment}: no seeds asked for")
+        for seed in self.seeds:
+            check_seed(seed)
+
+    @classmethod
+    def parse(cls, text: str) -> Request:
+        """``EXPERIMENT:SEEDS[/RUN,RUN...]``, seeds as ``0-3`` or ``0,2``: e.g.
+        ``generalization:0-2/cifar10-bn,cifar10-convnorm+bn``."""
+        head, _, runs = text.partition("/")
+        name, _, seeds = head.partition(":")
+        if not seeds:
+            raise ValueError(f"{text!r}: expected EXPERIMENT:SEEDS, e.g. generalization:0-3")
+        try:
+            if "-" in seeds:
+                first, last = (int(n) for n in seeds.split("-"))
+                chosen = tuple(range(first, last + 1))
+                if last < first:
+                    raise ValueError
+            else:
+                chosen = tuple(int(n) for n in seeds.split(","))
+        except ValueError:
+            raise ValueError(f"{text!r}: seeds must be FIRST-LAST with FIRST <= LAST, or a list like 0,2") from None
+        return cls(name, chosen, tuple(runs.split(",")) if runs else None)
+
+
+def _core() -> tuple[Request, ...]:
+    pairs = ("bn", "convnorm+bn")
+    return (Request("generalization", CORE_SEEDS, tuple(f"cifar10-{n}" for n in pairs)),
+            Request("label-noise", CORE_SEEDS, tuple(f"noise0.4-{n}" for n in pairs)),
+            Request("data-scarcity", CORE_SEEDS, tuple(f"subset0.1-{n}" for n in pairs)))
+
+
+#: the core comparison, the first window's work
+CORE = _core()
+#: later windows, highest priority first (each request trains what is not stored yet)
+QUEUE = (
+    ("networks without BatchNorm", (Request("generalization", (0, 1, 2, 3)), Request("ablation", (0, 1, 2)),
+                                    Request("label-noise", CORE_SEEDS, ("noise0.4-none", "noise0.4-convnorm")),
+                                    Request("data-scarcity", CORE_SEEDS, ("subset0.1-none", "subset0.1-convnorm")),
+                                    Request("convergence", (0, 1, 2, 3)))),
+    ("baselines SN, ONI and OCNN", (Request("label-noise", CORE_SEEDS, tuple(f"noise0.4-{b}+bn" for b in
+                                                                           ("sn", "oni", "ocnn"))),
+                                    Request("data-scarcity", CORE_SEEDS, tuple(f"subset0.1-{b}+bn" for b in
+                                                                             ("sn", "oni", "ocnn"))))),
+    ("adversarial training", (Request("adversarial", tuple(range(EXPERIMENTS["adversarial"].seeds))),)),
+    ("SimBA", (Request("simba", CORE_SEEDS),)),
+    ("conditioning", (Request("conditioning", CORE_SEEDS),)),
+    ("the other noise rates and fractions", (Request("label-noise", CORE_SEEDS), Request("data-scarcity", CORE_SEEDS))),
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training to run: experiment, seed, run name and key, its settings, and its
+    ``stage``: the group of requests and the seed it belongs to (the trainings of one
+    stage finish before those of the next start)."""
+
+    experiment: str
+    seed: int
+    run: str
+    key: str
+    stage: tuple[int, int]
+    settings: dict = field(compare=False, repr=False)
+
+
+def jobs(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, data_dir: str | None = None,
+         missing: bool = True) -> list[Job]:
+    """The trainings the groups of requests ask for, group by group and, within a group,
+    seed by seed (all of the first seed's, in the order asked, then the next seed's);
+    each once (a training two requests share is one job); with ``missing``, only those
+    not stored under ``output`` yet.
+
+    Raises:
+        ValueError: for a run name that is not a run of its experiment.
+    """
+    chosen, seen = [], set()
+    for number, requests in enumerate(groups):
+        for seed in sorted({seed for request in requests for seed in request.seeds}):
+            for request in (r for r in requests if seed in r.seeds):
+                planned = planned_runs(request.experiment, preset, data_dir, output, seed)
+                names = {p.run for p in planned}
+                unknown = sorted(set(request.runs or ()) - names)
+                if unknown:
+                    raise ValueError(f"run {unknown[0]!r} is not a run of {request.experiment} (its runs: "
+                                     f"{', '.join(sorted(names))})")
+                for p in planned:
+                    if request.runs is not None and p.run not in request.runs or (seed, p.key) in seen:
+                        continue
+                    if missing and run_record_path(p.key, preset, seed, output).exists():
+                        continue
+                    seen.add((seed, p.key))
+                    chosen.append(Job(request.experiment, seed, p.run, p.key, (number, seed), p.settings))
+    return chosen
+
+
+# ------------------------------------------------------------------ step times
+#: how the step-time table names a network's normalization where a benchmark used other words
+_BENCHMARK_NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
+#: the measured normalization that stands in for an unmeasured one, in order of preference
+_STAND_INS = {"none": ("bn",), "convnorm": ("convnorm+bn", "bn"), "convnorm+bn": ("bn",), "sn": ("bn",),
+              "oni": ("bn",), "ocnn": ("bn",), "sn+bn": ("bn",), "oni+bn": ("bn",), "ocnn+bn": ("bn",)}
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """Seconds per image of a training step and of an evaluation forward pass (None:
+    not measured), the batch they were measured at, and where."""
+
+    train: float
+    forward: float | None
+    batch: int
+    gpu: str
+    source: str
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Measured step times per ``(arch, norm, precision)``, from benchmark records: of
+    several measurements of one combination, the one at the batch nearest the
+    protocol's (a larger batch costs less per image), then the latest file's."""
+
+    table: dict[tuple[str, str, str], StepTime]
+
+    @classmethod
+    def from_records(cls, paths: Iterable[str | Path], gpu: str | None = None, batch: int = 512) -> StepTimes:
+        """The step times of the benchmark records at ``paths`` (calibration records and
+        the whole-step records of ``benchmarks/bench_layer.py --device cuda --cuda-graph``)
+        measured on a GPU whose name contains ``gpu`` (all GPUs if None), for a protocol
+        at ``batch``."""
+        table: dict[tuple[str, str, str], StepTime] = {}
+        for path in paths:
+            data = json.loads(Path(path).read_text())
+            for key, time in _entries(data["results"], Path(path).name):
+                if gpu is not None and gpu.lower() not in time.gpu.lower():
+                    continue
+                known = table.get(key)
+                if known is None or abs(math.log(time.batch / batch)) <= abs(math.log(known.batch / batch)):
+                    table[key] = time
+        return cls(table)
+
+    def lookup(self, arch: str, norm: str, precision: str) -> tuple[StepTime, str | None]:
+        """The step time of ``(arch, norm, precision)`` and, where it was not measured, a
+        sentence naming the stand-in used: the same network in another precision, then
+        ResNet18 with the same normalization, then a measured normalization of the same
+        kind (Conv2d+BN for the other convolutions, ConvNorm+BN for ConvNorm).
+
+        Raises:
+            ValueError: if nothing can stand in (no step time was measured at all).
+        """
+        norms = (norm,) + _STAND_INS.get(norm, ())
+        for candidate_norm in norms:
+            for candidate_arch in dict.fromkeys((arch, "resnet18")):
+                for candidate_precision in dict.fromkeys((precision, "bf16", "fp16", "fp32")):
+                    found = self.table.get((candidate_arch, candidate_norm, candidate_precision))
+                    if found is None:
+                        continue
+                    if (candidate_arch, candidate_norm, candidate_precision) == (arch, norm, precision):
+                        return found, None
+                    return found, (f"{arch} {norm} {precision} not measured: {candidate_arch} {candidate_norm} "
+                                   f"{candidate_precision} at batch {found.batch} stands in")
+        raise ValueError("no GPU step time is recorded: run benchmarks/calibrate_gpu.py on a GPU")
+
+
+def _entries(results: dict, source: str):
+    """``((arch, norm, precision), StepTime)`` of a benchmark record's results."""
+    if "step_times" in results:  # a calibration record
+        for e in results["step_times"]:
+            yield (e["arch"], e["norm"], e["precision"]), StepTime(e["train_s_per_image"], e.get("forward_s_per_image"),
+                                                                   e["batch"], results["setup"]["gpu"], source)
+    elif "captured in one CUDA graph" in results.get("setup", {}).get("step", ""):  # bench_layer --cuda-graph
+        setup = results["setup"]
+        for name, times in results["time"].items():
+            norm = _BENCHMARK_NORMS.get(name)
+            if norm is not None:
+                yield ("resnet18", norm, "fp32"), StepTime(times["median_s"] / setup["batch"], None, setup["batch"],
+                                                           setup["device"], source)
+
+
+# ------------------------------------------------------------------ estimates
+def plan_precision(preset: str) -> str:
+    """The precision the preset trains in on an H100 (its "mixed" is bfloat16 there)."""
+    return {"mixed": "bf16"}.get(get_preset(preset).precision, get_preset(preset).precision)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    stand_in: str | None
+
+
+def estimate(job: Job, times: StepTimes, precision: str) -> Estimate:
+    """Seconds one training ``job`` takes on the GPU of ``times``: its training steps
+    (images x replays x the step time per image), its evaluation after every epoch
+    (validation and test images x the forward time), and its analysis (attacks: a
+    forward for the clean accuracy, a step for FGSM and one per PGD iteration on every
+    attacked image; SimBA: an upper bound of two forwards per iteration and image in
+    each basis; the condition numbers, computed on the CPU, not counted)."""
+    s, config = job.settings, job.settings["config"]
+    step, stand_in = times.lookup(s["arch"], s["norm"], precision)
+    forward = step.forward if step.forward is not None else FORWARD_SHARE * step.train
+    data = s["data"]
+    batches = math.ceil(data["n_train"] / config.batch_size)
+    if config.max_batches_per_epoch is not None:
+        batches = min(batches, config.max_batches_per_epoch)
+    images = min(data["n_train"], batches * config.batch_size)
+    seconds = config.epochs * (images * max(1, config.free_replays) * step.train
+                               + (data["n_val"] + data["n_test"]) * forward)
+    analysis = s.get("analysis") or {}
+    if "pgd_steps" in analysis:
+        attacked = analysis["attack_samples"] or data["n_test"]
+        seconds += attacked * (forward + step.train * (1 + sum(analysis["pgd_steps"])))
+    if "simba_samples" in analysis:
+        iterations = analysis["simba_iters"] or 3 * 32 * 32
+        seconds += 2 * analysis["simba_samples"] * iterations * 2 * forward + data["n_test"] * forward
+    return Estimate(seconds, stand_in)
+
+
+@dataclass(frozen=True)
+class PlanLine:
+    """One experiment's share of a plan: trainings and estimated minutes."""
+
+    experiment: str
+    trainings: int
+    minutes: float
+    stand_ins: tuple[str, ...]
+
+
+def plan(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, times: StepTimes,
+         data_dir: str | None = None) -> list[PlanLine]:
+    """Per experiment, the trainings the groups of requests ask for under ``preset``
+    (stored ones included: the plan prices the whole set) and their estimated minutes."""
+    precision = plan_precision(preset)
+    lines = {}
+    for job in jobs(groups, preset, output, data_dir, missing=False):
+        cost = estimate(job, times, precision)
+        trainings, seconds, notes = lines.get(job.experiment, (0, 0.0, ()))
+        notes = notes + ((cost.stand_in,) if cost.stand_in and cost.stand_in not in notes else ())
+        lines[job.experiment] = (trainings + 1, seconds + cost.seconds, notes)
+    return [PlanLine(name, n, seconds / 60, notes) for name, (n, seconds, notes) in lines.items()]
+
+
+def everything() -> tuple[Request, ...]:
+    """Every training experiment at every seed it needs (``Experiment.seeds``), as requests."""
+    return tuple(Request(name, tuple(range(e.seeds))) for name, e in EXPERIMENTS.items() if e.trains)
+
+
+def queued_groups() -> tuple[tuple[Request, ...], ...]:
+    """The core, then the queue's groups, highest priority first."""
+    return (CORE,) + tuple(requests for _, requests in QUEUE)
