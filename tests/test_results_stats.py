@@ -34,9 +34,10 @@ def test_t_quantile_rejects_bad_arguments():
         stats.t_quantile(0.975, 0)
 
 
-def test_seed_stats_counts_missing_and_uses_the_sample_deviation():
-    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4])
-    assert s.n == 3 and s.missing == 2
+def test_seed_stats_counts_diverged_and_absent_and_uses_the_sample_deviation():
+    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4, records.DIVERGED])
+    assert s.n == 3 and s.absent == 2 and s.diverged == 1 and s.seeds == 6
+    assert s.diverged_note == "1 of 6 seeds diverged"
     assert math.isclose(s.std, np.std([0.3, 0.5, 0.4], ddof=1)) and (s.min, s.max) == (0.3, 0.5)
     assert stats.seed_stats([2.0]).n == 1 and math.isnan(stats.seed_stats([]).mean)
 
@@ -77,11 +78,13 @@ def test_paired_pairs_by_seed_and_leaves_out_diverged_runs(tmp_path):
     root = results_root(tmp_path)
     values = {0: (0.50, 0.40), 1: (0.60, None), 2: (0.55, 0.52)}
     for seed, (a, b) in values.items():
-        write(root, "ablation", "cpu", seed, {"a": record(a), "b": record(b) if b is not None else {"diverged": True}})
+        # a diverged run whose record still holds a summary of its partial history: left out all the same
+        write(root, "ablation", "cpu", seed, {"a": record(a), "b": record(b or 0.9, diverged=b is None)})
     data = records.stored("ablation", root, presets=("cpu",))
     c = stats.paired(data, ("a", "summary", "test_acc_at_best_val"), ("b", "summary", "test_acc_at_best_val"),
                      "A", "B", scale=100)
-    assert np.allclose(c.differences, [10.0, 3.0]) and c.missing == 1
+    assert np.allclose(c.differences, [10.0, 3.0]) and c.diverged == 1
+    assert "2 seeds; 1 of 3 seeds diverged)" in c.effect()
 
 
 def test_curve_band_and_first_reach():

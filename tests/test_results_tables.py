@@ -130,14 +130,20 @@ def test_appendix_tables():
 
 
 def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path):
+    """Conditioning records of version 0 predate every correction to conditioning;
+    ablation records of version 1 only the later ones."""
     root = results_root(tmp_path)
     for seed in (0, 1):
         write(root, "conditioning", "cpu", seed, {}, protocol_version=0)
-        write(root, "ablation", "cpu", seed, {}, protocol_version=records.PROTOCOL_CHANGES[0].version)
+        write(root, "ablation", "cpu", seed, {}, protocol_version=1)
     table = provenance.changes_table(("cpu",), root)
     assert table.column("protocol version") == [str(change.version) for change in records.PROTOCOL_CHANGES]
     assert "protocol version" in str(table) and "<td" in table._repr_html_()
-    assert table.column("stored records made before it") == ["conditioning (cpu)"] * len(records.PROTOCOL_CHANGES)
+    expected = [[f"{name} (cpu)" for name in change.experiments
+                 if (name == "conditioning") or (name == "ablation" and change.version > 1)]
+                for change in records.PROTOCOL_CHANGES]
+    assert table.column("stored records made before it") == ["; ".join(names) or "none" for names in expected]
+    assert any("ablation (cpu)" in cell for cell in table.column("stored records made before it"))
 
 
 def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
@@ -165,8 +171,8 @@ def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
                                                                 "convnorm": record(0.6), "convnorm+bn": record(0.6)}})
     table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), reference)
     ours = dict(zip(table.column("method"), table.column("ours: test accuracy at the best validation epoch (%)")))
-    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 diverged)"
-    assert ours["BN"] == "diverged"
+    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 of 3 seeds diverged)"
+    assert ours["BN"] == "all 3 seeds diverged"
 
 
 def test_paper_leads_over_every_group_the_paper_ran(reference):
