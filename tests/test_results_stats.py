@@ -97,3 +97,53 @@ def test_curve_band_and_first_reach():
         stats.curve_band(h, "loss")
     with pytest.raises(ValueError, match="empty"):
         stats.curve_band([], "acc")
+
+
+def test_t_upper_tail_matches_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 7, 20):
+        for t in (-5.0, -1.0, 0.0, 0.3, 2.5, 40.0):
+            assert math.isclose(stats.t_upper_tail(t, df), scipy_stats.t.sf(t, df), rel_tol=1e-9, abs_tol=1e-15)
+    assert stats.t_upper_tail(math.inf, 3) == 0.0 and stats.t_upper_tail(-math.inf, 3) == 1.0
+
+
+@pytest.mark.parametrize("d", [(1.0, 2.0, 4.0), (-0.3, 0.1, -0.2, 0.05), (2.0, 2.1, 1.9)])
+def test_p_value_is_the_paired_t_test_and_agrees_with_the_interval(d):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    c = stats.Paired("a", "b", d)
+    assert math.isclose(c.p_value, scipy_stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
+    low, high = c.interval
+    assert (c.p_value < stats.ALPHA) == (low > 0 or high < 0)
+
+
+@pytest.mark.parametrize("d", [(0.2, -0.1, 0.3, 0.0), (0.5, 1.8, -0.7), (3.0, 3.2, 2.9), (-2.0, -2.2, -1.6, -2.1)])
+def test_parity_p_values_are_two_one_sided_tests(d):
+    """TOST: equivalence below 5 % exactly when the 90 % interval lies inside ±m; a
+    difference beyond the margin below 5 % exactly when the 95 % interval lies beyond it."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    margin, c = 1.0, stats.Paired("a", "b", d)
+    equivalence, beyond = c.parity_p_values(margin)
+    lower = scipy_stats.ttest_1samp(d, -margin, alternative="greater").pvalue
+    upper = scipy_stats.ttest_1samp(d, margin, alternative="less").pvalue
+    assert math.isclose(equivalence, max(lower, upper), rel_tol=1e-9)
+    low90, high90 = c.interval_at(0.90)
+    assert (equivalence < 0.05) == (-margin < low90 and high90 < margin)
+    low, high = c.interval
+    assert (beyond < 0.05) == (low > margin or high < -margin)
+    assert stats.Paired("a", "b", (0.1,)).parity_p_values(margin) is None
+
+
+def test_holm_adjusts_in_the_given_order():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running maximum 0.06 for the last
+    assert np.allclose(stats.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == [1.0, 1.0] and stats.holm([]) == []
+    assert stats.holm([0.01]) == [0.01]  # one comparison: nothing to correct
+
+
+def test_curve_band_leaves_out_diverged_histories_and_counts_them():
+    h = [{"steps": [1, 2], "acc": [0.1, 0.2]}, records.DIVERGED, {"steps": [1, 2], "acc": [0.3, 0.4]}]
+    band = stats.curve_band(h, "acc")
+    assert band.n == 2 and band.diverged == 1 and np.allclose(band.mean, [0.2, 0.3])
+    assert band.diverged_note == "1 of 3 seeds diverged"
+    with pytest.raises(ValueError, match="every history diverged"):
+        stats.curve_band([records.DIVERGED], "acc")
