@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm_book.results import provenance, records, stats, tables
+from convnorm_book.results import claims, provenance, records, stats, tables, verdicts
 from convnorm_book.results import reference as reference_values
 from result_files import REPOSITORY_RESULTS, record, results_root, write
 
@@ -210,3 +210,70 @@ def test_paper_table_leaves_out_the_rows_asked(reference):
     assert [row[0] for row in without.rows] == ["CIFAR-100", "ImageNet"]
     with pytest.raises(ValueError, match="no rows \\['CIFAR-10'\\]"):
         tables.paper_table(reference, "generalization", "t", skip=("CIFAR-10",))  # the key, not the label
+
+
+@pytest.fixture
+def adversarial(tmp_path):
+    """ConvNorm+BN leads BN by 10, 9.9, 9.8 points under every attack; ONI+BN's first
+    seed diverged; the other baselines are tied with ConvNorm+BN except SN+BN under
+    FGSM, where it trails by 1.0, 1.3 and 0.8 points."""
+    root = results_root(tmp_path)
+    methods = EXPERIMENTS["adversarial"].schema.methods
+    for seed in range(3):
+        results = {}
+        for m in methods:
+            accuracy = {k: 0.4 for k in ("clean", "fgsm", "pgd10", "pgd20")}
+            if m == "bn":
+                accuracy = {k: 0.3 + 0.001 * seed for k in accuracy}
+            if m == "sn+bn":
+                accuracy["fgsm"] = 0.4 - (0.010, 0.013, 0.008)[seed]
+            results[m] = record(0.5, diverged=(m, seed) == ("oni+bn", 0)) | {"robust": accuracy}
+        write(root, "adversarial", "cpu", seed, results)
+    return records.stored("adversarial", root, presets=("cpu",))
+
+
+def test_verdict_grid_is_baselines_by_attacks(adversarial, reference):
+    chapter = verdicts.Chapter.of([adversarial], reference)
+    grid = tables.verdict_grid(chapter("adversarial"), chapter=chapter)
+    assert grid.title == "ConvNorm+BN against each"
+    assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
+    assert grid.column(" ") == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
+    bn_clean = grid.rows[1][1].split("\n")
+    assert bn_clean[0].startswith("+9.90 [") and bn_clean[0].endswith("] ✓")  # stands after Holm over 16
+    assert bn_clean[1] == "paper +1.10"  # 83.23 − 82.13
+    sn_fgsm = grid.rows[0][2].split("\n")
+    assert sn_fgsm[0].endswith("(✓)")  # supported alone (p ≈ 0.02), not after the correction
+    assert grid.rows[2][1].split("\n")[-1] == "1 of 3 seeds diverged"
+    assert grid.rows[3][1].split("\n")[0].endswith(" ?")  # tied: inconclusive
+    legend = grid.notes[0]
+    assert "95 % interval" in legend and "✓ supported" in legend and "? inconclusive" in legend
+    assert "Holm's correction for the chapter's 16 comparisons" in legend
+    assert "+-" not in str(grid) and "<br>" in grid._repr_html_()
+
+
+def test_verdict_grid_columns_must_vary(adversarial, reference):
+    found = verdicts.evaluate(adversarial, reference)
+    assert tables.verdict_grid(found, columns="pair").columns[1:] == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
+    with pytest.raises(ValueError, match="facets that vary"):
+        tables.verdict_grid(found, columns="group")
+    with pytest.raises(ValueError, match="no verdicts"):
+        tables.verdict_grid([])
+
+
+def test_multi_line_cells_print_as_rows_of_lines():
+    text = str(tables.Table("t", ["a", "b"], [["x\ny", "z"]]))
+    assert text.splitlines()[1:] == ["a  b", "x  z", "y"]
+
+
+def test_claims_table_says_how_each_comparison_is_tested():
+    table = tables.claims_table(claims.CLAIMS["data-scarcity"] + claims.CLAIMS["label-noise"])
+    assert "parity within ±1.00 points" in table.column("tested as")
+    assert "difference, from 50% up" in table.column("tested as")
+    assert "ConvNorm − vanilla" in table.column("comparison")
+
+
+def test_experiment_table_carries_the_caveats(generalization, reference):
+    data, _ = generalization
+    notes = tables.experiment_table(data, reference).notes
+    assert any(note.startswith("These records were made before a correction") for note in notes)
+    assert notes[1].startswith("The paper (Table 4): ResNet18")

@@ -173,12 +173,12 @@ _ROW_INCHES, _PANEL_INCHES = 0.3, 0.9
 def forest(verdicts: Sequence[Verdict], title: str | None = None, width: float = 6.0):
     """The comparisons of one claim as a forest plot: one row per comparison, labelled
     only by what differs among them (:func:`~convnorm_book.results.verdicts.short_labels`),
-    one panel per unit (points of accuracy, queries, a loss; each labelled by what
-    differs within it), the figure as tall as its rows (so that the labels keep their size at a phone's width). Each row: every seed's
-    difference (dots), our mean and 95 % interval (coloured by the verdict after the
-    chapter's correction: green supported or parity shown, red contradicted, grey
-    inconclusive, blue no claim), the paper's difference (×), and a parity margin
-    (shaded).
+    one panel per unit (points of accuracy, queries, a loss; each titled by what its rows
+    share), the figure as tall as its rows, so that the labels keep their size at a
+    phone's width. Each row: every seed's difference (dots), our mean and 95 % interval
+    (coloured by the verdict after the chapter's correction: green supported or parity
+    shown, red contradicted, grey inconclusive, blue no claim), the paper's difference
+    (×), and a parity margin (shaded).
 
     Raises:
         ValueError: for no verdicts.

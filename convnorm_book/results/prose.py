@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from .claims import DIFFERENCE, PARITY
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, short_labels
-from .words import number, signed
+from .words import listing, number, signed
 
 _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradicted", INCONCLUSIVE: "inconclusive"},
                   PARITY: {SUPPORTED: "parity shown", CONTRADICTED: "a difference beyond the margin",
@@ -22,12 +22,6 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     """``"no comparison"``, ``"one comparison"``, ``"12 comparisons"``."""
     text = _WORDS[n] if n < len(_WORDS) else f"{n:,}"
     return f"{text} {noun if n == 1 else plural or noun + 's'}"
-
-
-def _names(labels: Sequence[str], most: int = 3) -> str:
-    """``"a"``, ``"a and b"``, ``"a, b and c"``, or the first ``most`` and how many more."""
-    shown = list(labels[:most]) + ([f"{len(labels) - most} more"] if len(labels) > most else [])
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _unit(v: Verdict) -> str:
@@ -49,8 +43,15 @@ def size_phrase(v: Verdict) -> str:
         return f"{paper} lies inside our interval: the two agree in size"
     if v.size == OPPOSITE:
         return f"{paper} lies outside our interval, and ours has the opposite sign"
-    times = f"{abs(v.ratio):.0f} times" if abs(v.ratio) >= 2 else f"{abs(v.ratio):.1f} times"
-    return f"{paper} lies outside our interval: ours is {times} its size"
+    return f"{paper} lies outside our interval: ours is {_times(v.ratio)} its size"
+
+
+def _times(ratio: float) -> str:
+    """``"17 times"``, ``"1.4 times"``, or below one ``"4 % of"``."""
+    ratio = abs(ratio)
+    if ratio < 1:
+        return f"{ratio * 100:.0f} % of"
+    return f"{ratio:.0f} times" if ratio >= 2 else f"{ratio:.1f} times"
 
 
 def verdict_sentence(v: Verdict, chapter_size: int | None = None) -> str:
@@ -70,9 +71,9 @@ def verdict_sentence(v: Verdict, chapter_size: int | None = None) -> str:
         text += f". Tested as parity within ±{number(v.margin)}{_unit(v)}"
     if v.final == v.outcome:
         return text + f". {words[v.final].capitalize()} at the {v.scale}."
+    many = count(chapter_size, "comparison") if chapter_size else "the chapter's comparisons"
     return (text + f". {words[v.outcome].capitalize()} tested alone (p = {v.p_value:.2g}), but not after "
-            f"correcting for {count(chapter_size or 0, 'comparison')} (adjusted p = {v.adjusted:.2g}): "
-            f"{words[v.final]} at the {v.scale}.")
+            f"correcting for {many} (adjusted p = {v.adjusted:.2g}): {words[v.final]} at the {v.scale}.")
 
 
 def summary(verdicts: Sequence[Verdict], chapter: Chapter | None = None) -> str:
@@ -95,17 +96,17 @@ def summary(verdicts: Sequence[Verdict], chapter: Chapter | None = None) -> str:
 
 
 def _how_tested(verdicts: Sequence[Verdict], tested: Sequence[Verdict]) -> str:
-    scale = verdicts[0].scale
     untested = len(verdicts) - len(tested)
-    kinds = {v.kind for v in tested}
-    how = {frozenset({DIFFERENCE}): "each as a difference in the paper's direction",
-           frozenset({PARITY}): f"each as parity within ±{number(tested[0].margin)}{_unit(tested[0])}"
-           if tested else "",
-           frozenset({DIFFERENCE, PARITY}): "as a difference in the paper's direction or as parity within a "
-                                            "margin, as the paper claims"}.get(frozenset(kinds), "")
-    text = f"At the {scale}, we make {count(len(verdicts), 'comparison')} here"
+    kinds = frozenset(v.kind for v in tested)
+    if kinds == {PARITY}:
+        how = f"as parity within ±{number(tested[0].margin)}{_unit(tested[0])}"
+    elif kinds == {DIFFERENCE}:
+        how = "as a difference in the paper's direction"
+    else:
+        how = "as a difference in the paper's direction or as parity within a margin, as the paper claims"
+    text = f"At the {verdicts[0].scale}, we make {count(len(verdicts), 'comparison')} here"
     if tested:
-        text += f" and test {'all' if not untested else count(len(tested), 'of them', 'of them')} {how}"
+        text += f" and test {'each' if not untested else f'{len(tested)} of them'} {how}"
     if untested:
         text += f"; the paper makes no claim on {'the other' if tested else 'any'} {count(untested, 'one', 'ones')}"
     return text + "."
@@ -115,7 +116,8 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
     def listed(chosen, outcome):
         kinds = {v.kind for v in chosen}
         word = _OUTCOME_WORDS[kinds.pop()][outcome] if len(kinds) == 1 else outcome
-        return f"{len(chosen)} {'is' if len(chosen) == 1 else 'are'} {word} ({_names([labels[id(v)] for v in chosen])})"
+        names = listing([labels[id(v)] for v in chosen], most=3)
+        return f"{len(chosen)} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
 
     alone = [listed(chosen, o) for o in (SUPPORTED, CONTRADICTED) if (chosen := [v for v in tested if v.outcome == o])]
     if not alone:
@@ -125,7 +127,7 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
         return text + "."
     stand = [v for v in tested if v.final != INCONCLUSIVE]
     after = (f"{count(len(stand), 'verdict')} {'stands' if len(stand) == 1 else 'stand'} "
-             f"({_names([labels[id(v)] for v in stand])})" if stand else "none stands")
+             f"({listing([labels[id(v)] for v in stand], most=3)})" if stand else "none stands")
     return f"{text}; after Holm's correction for the chapter's {count(len(chapter.tested), 'comparison')}, {after}."
 
 
@@ -141,13 +143,13 @@ def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
     others = []
     if larger:
         biggest = max(larger, key=lambda v: abs(v.ratio))
-        others.append(f"ours is larger in {len(larger)}, up to {abs(biggest.ratio):.0f} times the paper's "
+        others.append(f"larger in {len(larger)}, up to {_times(biggest.ratio)} the paper's "
                       f"({labels[id(biggest)]})")
     if smaller:
         others.append(f"smaller in {len(smaller)}")
     if opposite:
-        others.append(f"of the opposite sign in {len(opposite)} ({_names([labels[id(v)] for v in opposite])})")
-    return text + ("; " + ", ".join(others) if others else "") + "."
+        others.append(f"of the opposite sign in {len(opposite)} ({listing([labels[id(v)] for v in opposite], most=3)})")
+    return text + ("; ours is " + ", ".join(others) if others else "") + "."
 
 
 def _resolution(verdicts: Sequence[Verdict]) -> str:
@@ -160,12 +162,16 @@ def _resolution(verdicts: Sequence[Verdict]) -> str:
         if not widths or not paper:
             continue
         suffix = f" {unit}" if unit else ""
-        span = (lambda xs: number(min(xs)) if min(xs) == max(xs) else f"{number(min(xs))} to {number(max(xs))}")
-        sentences.append(f"Our intervals are {span(widths)}{suffix} wide, the paper's differences "
-                         f"{span(paper)}{suffix} in size"
+        sentences.append(f"Our intervals are {_span(widths)}{suffix} wide, the paper's differences "
+                         f"{_span(paper)}{suffix} in size"
                          + (": a difference of the paper's size cannot be told from zero here."
                             if min(widths) > 2 * max(paper) else "."))
     return " ".join(sentences)
+
+
+def _span(values: Sequence[float]) -> str:
+    low, high = min(values), max(values)
+    return number(low) if low == high else f"{number(low)} to {number(high)}"
 
 
 def _diverged(verdicts: Sequence[Verdict]) -> str:
@@ -174,6 +180,14 @@ def _diverged(verdicts: Sequence[Verdict]) -> str:
     if not notes:
         return ""
     return "Runs that diverged are left out of the differences (" + "; ".join(notes) + ")."
+
+
+def _tally(supported: int, contradicted: int) -> str:
+    """``"2 are supported and none contradicted"``, ``"none is supported or contradicted"``."""
+    if not supported and not contradicted:
+        return "none is supported or contradicted"
+    verb = "is" if supported == 1 or (not supported and contradicted == 1) else "are"
+    return f"{supported or 'none'} {verb} supported and {contradicted or 'none'} contradicted"
 
 
 def _percent(fraction: float) -> str:
@@ -189,12 +203,11 @@ def multiplicity(chapter: Chapter) -> str:
     if not m:
         return "This chapter tests none of the paper's claims on the records shown."
     expected = m * ALPHA
-    before = {o: sum(v.outcome == o for v in tested) for o in (SUPPORTED, CONTRADICTED)}
-    after = {o: sum(v.final == o for v in tested) for o in (SUPPORTED, CONTRADICTED)}
+    before = _tally(sum(v.outcome == SUPPORTED for v in tested), sum(v.outcome == CONTRADICTED for v in tested))
+    after = _tally(sum(v.final == SUPPORTED for v in tested), sum(v.final == CONTRADICTED for v in tested))
     return (f"This chapter tests {count(m, 'comparison')} against the paper's claims. Tested one by one at "
             f"{_percent(ALPHA)}, about {expected:.1f} of them would come out supported or contradicted by chance alone "
             "even if no method differed from another, so each verdict here is corrected for all of them by Holm's "
             "method, which keeps the chance of even one false verdict below "
             f"{_percent(ALPHA)} whatever the dependence between comparisons that share runs. Tested one by one, "
-            f"{before[SUPPORTED]} are supported and {before[CONTRADICTED]} contradicted; after the correction, "
-            f"{after[SUPPORTED]} and {after[CONTRADICTED]}.")
+            f"{before}; after the correction, {after}.")

@@ -341,6 +341,22 @@ def stored(experiment: str, root: str | Path | None = None, presets: Sequence[st
                      "'How the results were produced')")
 
 
+#: the settings that define what a run-time record timed
+_TIMED = ("arch", "width", "batch_size", "runtime_steps")
+
+
+def runtime_records(root: str | Path | None = None) -> dict[str, Records]:
+    """The run-time records of each preset that has one (the GPU protocol, the paper's,
+    the reduced scale), leaving out the paper preset's where it timed what the GPU
+    protocol's did (the same network, width, batch and number of steps)."""
+    found = {preset: Records("runtime", preset, tuple(runs)) for preset in ("short-schedule", "paper", "cpu")
+             if (runs := load_runs("runtime", preset, root))}
+    if {"short-schedule", "paper"} <= set(found) and all(
+            getattr(found["short-schedule"].settings, k) == getattr(found["paper"].settings, k) for k in _TIMED):
+        del found["paper"]
+    return found
+
+
 def data_copy(descriptions) -> str:
     """``"the lossy JPEG copy of CIFAR"`` or ``"the official CIFAR files"`` (or both),
     from the data descriptions recorded in the provenance."""

@@ -325,11 +325,12 @@ class Paired:
         note = self.over_seeds.diverged_note
         if not self.n:
             return "no finished pair of runs" + (f" ({note})" if note else "")
-        text = signed(self.mean) + unit
         if self.interval is None:
-            return text + f" (one seed, so no interval{'; ' + note if note else ''})"
+            return signed(self.mean) + unit + f" (one seed, so no interval{'; ' + note if note else ''})"
         low, high = self.interval
-        return text + f" (95 % interval {signed(low)} to {signed(high)}, {self.n} seeds{'; ' + note if note else ''})"
+        like = max(abs(self.mean), abs(low), abs(high))  # one number of decimals for the three
+        return (signed(self.mean, like) + unit + f" (95 % interval {signed(low, like)} to {signed(high, like)}, "
+                f"{self.n} seeds{'; ' + note if note else ''})")
 
     def sentence(self) -> str:
         """``a − b: mean (95 % interval low to high, n seeds); the paper: x. Verdict.``"""

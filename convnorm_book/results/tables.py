@@ -7,18 +7,18 @@ Accuracies are stored as fractions and shown, like the paper's, in percent.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from convnorm.experiments.schema import Measure, ResultSchema
+from convnorm.experiments.schema import Measure
 
 from .claims import DIFFERENCE, PARITY, Claim
 from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
-from .verdicts import Chapter, Verdict, shared_label, short_labels, varying
-from .words import GROUP_NAMES, METHOD_LABELS, METRIC_NAMES, group_name, method_label, number, scale_name, signed  # noqa: F401
+from .verdicts import Chapter, Verdict, shared_label, short_facets, varying
+from .words import (GROUP_NAMES, METHOD_LABELS, METRIC_NAMES, group_name, listing, method_label,  # noqa: F401
+                    number, scale_name, signed)
 
 #: what each experiment's table shows
 TITLES = {
@@ -163,8 +163,9 @@ def verdicts(comparisons: Sequence[Paired]) -> str:
 
 
 def scale_notes(records: Records, reference: dict | None) -> list[str]:
-    """Two lines naming the scale of our runs and of the paper's."""
-    data = f"{records.data}; " if records.schema.history else ""
+    """Lines naming the scale of our runs and of the paper's, and the paper's names of our
+    methods where they differ (the paper's SN is our SN+BN)."""
+    data = f"{records.data}; " if records.schema.history else f"timed on {records.devices}; "
     spread = "; mean ± sample standard deviation over the seeds." if len(records.runs) > 1 else "."
     notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}{_seeds(records)}"
              + spread]
@@ -173,6 +174,11 @@ def scale_notes(records: Records, reference: dict | None) -> list[str]:
         table = reference["tables"][schema.reference]
         notes.append(f"The paper ({table['label']}): {paper_scale(records.experiment)}; the official CIFAR files; "
                      f"{table['setting']}.")
+        renamed = {name: method_label(m) for m, name in schema.paper_names.items()
+                   if isinstance(name, str) and name != method_label(m) and m in schema.method_keys(records.settings)}
+        if renamed:
+            notes.append(f"The paper's {listing(renamed)} {'is' if len(renamed) == 1 else 'are'} our "
+                         f"{listing(renamed.values())}.")
     return notes
 
 
@@ -334,15 +340,12 @@ def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapte
         columns = next((name for name in ("group", "measure", "epoch") if name in changing), None)
     if columns is not None and columns not in changing:
         raise ValueError(f"columns must be one of the facets that vary, {changing}, got {columns!r}")
-    heads = list(dict.fromkeys(v.facet(columns) for v in verdicts)) if columns else ["ours"]
-    row_facets = [name for name in changing if name != columns]
-    labels = dict(zip(map(id, verdicts), short_labels(verdicts)))
-    rows: dict[str, dict[str, str]] = {}
-    for v in verdicts:
-        key = (", ".join(part for name, part in zip(changing, labels[id(v)].split(", ")) if name != columns)
-               if row_facets else shared_label(verdicts))
-        rows.setdefault(key, {})[v.facet(columns) if columns else "ours"] = _cell(v)
-    table_rows = [[key] + [cells.get(head, "") for head in heads] for key, cells in rows.items()]
+    cells: dict[str, dict[str, str]] = {}
+    for v, facets in zip(verdicts, short_facets(verdicts)):
+        row = ", ".join(text for name, text in facets.items() if name != columns) or shared_label(verdicts)
+        cells.setdefault(row, {})[facets.get(columns, "ours")] = _cell(v)
+    heads = list(dict.fromkeys(head for row in cells.values() for head in row))
+    table_rows = [[row] + [shown.get(head, "") for head in heads] for row, shown in cells.items()]
     return Table(title or shared_label(verdicts) or "Paired differences", [" "] + heads, table_rows,
                  [_legend(verdicts, chapter)])
 

@@ -165,17 +165,20 @@ def varying(verdicts: Sequence[Verdict]) -> list[str]:
     return [name for name in names if len({v.facet(name) for v in verdicts}) > 1]
 
 
+def short_facets(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
+    """Per verdict, the facets that vary among ``verdicts`` in few words: the pair as
+    ``"vs SN+BN"`` where every comparison is of the same method against others."""
+    names = varying(verdicts) or ["pair"]
+    one_a = len({v.claim.a for v in verdicts}) == 1 and not any(v.claim.label for v in verdicts)
+    return [{name: f"vs {method_label(v.claim.b)}" if name == "pair" and one_a else v.facet(name) for name in names}
+            for v in verdicts]
+
+
 def short_labels(verdicts: Sequence[Verdict]) -> list[str]:
     """A label per verdict naming only what differs among them (``"vs SN+BN, PGD-10"``
     where every comparison is of ConvNorm+BN): short enough for a figure at a phone's
     width. What they share is :func:`shared_label`."""
-    names = varying(verdicts) or ["pair"]
-    one_a = len({v.claim.a for v in verdicts}) == 1 and not any(v.claim.label for v in verdicts)
-
-    def text(v, name):
-        return f"vs {method_label(v.claim.b)}" if name == "pair" and one_a else v.facet(name)
-
-    return [", ".join(text(v, name) for name in names) for v in verdicts]
+    return [", ".join(facets.values()) for facets in short_facets(verdicts)]
 
 
 def shared_label(verdicts: Sequence[Verdict]) -> str:

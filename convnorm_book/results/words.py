@@ -59,3 +59,14 @@ def number(value: float | None, like: float | None = None) -> str:
 def signed(value: float, like: float | None = None) -> str:
     """:func:`number` with its sign (a true minus sign)."""
     return ("+" if value >= 0 else "−") + number(abs(value), like=value if like is None else like)
+
+
+def listing(items, most: int | None = None) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``; beyond ``most`` items, the first ``most``
+    and how many more."""
+    items = [str(item) for item in items]
+    if most is not None and len(items) > most:
+        items = items[:most] + [f"{len(items) - most} more"]
+    if not items:
+        return ""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
