@@ -2,23 +2,11 @@
 verdicts, computed from records built with known answers."""
 from __future__ import annotations
 
-import pytest
 
 from convnorm_book.results import checks, findings, records
-from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, results_root, write
+from result_files import record, reference, root, write  # noqa: F401 (fixtures)
 
 BASIC = ("none", "bn", "convnorm", "convnorm+bn")
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return reference_values.load_reference(REPOSITORY_RESULTS)
-
-
-@pytest.fixture
-def root(tmp_path):
-    return results_root(tmp_path)
 
 
 def test_convergence_speed_and_spread(root, reference):

@@ -13,12 +13,7 @@ from dataclasses import replace  # noqa: E402
 from convnorm.experiments import EXPERIMENTS  # noqa: E402
 from convnorm_book.results import claims, plots, records, stats, verdicts  # noqa: E402
 from convnorm_book.results import reference as reference_values  # noqa: E402
-from result_files import record, results_root, write  # noqa: E402
-
-
-@pytest.fixture
-def root(tmp_path):
-    return results_root(tmp_path)
+from result_files import record, root, write  # noqa: E402, F401 (fixtures)
 
 
 def test_plot_comparisons_one_row_each_coloured_by_verdict():

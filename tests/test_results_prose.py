@@ -7,15 +7,9 @@ import re
 import pytest
 
 from convnorm_book.results import prose, records, verdicts
-from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, results_root, write
+from result_files import record, reference, results_root, write  # noqa: F401 (fixtures)
 
 FORBIDDEN = ("+-", "(tab:", "(table:", "(fig:", "harness", "\n- ", "**")
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return reference_values.load_reference(REPOSITORY_RESULTS)
 
 
 @pytest.fixture

@@ -10,12 +10,7 @@ import pytest
 from convnorm.experiments import EXPERIMENTS, PRESETS
 from convnorm_book.results import claims, provenance, records, stats, tables, verdicts
 from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, results_root, write
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return reference_values.load_reference(REPOSITORY_RESULTS)
+from result_files import REPOSITORY_RESULTS, record, reference, results_root, write  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))

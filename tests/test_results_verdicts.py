@@ -11,20 +11,9 @@ import pytest
 from convnorm.experiments import EXPERIMENTS, PRESETS
 from convnorm.experiments.schema import HISTORY_KEYS, declared_paths
 from convnorm_book.results import claims, records, stats, verdicts
-from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, results_root, write
+from result_files import record, reference, results_root, root, write  # noqa: F401 (fixtures)
 
 ALL_NORMS = ["none", "bn", "convnorm", "convnorm+bn", "sn+bn", "oni+bn", "ocnn+bn"]
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return reference_values.load_reference(REPOSITORY_RESULTS)
-
-
-@pytest.fixture
-def root(tmp_path):
-    return results_root(tmp_path)
 
 
 def store(root, experiment, per_seed, summary_key="test_acc", **settings):

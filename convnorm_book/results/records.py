@@ -289,18 +289,20 @@ class Records:
         """Which copy of CIFAR the runs read, in a reader's words."""
         return data_copy(run.provenance.get("data") or "" for run in self.runs)
 
-    def diverged(self) -> list[DivergedRun]:
-        """Every training of these records that diverged, in seed order."""
+    def trainings(self):
+        """Every training record, as ``(run, group, method, record)`` for each seed, group
+        and method of the records' preset (``record`` is ``None`` where absent)."""
         schema, settings = self.schema, self.settings
-        found = []
         for run in self.runs:
             for group in schema.group_keys(settings):
                 for method in schema.method_keys(settings):
-                    record = lookup(run.results, schema.record_path(group, method))
-                    if is_diverged(record):
-                        found.append(DivergedRun(run.seed, group, method, record.get("diverged_at_epoch"),
-                                                 record.get("reason") or record.get("error")))
-        return found
+                    yield run, group, method, lookup(run.results, schema.record_path(group, method))
+
+    def diverged(self) -> list[DivergedRun]:
+        """Every training of these records that diverged, in seed order."""
+        return [DivergedRun(run.seed, group, method, record.get("diverged_at_epoch"),
+                            record.get("reason") or record.get("error"))
+                for run, group, method, record in self.trainings() if is_diverged(record)]
 
 
 @dataclass(frozen=True)
