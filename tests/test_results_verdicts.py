@@ -217,3 +217,26 @@ def test_claims_refuse_inconsistent_declarations():
         claims.Claim("data-scarcity", "a", "b", claims.Measured("test_acc"), claims.PARITY, "x", "y")
     with pytest.raises(ValueError, match="kind must be"):
         claims.Claim("data-scarcity", "a", "b", claims.Measured("test_acc"), "better", "x", "y")
+
+
+def test_claims_tested_on_another_measure_keep_the_papers_direction(root, reference):
+    """Under label noise the paper reports the maximum over the epochs; the same claims
+    tested on the accuracy at the best noisy-validation epoch keep the paper's sign, with
+    no paper's number beside ours."""
+    from convnorm_book.results import prose
+
+    for seed, (at_best, maximum) in enumerate(((-0.040, -0.040), (-0.030, -0.031), (-0.035, -0.036))):
+        results = {rate: {"none": record(0.5, max_test_acc=0.6), "convnorm": record(0.5 + at_best * (rate == "0.8")
+                                                                                   - 0.02 * (rate == "0.2"),
+                                                                                   max_test_acc=0.6 + maximum)}
+                   for rate in ("0.2", "0.8")}
+        write(root, "label-noise", "cpu", seed, results, robust_norms=["none", "convnorm"], noise_rates=[0.2, 0.8])
+    data = records.stored("label-noise", root, presets=("cpu",))
+    paper_metric, selected = verdicts.evaluate(data, reference), verdicts.evaluate(data, reference, measure="test_acc")
+    assert [v.comparison.claimed_sign for v in selected] == [+1, -1]  # +1.81 at 20 %, −3.09 at 80 %
+    assert all(v.paper is None for v in selected) and selected[0].facet("measure").startswith("test accuracy")
+    assert [v.outcome for v in paper_metric] == [stats.CONTRADICTED, stats.SUPPORTED]
+    assert [v.outcome for v in selected] == [stats.CONTRADICTED, stats.SUPPORTED]
+    assert prose.same_verdicts(paper_metric, selected, "selecting the model on the noisy validation set") == (
+        "Selecting the model on the noisy validation set instead gives the same verdict, each comparison tested "
+        "alone, in 2 of the 2 comparisons.")

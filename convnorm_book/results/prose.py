@@ -190,6 +190,17 @@ def _tally(supported: int, contradicted: int) -> str:
     return f"{supported or 'none'} {verb} supported and {contradicted or 'none'} contradicted"
 
 
+def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instead: str) -> str:
+    """How many comparisons keep their verdict, tested alone, when measured otherwise
+    (``others``: the same claims from :func:`~convnorm_book.results.verdicts.evaluate`
+    with ``measure=``); ``instead`` says how, e.g. "selecting the model on the noisy
+    validation set"."""
+    pairs = [(v, w) for v, w in zip(verdicts, others, strict=True) if v.tested]
+    same = sum(v.outcome == w.outcome for v, w in pairs)
+    return (f"{instead[0].upper()}{instead[1:]} instead gives the same verdict, each comparison tested alone, in "
+            f"{same} of the {len(pairs)} comparisons.")
+
+
 def _percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
