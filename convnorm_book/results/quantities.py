@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from convnorm.experiments import EXPERIMENTS
 from convnorm.experiments.schema import Measure
 
 from .records import DIVERGED, Records, measured
@@ -46,14 +47,20 @@ class Measured:
     def measure(self, records: Records) -> Measure:
         return records.schema.measure(self.name, records.settings)
 
+    def describe(self, experiment: str) -> str:
+        """The measure in words, at any preset ("accuracy under PGD-k")."""
+        declared = next(m for m in EXPERIMENTS[experiment].schema.measures if m.name == self.name)
+        return declared.label.format("k").split(" (")[0]
+
     def values(self, records: Records, group: str | None, method: str) -> list:
         chosen = self.measure(records)
         return per_seed(records, records.schema.path(group, method, chosen), 100.0 if chosen.percent else 1.0)
 
     def facets(self, records: Records) -> tuple[tuple[str, str], ...]:
-        """The measure's label, an attack's accuracy by the attack alone ("FGSM" for
-        "accuracy under FGSM", "clean" for "clean accuracy")."""
-        label = self.measure(records).label
+        """The measure's label without its explanation in brackets ("ρ" for "ρ (mean over
+        layers of ...)"), an attack's accuracy by the attack alone ("FGSM" for "accuracy
+        under FGSM", "clean" for "clean accuracy")."""
+        label = self.measure(records).label.split(" (")[0]
         return (("measure", "clean" if label == "clean accuracy" else label.removeprefix("accuracy under ")),)
 
     def unit_of(self, records: Records) -> str:
@@ -78,6 +85,9 @@ class AtEpoch:
 
     def expand(self, records: Records) -> tuple[AtEpoch, ...]:
         return (self,)
+
+    def describe(self, experiment: str) -> str:
+        return f"{METRIC_NAMES.get(self.metric, self.metric)} after the {self.epoch} epoch"
 
     def epoch_number(self, records: Records) -> int:
         return 1 if self.epoch == "first" else records.settings.epochs
@@ -113,8 +123,11 @@ class LayerMean:
         return [v if v is DIVERGED else None if not v else sum(layer[self.key] for layer in v) / len(v)
                 for v in layers]
 
+    def describe(self, experiment: str) -> str:
+        return f"mean {self.key.replace('_', ' ')} over the conv layers"
+
     def facets(self, records: Records) -> tuple[tuple[str, str], ...]:
-        return (("measure", f"mean {self.key.replace('_', ' ')} over the conv layers"),)
+        return (("measure", self.describe("")),)
 
     def unit_of(self, records: Records) -> str:
         return ""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from convnorm.experiments.schema import Measure
 
-from .claims import DIFFERENCE, PARITY, Claim
+from .claims import CLAIMS, DIFFERENCE, PARITY
 from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
@@ -368,14 +368,17 @@ def _legend(verdicts: Sequence[Verdict], chapter: Chapter | None) -> str:
     return text
 
 
-def claims_table(claims: Sequence[Claim]) -> Table:
+def claims_table(experiments: Sequence[str] | None = None) -> Table:
     """What each comparison tests and why, one row per declared claim
-    (:data:`~convnorm_book.results.claims.CLAIMS`): the comparison, the claim's kind (with
-    its margin), where the paper makes it, and the reason."""
+    (:data:`~convnorm_book.results.claims.CLAIMS`) of ``experiments`` (default: all): the
+    experiment, the comparison and its measure, the claim's kind (with its margin and the
+    groups it reaches), where the paper makes it, and the reason."""
     rows = []
-    for claim in claims:
-        kind = claim.kind if claim.margin is None else f"{claim.kind} within ±{number(claim.margin)} points"
-        if claim.at_least is not None:
-            kind += f", from {claim.at_least:.0%} up"
-        rows.append([claim.name, kind, claim.source, claim.reason])
-    return Table("What each comparison tests", ["comparison", "tested as", "the paper", "why"], rows)
+    for experiment in experiments or CLAIMS:
+        for claim in CLAIMS[experiment]:
+            kind = claim.kind if claim.margin is None else f"{claim.kind} within ±{number(claim.margin)} points"
+            if claim.at_least is not None:
+                kind += f", from {claim.at_least:.0%} up"
+            rows.append([experiment, claim.name, claim.quantity.describe(experiment), kind, claim.source, claim.reason])
+    return Table("What each comparison tests", ["experiment", "comparison", "measure", "tested as", "the paper", "why"],
+                 rows)
