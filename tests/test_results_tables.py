@@ -276,3 +276,19 @@ def test_experiment_table_carries_the_caveats(generalization, reference):
     notes = tables.experiment_table(data, reference).notes
     assert any(note.startswith("These records were made before a correction") for note in notes)
     assert notes[1].startswith("The paper (Table 4): ResNet18")
+
+
+def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_path):
+    root = results_root(tmp_path)
+    from convnorm.experiments import PROTOCOL_VERSION
+
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed,
+              {"cifar10": {"none": record(0.5, diverged=seed == 1, diverged_at_epoch=4, reason="loss is NaN")}},
+              protocol_version=PROTOCOL_VERSION if seed else None)
+    table = provenance.inventory_table(("short-schedule", "cpu"), root)
+    assert table.column("experiment") == ["generalization"]  # nothing else is recorded: no row says so
+    assert table.column("protocol version") == [f"before 1, {PROTOCOL_VERSION} (current)"]
+    assert table.column("diverged") == ["seed 1, CIFAR-10, vanilla at epoch 4 (loss is NaN)"]
+    empty = provenance.inventory_table(("short-schedule",), root)
+    assert empty.rows == [] and empty.notes == ["No record is stored yet: the appendix says how to make them."]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, protocol_deviations
+from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
 
 from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs
 from .tables import Table
-from .words import method_label
+from .words import group_name, method_label
 
 
 def presets_table(names: Sequence[str] = ("cpu", "short-schedule", "paper")) -> Table:
@@ -45,11 +45,10 @@ def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"),
             if not runs:
                 continue
             stored = Records(experiment, preset, tuple(runs))
-            versions = ", ".join(dict.fromkeys(str(run.protocol_version) if run.protocol_version else "before 1"
-                                               for run in runs))
+            versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
             commits = ", ".join(dict.fromkeys(run.provenance.get("git_commit", "unknown")[:8] for run in runs))
             minutes = ", ".join(f"{run.provenance['wall_time_s'] / 60:.1f}" for run in runs)
-            diverged = "; ".join(_diverged(run) for run in stored.diverged()) or "none"
+            diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
             rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions, commits,
                          minutes, stored.data if stored.schema.history else "—", diverged])
     notes = [] if rows else ["No record is stored yet: the appendix says how to make them."]
@@ -57,8 +56,15 @@ def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"),
                                     "wall time per seed (min)", "data", "diverged"], rows, notes)
 
 
-def _diverged(run) -> str:
-    where = ", ".join(filter(None, (run.group, method_label(run.method))))
+def _version(version: int) -> str:
+    """A record's protocol version in words, the current one (:data:`PROTOCOL_VERSION`) marked."""
+    if version == PROTOCOL_VERSION:
+        return f"{version} (current)"
+    return str(version) if version else "before 1"
+
+
+def _diverged(schema, run) -> str:
+    where = ", ".join(filter(None, (run.group and group_name(schema, run.group), method_label(run.method))))
     when = f" at epoch {run.epoch}" if run.epoch is not None else ""
     return f"seed {run.seed}, {where}{when}" + (f" ({run.reason})" if run.reason else "")
 
