@@ -154,7 +154,7 @@ def evaluate(records: Records, reference: dict | None, claims: Sequence[Claim] |
                 sign = (paper > 0) - (paper < 0) if paper else claim.sign
                 kind = claim.kind if claim.covers(group) and (claim.kind == PARITY or sign) else NO_CLAIM
                 if measure is not None:
-                    quantity, paper = Measured(measure, quantity.unit), None
+                    quantity, paper = Measured(measure, getattr(quantity, "unit", "")), None
                 facets = _facets(claim, records, group, quantity, len(groups) > 1)
                 comparison = paired_values(quantity.values(records, group, claim.a),
                                            quantity.values(records, group, claim.b), method_label(claim.a),
