@@ -22,4 +22,16 @@ them, one job per module:
 * :mod:`~convnorm_book.results.provenance`: the appendix's tables (presets, deviations
   from the paper's protocol, what is recorded, corrections, schemas);
 * :mod:`~convnorm_book.results.live`: training the experiments yourself (opt-in).
+
+A chapter tests every claim of its experiments at once and shows them claim by claim::
+
+    REFERENCE = reference.load_reference()
+    NOISE = records.stored("label-noise")
+    CHAPTER = verdicts.Chapter.of([ADVERSARIAL, SIMBA, NOISE, SCARCITY], REFERENCE)
+    Markdown(prose.multiplicity(CHAPTER))                    # how many comparisons, Holm
+    tables.experiment_table(NOISE, REFERENCE)                # ours beside the paper's, caveats
+    found = CHAPTER("label-noise")
+    tables.verdict_grid(found, chapter=CHAPTER)              # pairs x noise rates
+    plots.forest(found)                                      # or the same as a figure
+    Markdown(prose.summary(found, CHAPTER))                  # the verdict in prose
 """
