@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from convnorm.experiments import PRESETS
 from convnorm.training import save_results
 
@@ -34,6 +36,20 @@ def results_root(tmp_path: Path) -> Path:
     root.mkdir()
     shutil.copy(REPOSITORY_RESULTS / "paper_reference_values.json", root)
     return root
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A fixture: :func:`results_root` in the test's temporary folder."""
+    return results_root(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """A fixture: the paper's values of the repository."""
+    from convnorm_book.results.reference import load_reference
+
+    return load_reference(REPOSITORY_RESULTS)
 
 
 def record(test_acc, history=(0.1, 0.2, 0.3), max_test_acc=None, diverged=False, **extra):

@@ -8,13 +8,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from convnorm_book.results import plots, records, stats  # noqa: E402
-from result_files import record, results_root, write  # noqa: E402
+from dataclasses import replace  # noqa: E402
 
-
-@pytest.fixture
-def root(tmp_path):
-    return results_root(tmp_path)
+from convnorm.experiments import EXPERIMENTS  # noqa: E402
+from convnorm_book.results import claims, plots, records, stats, verdicts  # noqa: E402
+from convnorm_book.results import reference as reference_values  # noqa: E402
+from result_files import record, root, write  # noqa: E402, F401 (fixtures)
 
 
 def test_plot_comparisons_one_row_each_coloured_by_verdict():
@@ -62,3 +61,71 @@ def test_colours_are_the_same_for_a_method_everywhere():
     assert plots.colour("convnorm+bn") == plots.colour("ConvNorm+BN") == "tab:red"  # our key, the paper's label
     assert plots.colour("oni+bn") == plots.colour("ONI") == plots.colour("oni")
     assert plots.colour("vanilla") == plots.colour("none") and plots.colour("unknown") is None
+
+
+def _adversarial(root, seeds=3):
+    """Adversarial records where ConvNorm+BN leads BN by about 10 points under every
+    attack (10, 9.9, 9.8 over the seeds) and every other baseline by exactly 5."""
+    methods = EXPERIMENTS["adversarial"].schema.methods
+    for seed in range(seeds):
+        write(root, "adversarial", "cpu", seed, {
+            m: {"robust": {k: 0.3 + 0.05 * (m == "convnorm+bn") + 0.05 * (m != "bn") + 0.001 * seed * (m == "bn")
+                           for k in ("clean", "fgsm", "pgd10", "pgd20")}} for m in methods})
+    return records.stored("adversarial", root, presets=("cpu",))
+
+
+def test_forest_rows_are_short_labels_and_the_figure_grows_with_them(root):
+    reference = reference_values.load_reference(root)
+    found = verdicts.evaluate(_adversarial(root), reference)
+    fig = plots.forest(found)
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "vs OCNN+BN, PGD-20" and labels[-1] == "vs SN+BN, clean" and len(labels) == 16
+    assert max(map(len, labels)) <= 20  # short enough to keep their size at a phone's width
+    assert "ConvNorm+BN against each" in fig._suptitle.get_text()
+    assert sum(line.get_marker() == "x" for line in ax.lines) == 16  # the paper's difference on every row
+    few = plots.forest(found[:4])
+    assert fig.get_size_inches()[1] - few.get_size_inches()[1] == pytest.approx(12 * plots._ROW_INCHES)
+    plt.close("all")
+
+
+def test_forest_colours_by_the_corrected_verdict_and_shades_a_parity_margin(root):
+    reference = reference_values.load_reference(root)
+    found = verdicts.Chapter.of([_adversarial(root)], reference)("adversarial", b="bn")
+    fig = plots.forest(found)
+    means = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
+    expected = [plots.VERDICT_COLOURS.get(v.final, "tab:grey") for v in found]
+    assert [line.get_color() for line in means] == expected and expected[0] == "tab:green"
+    parity = [replace(v, kind=claims.PARITY, claim=replace(v.claim, kind=claims.PARITY, margin=1.0)) for v in found]
+    fig = plots.forest(parity)
+    assert len(fig.axes[0].collections) == 4 + 4  # a band per row, besides the seeds' dots
+    plt.close("all")
+
+
+def test_forest_one_panel_per_unit(root):
+    reference = reference_values.load_reference(root)
+    for seed in (0, 1):
+        write(root, "convergence", "cpu", seed, {"small": {m: record(0.3, history=(0.1, 0.2 + 0.01 * seed))
+                                                           for m in ("none", "bn", "convnorm", "convnorm+bn")}},
+              epochs=2)
+    found = verdicts.evaluate(records.stored("convergence", root, presets=("cpu",)), reference)
+    fig = plots.forest(found)
+    assert [ax.get_title() for ax in fig.axes] == ["test accuracy", "training loss"]
+    assert [ax.get_xlabel() for ax in fig.axes] == ["difference (points)", "difference"]
+    plt.close("all")
+
+
+def test_rate_figure_sets_ours_beside_the_papers_and_counts_diverged_seeds(root):
+    reference = reference_values.load_reference(root)
+    for seed in range(3):
+        write(root, "label-noise", "cpu", seed,
+              {rate: {m: record(0.4, max_test_acc=0.5, diverged=(seed, rate, m) == (2, "0.8", "bn"))
+                      for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
+    fig = plots.rate_figure(records.stored("label-noise", root, presets=("cpu",)), reference)
+    ours, paper, ours_selected, spare = fig.axes
+    assert paper.get_title() == "the paper (Table 6 and Figure 3 (left))" and len(paper.containers) == 4
+    assert [t.get_text() for t in ours.get_legend().get_texts()] == ["vanilla", "BN (1 of 3 seeds diverged at 80%)"]
+    assert not spare.axison
+    with pytest.raises(ValueError, match="not rates"):
+        plots.rate_figure(_adversarial(root), reference)
+    plt.close("all")

@@ -2,8 +2,6 @@
 their provenance, the scale they were made at, and what a reader must know about them."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from convnorm.experiments import PRESETS, PROTOCOL_VERSION
@@ -100,66 +98,124 @@ def test_lookup_indexes_dicts_and_lists():
     assert records.lookup(data, ("a", "b", 5)) is None and records.lookup(data, ("a", "c")) is None
 
 
-def _git(folder, *args):
-    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(folder)})
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True).stdout.strip()
-
-
-def test_code_includes_follows_git_ancestry(tmp_path):
-    _git(tmp_path, "init", "-q")
-    old = _git(tmp_path, "commit", "-q", "--allow-empty", "-m", "old")
-    fix = _git(tmp_path, "commit", "-q", "--allow-empty", "-m", "fix")
-    assert records.code_includes(fix, fix[:7], tmp_path) is True
-    assert records.code_includes(old + "+dirty", fix[:7], tmp_path) is False
-    assert records.code_includes("0" * 40, fix[:7], tmp_path) is None  # not in this history
-    assert records.code_includes("unknown", fix[:7], tmp_path) is None
-
-
-def test_caveats_name_old_code_ocnn_weight_and_lossy_copy(root, tmp_path):
-    repository = tmp_path / "repository"
-    repository.mkdir()
-    _git(repository, "init", "-q")
-    old = _git(repository, "commit", "-q", "--allow-empty", "-m", "old")
+def test_caveats_name_old_code_ocnn_weight_and_lossy_copy(root):
     for seed in (0, 1):
-        write(root, "simba", "cpu", seed, {"ocnn": record(0.3, ocnn_lambda=0.001)}, commit=old)
+        write(root, "simba", "cpu", seed, {"ocnn": record(0.3, ocnn_lambda=0.001)})
     stored = records.Records("simba", "cpu", tuple(records.load_runs("simba", "cpu", root)))
-    notes = records.caveats(stored, repository)
+    notes = records.caveats(stored)
     assert any("λ = 0.001" in note for note in notes)
     assert any("lossy JPEG copy" in note for note in notes)
-    # the corrections' commits are not in this repository's history: the caveat says it cannot tell
-    assert any("cannot be checked" in note for note in notes)
+    # no protocol version stated: older than version 1, so every correction to SimBA is named
+    corrections = [note for note in notes if note.startswith("These records were made before a correction")]
+    assert len(corrections) == sum("simba" in change.experiments for change in records.PROTOCOL_CHANGES)
 
 
-def test_a_record_stating_its_protocol_version_needs_no_history(root, tmp_path):
-    """A record that states the protocol version it was made at is placed against each
-    correction without git (as in a shallow clone); one that states none falls back to
-    the history, which here cannot tell."""
-    assert max(change.version for change in records.PROTOCOL_CHANGES) <= PROTOCOL_VERSION
-    no_history = tmp_path / "no-history"
-    no_history.mkdir()
-    for seed in (0, 1):
-        write(root, "conditioning", "cpu", seed, {}, protocol_version=PROTOCOL_VERSION)
-    current = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
-    assert records.changes_missing(current, no_history) == []
-    assert not any("correction" in note for note in records.caveats(current, no_history))
-    write(root, "conditioning", "cpu", 1, {}, protocol_version=0)
-    older = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
-    assert records.changes_missing(older, no_history) == list(records.PROTOCOL_CHANGES)
-    write(root, "conditioning", "cpu", 1, {})
-    unversioned = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
-    assert records.changes_missing(unversioned, no_history) is None
+def test_protocol_version_alone_places_a_record_against_each_correction(root):
+    """No git history is ever needed: a record states its protocol version, and one that
+    states none is older than version 1."""
+    versions = {change.version for change in records.PROTOCOL_CHANGES}
+    assert versions >= set(range(1, PROTOCOL_VERSION + 1))  # every version's corrections are described
+    conditioning = [c for c in records.PROTOCOL_CHANGES if "conditioning" in c.experiments]
+    for version in (None, 0, 1, max(versions)):
+        for seed in (0, 1):
+            write(root, "conditioning", "cpu", seed, {}, protocol_version=version)
+        data = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+        assert records.changes_missing(data) == [c for c in conditioning if (version or 0) < c.version]
+    write(root, "conditioning", "cpu", 1, {}, protocol_version=0)  # one seed older: the set predates
+    mixed = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+    assert records.changes_missing(mixed) == conditioning
+    assert not any("cannot be checked" in note for note in records.caveats(mixed))
 
 
-def test_stored_reduced_records_predate_the_corrections():
-    """The repository's own records: those made before the corrections say so."""
-    repository = REPOSITORY_RESULTS.parent
-    conditioning = records.stored("conditioning", REPOSITORY_RESULTS, presets=("cpu",))
-    missing = records.changes_missing(conditioning, repository)
-    if missing is None:
-        pytest.skip("the checkout has no git history to place the records' commits in")
-    if any(run.provenance["git_commit"].startswith("6ea7666") for run in conditioning.runs):
-        assert [change.commit for change in missing] == ["b7cb8ca", "be8df28"]
-    adversarial = records.stored("adversarial", REPOSITORY_RESULTS, presets=("cpu",))
-    assert records.changes_missing(adversarial, repository) == []  # no correction concerns it
+def test_version_two_describes_divergence_the_ramp_and_the_data_settings():
+    """The protocol-2 correction names its three changes, with the ramp's numbers read
+    from the layer and the paper's preset (40,000 of 120 epochs of 352 steps)."""
+    change = next(c for c in records.PROTOCOL_CHANGES if c.version == 2)
+    assert "diverged" in change.now and "diverged" in change.before
+    assert "40,000 of 42,240 steps" in change.now and "fixed 40,000 steps" in change.before
+    assert "label-noise rate, training fraction, split sizes" in change.now
+    assert "runtime" not in change.experiments and "label-noise" in change.experiments
+
+
+def test_stored_records_without_a_version_predate_every_correction():
+    """The repository's own records: those that state no protocol version are reported
+    with every correction to their experiment, whatever the checkout's history."""
+    for experiment in ("conditioning", "adversarial"):
+        data = records.stored(experiment, REPOSITORY_RESULTS, presets=("cpu",))
+        if all(run.protocol_version == 0 for run in data.runs):
+            assert records.changes_missing(data) == [c for c in records.PROTOCOL_CHANGES
+                                                     if experiment in c.experiments]
+
+
+# ------------------------------------------------------------------ the loader refuses bad files
+@pytest.mark.parametrize(("content", "fault"), [
+    ('{"provenance": {"seed": 0}, "results": {\n  "a": ', "not valid JSON (the file is cut short): Expecting value"),
+    ('{"provenance": {"seed": 0, "data": "cifar', "not valid JSON (the file is cut short): Unterminated string"),
+    ("{}", "is not a record: it lacks 'provenance' and 'results'"),
+    ("[]", "holds a JSON list, not a record"),
+    ('{"provenance": [], "results": {}}', "'provenance' and 'results' must both be JSON objects"),
+    ('{"provenance": {"seed": 0, "protocol_version": "2"}, "results": {}}',
+     "protocol_version must be a whole number, got '2' (str)"),
+    ('{"provenance": {"seed": 0, "protocol_version": true}, "results": {}}', "protocol_version must be a whole"),
+    ('{"provenance": {"seed": 1}, "results": {}}', "its name says seed 3 but its provenance says seed 1"),
+])
+def test_a_bad_file_is_one_line_naming_the_file_and_the_fault(tmp_path, content, fault):
+    path = tmp_path / "ablation-cpu-seed3.json"
+    path.write_text(content)
+    with pytest.raises(records.RecordError) as raised:
+        records.read_record(path)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith(f"{path}: ") and fault in message
+
+
+def test_load_runs_refuses_a_copy_of_one_seed_saved_as_another(root):
+    for seed in (0, 1, 2):
+        write(root, "ablation", "cpu", seed, {})
+    copy = root / "cpu" / "ablation-cpu-seed3.json"
+    copy.write_text((root / "cpu" / "ablation-cpu-seed1.json").read_text())
+    with pytest.raises(records.RecordError, match="ablation-cpu-seed3.json: its name says seed 3 but its provenance"):
+        records.load_runs("ablation", "cpu", root)
+    copy.unlink()
+    (root / "cpu" / "ablation-cpu-seed01.json").write_text((root / "cpu" / "ablation-cpu-seed1.json").read_text())
+    with pytest.raises(records.RecordError, match="seed 1 is already stored in ablation-cpu-seed01.json"):
+        records.load_runs("ablation", "cpu", root)
+
+
+def test_run_records_check_the_seed_of_their_folder(root):
+    folder = root / "cpu" / "runs" / "cpu-seed2"
+    folder.mkdir(parents=True)
+    write(root, "ablation", "cpu", 0, record(0.5)).rename(folder / "small-bn-123.json")
+    with pytest.raises(records.RecordError, match="small-bn-123.json: its name says seed 2"):
+        records.load_run_records("cpu", root)
+
+
+def test_a_truncated_record_in_a_chapter_names_its_file(root):
+    path = write(root, "generalization", "cpu", 0, {"cifar10": {"bn": record(0.5)}})
+    path.write_text(path.read_text()[:-40])
+    with pytest.raises(records.RecordError, match="generalization-cpu-seed0.json: not valid JSON"):
+        records.stored("generalization", root)
+
+
+# ------------------------------------------------------------------ diverged runs
+def test_a_diverged_record_is_missing_for_every_number_whatever_it_holds():
+    """A record that says it diverged gives DIVERGED for its summary and its history,
+    though the file holds both (a summary of the partial history, as older code wrote)."""
+    results = {"0.8": {"bn": record(0.4, diverged=True, diverged_at_epoch=3, reason="loss is NaN"),
+                       "none": record(0.3)}}
+    assert records.measured(results, ("0.8", "bn", "summary", "test_acc_at_best_val")) is records.DIVERGED
+    assert records.measured(results, ("0.8", "bn", "history", "test_acc", 0)) is records.DIVERGED
+    assert records.measured(results, ("0.8", "none", "summary", "test_acc_at_best_val")) == 0.3
+    assert records.measured(results, ("0.8", "none", "nothing")) is None
+
+
+def test_records_list_their_diverged_runs_and_count_them(root):
+    rates = ("0.2", "0.8")
+    for seed in (0, 1, 2):
+        write(root, "label-noise", "cpu", seed,
+              {rate: {m: record(0.4, diverged=(seed, rate, m) == (1, "0.8", "bn"), diverged_at_epoch=3,
+                                reason="loss is NaN") for m in ("none", "bn")} for rate in rates},
+              robust_norms=["none", "bn"])
+    data = records.stored("label-noise", root, presets=("cpu",))
+    assert data.diverged() == [records.DivergedRun(1, "0.8", "bn", 3, "loss is NaN")]
+    assert records.diverged_count(1, 3) == "1 of 3 seeds diverged"
+    assert records.diverged_count(3, 3) == "all 3 seeds diverged" and records.diverged_count(0, 3) == ""

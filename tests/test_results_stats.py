@@ -34,9 +34,10 @@ def test_t_quantile_rejects_bad_arguments():
         stats.t_quantile(0.975, 0)
 
 
-def test_seed_stats_counts_missing_and_uses_the_sample_deviation():
-    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4])
-    assert s.n == 3 and s.missing == 2
+def test_seed_stats_counts_diverged_and_absent_and_uses_the_sample_deviation():
+    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4, records.DIVERGED])
+    assert s.n == 3 and s.absent == 2 and s.diverged == 1 and s.seeds == 6
+    assert s.diverged_note == "1 of 6 seeds diverged"
     assert math.isclose(s.std, np.std([0.3, 0.5, 0.4], ddof=1)) and (s.min, s.max) == (0.3, 0.5)
     assert stats.seed_stats([2.0]).n == 1 and math.isnan(stats.seed_stats([]).mean)
 
@@ -77,11 +78,13 @@ def test_paired_pairs_by_seed_and_leaves_out_diverged_runs(tmp_path):
     root = results_root(tmp_path)
     values = {0: (0.50, 0.40), 1: (0.60, None), 2: (0.55, 0.52)}
     for seed, (a, b) in values.items():
-        write(root, "ablation", "cpu", seed, {"a": record(a), "b": record(b) if b is not None else {"diverged": True}})
+        # a diverged run whose record still holds a summary of its partial history: left out all the same
+        write(root, "ablation", "cpu", seed, {"a": record(a), "b": record(b or 0.9, diverged=b is None)})
     data = records.stored("ablation", root, presets=("cpu",))
     c = stats.paired(data, ("a", "summary", "test_acc_at_best_val"), ("b", "summary", "test_acc_at_best_val"),
                      "A", "B", scale=100)
-    assert np.allclose(c.differences, [10.0, 3.0]) and c.missing == 1
+    assert np.allclose(c.differences, [10.0, 3.0]) and c.diverged == 1
+    assert "2 seeds; 1 of 3 seeds diverged)" in c.effect()
 
 
 def test_curve_band_and_first_reach():
@@ -94,3 +97,53 @@ def test_curve_band_and_first_reach():
         stats.curve_band(h, "loss")
     with pytest.raises(ValueError, match="empty"):
         stats.curve_band([], "acc")
+
+
+def test_t_upper_tail_matches_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 7, 20):
+        for t in (-5.0, -1.0, 0.0, 0.3, 2.5, 40.0):
+            assert math.isclose(stats.t_upper_tail(t, df), scipy_stats.t.sf(t, df), rel_tol=1e-9, abs_tol=1e-15)
+    assert stats.t_upper_tail(math.inf, 3) == 0.0 and stats.t_upper_tail(-math.inf, 3) == 1.0
+
+
+@pytest.mark.parametrize("d", [(1.0, 2.0, 4.0), (-0.3, 0.1, -0.2, 0.05), (2.0, 2.1, 1.9)])
+def test_p_value_is_the_paired_t_test_and_agrees_with_the_interval(d):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    c = stats.Paired("a", "b", d)
+    assert math.isclose(c.p_value, scipy_stats.ttest_1samp(d, 0.0).pvalue, rel_tol=1e-9)
+    low, high = c.interval
+    assert (c.p_value < stats.ALPHA) == (low > 0 or high < 0)
+
+
+@pytest.mark.parametrize("d", [(0.2, -0.1, 0.3, 0.0), (0.5, 1.8, -0.7), (3.0, 3.2, 2.9), (-2.0, -2.2, -1.6, -2.1)])
+def test_parity_p_values_are_two_one_sided_tests(d):
+    """TOST: equivalence below 5 % exactly when the 90 % interval lies inside ±m; a
+    difference beyond the margin below 5 % exactly when the 95 % interval lies beyond it."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    margin, c = 1.0, stats.Paired("a", "b", d)
+    equivalence, beyond = c.parity_p_values(margin)
+    lower = scipy_stats.ttest_1samp(d, -margin, alternative="greater").pvalue
+    upper = scipy_stats.ttest_1samp(d, margin, alternative="less").pvalue
+    assert math.isclose(equivalence, max(lower, upper), rel_tol=1e-9)
+    low90, high90 = c.interval_at(0.90)
+    assert (equivalence < 0.05) == (-margin < low90 and high90 < margin)
+    low, high = c.interval
+    assert (beyond < 0.05) == (low > margin or high < -margin)
+    assert stats.Paired("a", "b", (0.1,)).parity_p_values(margin) is None
+
+
+def test_holm_adjusts_in_the_given_order():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running maximum 0.06 for the last
+    assert np.allclose(stats.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == [1.0, 1.0] and stats.holm([]) == []
+    assert stats.holm([0.01]) == [0.01]  # one comparison: nothing to correct
+
+
+def test_curve_band_leaves_out_diverged_histories_and_counts_them():
+    h = [{"steps": [1, 2], "acc": [0.1, 0.2]}, records.DIVERGED, {"steps": [1, 2], "acc": [0.3, 0.4]}]
+    band = stats.curve_band(h, "acc")
+    assert band.n == 2 and band.diverged == 1 and np.allclose(band.mean, [0.2, 0.3])
+    assert band.diverged_note == "1 of 3 seeds diverged"
+    with pytest.raises(ValueError, match="every history diverged"):
+        stats.curve_band([records.DIVERGED], "acc")

@@ -8,14 +8,9 @@ import numpy as np
 import pytest
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm_book.results import provenance, records, stats, tables
+from convnorm_book.results import claims, provenance, records, stats, tables, verdicts
 from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, results_root, write
-
-
-@pytest.fixture(scope="module")
-def reference():
-    return reference_values.load_reference(REPOSITORY_RESULTS)
+from result_files import REPOSITORY_RESULTS, record, reference, results_root, write  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -130,14 +125,20 @@ def test_appendix_tables():
 
 
 def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path):
+    """Conditioning records of version 0 predate every correction to conditioning;
+    ablation records of version 1 only the later ones."""
     root = results_root(tmp_path)
     for seed in (0, 1):
         write(root, "conditioning", "cpu", seed, {}, protocol_version=0)
-        write(root, "ablation", "cpu", seed, {}, protocol_version=records.PROTOCOL_CHANGES[0].version)
+        write(root, "ablation", "cpu", seed, {}, protocol_version=1)
     table = provenance.changes_table(("cpu",), root)
     assert table.column("protocol version") == [str(change.version) for change in records.PROTOCOL_CHANGES]
     assert "protocol version" in str(table) and "<td" in table._repr_html_()
-    assert table.column("stored records made before it") == ["conditioning (cpu)"] * len(records.PROTOCOL_CHANGES)
+    expected = [[f"{name} (cpu)" for name in change.experiments
+                 if (name == "conditioning") or (name == "ablation" and change.version > 1)]
+                for change in records.PROTOCOL_CHANGES]
+    assert table.column("stored records made before it") == ["; ".join(names) or "none" for names in expected]
+    assert any("ablation (cpu)" in cell for cell in table.column("stored records made before it"))
 
 
 def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
@@ -165,8 +166,8 @@ def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
                                                                 "convnorm": record(0.6), "convnorm+bn": record(0.6)}})
     table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), reference)
     ours = dict(zip(table.column("method"), table.column("ours: test accuracy at the best validation epoch (%)")))
-    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 diverged)"
-    assert ours["BN"] == "diverged"
+    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 of 3 seeds diverged)"
+    assert ours["BN"] == "all 3 seeds diverged"
 
 
 def test_paper_leads_over_every_group_the_paper_ran(reference):
@@ -204,3 +205,90 @@ def test_paper_table_leaves_out_the_rows_asked(reference):
     assert [row[0] for row in without.rows] == ["CIFAR-100", "ImageNet"]
     with pytest.raises(ValueError, match="no rows \\['CIFAR-10'\\]"):
         tables.paper_table(reference, "generalization", "t", skip=("CIFAR-10",))  # the key, not the label
+
+
+@pytest.fixture
+def adversarial(tmp_path):
+    """ConvNorm+BN leads BN by 10, 9.9, 9.8 points under every attack; ONI+BN's first
+    seed diverged; the other baselines are tied with ConvNorm+BN except SN+BN under
+    FGSM, where it trails by 1.0, 1.3 and 0.8 points."""
+    root = results_root(tmp_path)
+    methods = EXPERIMENTS["adversarial"].schema.methods
+    for seed in range(3):
+        results = {}
+        for m in methods:
+            accuracy = {k: 0.4 for k in ("clean", "fgsm", "pgd10", "pgd20")}
+            if m == "bn":
+                accuracy = {k: 0.3 + 0.001 * seed for k in accuracy}
+            if m == "sn+bn":
+                accuracy["fgsm"] = 0.4 - (0.010, 0.013, 0.008)[seed]
+            results[m] = record(0.5, diverged=(m, seed) == ("oni+bn", 0)) | {"robust": accuracy}
+        write(root, "adversarial", "cpu", seed, results)
+    return records.stored("adversarial", root, presets=("cpu",))
+
+
+def test_verdict_grid_is_baselines_by_attacks(adversarial, reference):
+    chapter = verdicts.Chapter.of([adversarial], reference)
+    grid = tables.verdict_grid(chapter("adversarial"), chapter=chapter)
+    assert grid.title == "ConvNorm+BN against each"
+    assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
+    assert grid.column(" ") == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
+    bn_clean = grid.rows[1][1].split("\n")
+    assert bn_clean[0].startswith("+9.90 [") and bn_clean[0].endswith("] ✓")  # stands after Holm over 16
+    assert bn_clean[1] == "paper +1.10"  # 83.23 − 82.13
+    sn_fgsm = grid.rows[0][2].split("\n")
+    assert sn_fgsm[0].endswith("(✓)")  # supported alone (p ≈ 0.02), not after the correction
+    assert grid.rows[2][1].split("\n")[-1] == "1 of 3 seeds diverged"
+    assert grid.rows[3][1].split("\n")[0].endswith(" ?")  # tied: inconclusive
+    legend = grid.notes[0]
+    assert "95 % interval" in legend and "✓ supported" in legend and "? inconclusive" in legend
+    assert "Holm's correction for the chapter's 16 comparisons" in legend
+    assert "+-" not in str(grid) and "<br>" in grid._repr_html_()
+
+
+def test_verdict_grid_columns_must_vary(adversarial, reference):
+    found = verdicts.evaluate(adversarial, reference)
+    assert tables.verdict_grid(found, columns="pair").columns[1:] == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
+    with pytest.raises(ValueError, match="facets that vary"):
+        tables.verdict_grid(found, columns="group")
+    with pytest.raises(ValueError, match="no verdicts"):
+        tables.verdict_grid([])
+
+
+def test_multi_line_cells_print_as_rows_of_lines():
+    text = str(tables.Table("t", ["a", "b"], [["x\ny", "z"]]))
+    assert text.splitlines()[1:] == ["a  b", "x  z", "y"]
+
+
+def test_claims_table_says_how_each_comparison_is_tested():
+    table = tables.claims_table(["data-scarcity", "label-noise", "adversarial", "convergence"])
+    assert set(table.column("experiment")) == {"data-scarcity", "label-noise", "adversarial", "convergence"}
+    assert len(table.rows) == sum(len(claims.CLAIMS[e]) for e in set(table.column("experiment")))
+    assert "parity within ±1.00 points" in table.column("tested as")
+    assert "difference, from 50% up" in table.column("tested as")
+    assert "accuracy under PGD-k" in table.column("measure")
+    assert "training loss after the first epoch" in table.column("measure")
+    assert len(tables.claims_table().rows) == sum(map(len, claims.CLAIMS.values()))
+
+
+def test_experiment_table_carries_the_caveats(generalization, reference):
+    data, _ = generalization
+    notes = tables.experiment_table(data, reference).notes
+    assert any(note.startswith("These records were made before a correction") for note in notes)
+    assert notes[1].startswith("The paper (Table 4): ResNet18")
+
+
+def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_path):
+    root = results_root(tmp_path)
+    from convnorm.experiments import PROTOCOL_VERSION
+
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed,
+              {"cifar10": {"none": record(0.5, diverged=seed == 1, diverged_at_epoch=4, reason="loss is NaN")}},
+              protocol_version=PROTOCOL_VERSION if seed else None)
+    table = provenance.inventory_table(("short-schedule", "cpu"), root)
+    assert table.column("experiment") == ["generalization"]  # nothing else is recorded: no row says so
+    assert table.column("protocol version") == [f"before 1, {PROTOCOL_VERSION} (current)"]
+    assert table.column("diverged") == ["seed 1, CIFAR-10, vanilla at epoch 4 (loss is NaN)"]
+    empty = provenance.inventory_table(("short-schedule",), root)
+    assert empty.rows == [] and empty.notes == ["No record is stored yet: the appendix says how to make them."]

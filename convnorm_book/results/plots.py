@@ -1,12 +1,17 @@
-"""Figures of stored results: curves over training, accuracy against a rate, layer
-profiles, and paired differences with their intervals beside the paper's."""
+"""Figures of stored results: curves over training, accuracy against a rate (ours beside
+the paper's), layer profiles, and paired differences with their intervals beside the
+paper's (:func:`forest`, legible at a phone's width: short labels, height scaled to the
+rows)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from .records import Records
+from .claims import PARITY
+from .records import Records, is_diverged
 from .stats import CONTRADICTED, SUPPORTED, Band, Paired, collect, curve_band, history_band
-from .tables import METHOD_LABELS, describe, group_name, method_label
+from .tables import METHOD_LABELS, describe, group_name, method_label, scale_name
+from .verdicts import Verdict, shared_label, short_labels
 
 #: each method's colour in every figure (a baseline and the same baseline followed by BN alike)
 METHOD_COLOURS = {"none": "tab:blue", "bn": "tab:orange", "convnorm": "tab:green", "convnorm+bn": "tab:red",
@@ -38,8 +43,9 @@ def plot_history(ax, records: Records, metric: str, group: str | None = None, me
     schema = records.schema
     scale = 100.0 if metric.endswith("_acc") else 1.0
     for method in methods or schema.method_keys(records.settings):
-        plot_band(ax, history_band(records, method, metric, group, x, scale), method_label(method),
-                  color=colour(method))
+        band = history_band(records, method, metric, group, x, scale)
+        note = f" ({band.diverged_note})" if band.diverged else ""
+        plot_band(ax, band, method_label(method) + note, color=colour(method))
     ax.set_xlabel(_AXIS_LABELS.get(x, x))
     ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
@@ -70,15 +76,18 @@ def history_figure(records: Records, metrics: Sequence[str], x: str = "steps"):
 
 def plot_rates(ax, records: Records, measure: str, methods: Sequence[str] | None = None):
     """Our ``measure`` against the experiment's rate (noise rate, training fraction):
-    mean ± standard deviation over the seeds, one line per method."""
+    mean ± standard deviation over the seeds that finished, one line per method (its
+    label counts the seeds that diverged)."""
     schema, settings = records.schema, records.settings
     chosen = schema.measure(measure, settings)
     groups = schema.group_keys(settings)
     xs = [float(g) * 100 for g in groups]
     for method in methods or schema.method_keys(settings):
         stats = [collect(records, schema.path(g, method, chosen), 100.0 if chosen.percent else 1.0) for g in groups]
+        diverged = "; ".join(f"{s.diverged_note} at {group_name(schema, g)}" for s, g in zip(stats, groups)
+                             if s.diverged)
         ax.errorbar(xs, [s.mean for s in stats], yerr=[s.std for s in stats], marker="o", capsize=3,
-                    label=method_label(method), color=colour(method))
+                    label=method_label(method) + (f" ({diverged})" if diverged else ""), color=colour(method))
     ax.set_xlabel(f"{schema.group.label} (%)")
     ax.set_ylabel(chosen.label + (" (%)" if chosen.percent else ""))
     ax.grid(alpha=0.3)
@@ -99,7 +108,8 @@ def plot_layer_profile(ax, records: Records, quantity: str, methods: Sequence[st
     """``quantity`` of each conv layer (network order) of the conditioning records, one
     band over seeds per method (methods whose run diverged are left out)."""
     for method in methods:
-        layers = [run.results[method]["layers"] for run in records.runs if run.results[method].get("layers")]
+        layers = [run.results[method]["layers"] for run in records.runs
+                  if not is_diverged(run.results[method]) and run.results[method].get("layers")]
         if layers:
             histories = [{"layer": list(range(1, len(ls) + 1)), quantity: [layer[quantity] for layer in ls]}
                          for ls in layers]
@@ -112,20 +122,114 @@ def plot_layer_profile(ax, records: Records, quantity: str, methods: Sequence[st
     ax.grid(alpha=0.3)
 
 
+@dataclass(frozen=True)
+class _Row:
+    """One row of a forest plot: every seed's difference, the mean and its interval, the
+    paper's difference, the colour, and the parity margin (if any)."""
+
+    label: str
+    differences: tuple[float, ...]
+    mean: float
+    interval: tuple[float, float] | None
+    paper: float | None
+    colour: str
+    margin: float | None = None
+
+
+def _draw_rows(ax, rows: Sequence[_Row], xlabel: str):
+    """Rows top to bottom: dots for the seeds, a bar for the interval, a large dot for the
+    mean, a black cross for the paper's difference, a shaded band for a parity margin."""
+    for index, row in enumerate(rows):
+        y = len(rows) - 1 - index
+        if row.margin is not None:
+            ax.fill_betweenx([y - 0.4, y + 0.4], -row.margin, row.margin, color="tab:olive", alpha=0.15, linewidth=0)
+        ax.scatter(row.differences, [y] * len(row.differences), s=12, color=row.colour, alpha=0.5, zorder=2)
+        if row.interval is not None:
+            ax.plot(row.interval, [y, y], color=row.colour, linewidth=3, alpha=0.8, zorder=3)
+        if row.differences:
+            ax.plot([row.mean], [y], "o", color=row.colour, markersize=7, zorder=4)
+        if row.paper is not None:
+            ax.plot([row.paper], [y], "x", color="black", markersize=9, markeredgewidth=2, zorder=5)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [row.label for row in reversed(rows)])
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlabel(xlabel)
+    ax.grid(alpha=0.3, axis="x")
+
+
 def plot_comparisons(ax, comparisons: Sequence[Paired], unit: str = "points"):
     """Paired differences, one row each: every seed's difference (dots), their mean and
     95 % t-interval (a bar, coloured by the verdict), and the paper's difference (×)."""
-    for row, c in enumerate(comparisons):
-        y = len(comparisons) - 1 - row
-        colour = VERDICT_COLOURS.get(c.verdict, "tab:grey") if c.claimed_sign is not None else "tab:blue"
-        ax.scatter(c.differences, [y] * c.n, s=12, color=colour, alpha=0.5, zorder=2)
-        if c.interval is not None:
-            ax.plot(c.interval, [y, y], color=colour, linewidth=3, alpha=0.8, zorder=3)
-        ax.plot([c.mean], [y], "o", color=colour, markersize=7, zorder=4)
-        if c.paper is not None:
-            ax.plot([c.paper], [y], "x", color="black", markersize=9, markeredgewidth=2, zorder=5)
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(comparisons)), [c.label for c in reversed(comparisons)])
-    ax.set_xlabel(f"difference ({unit})")
-    ax.grid(alpha=0.3, axis="x")
+    rows = [_Row(c.label, c.differences, c.mean, c.interval, c.paper,
+                 VERDICT_COLOURS.get(c.verdict, "tab:grey") if c.claimed_sign is not None else "tab:blue")
+            for c in comparisons]
+    _draw_rows(ax, rows, f"difference ({unit})")
 
+
+#: height of one row of a forest plot, and of a panel's title and axis, in inches
+_ROW_INCHES, _PANEL_INCHES = 0.3, 0.9
+
+
+def forest(verdicts: Sequence[Verdict], title: str | None = None, width: float = 6.0):
+    """The comparisons of one claim as a forest plot: one row per comparison, labelled
+    only by what differs among them (:func:`~convnorm_book.results.verdicts.short_labels`),
+    one panel per unit (points of accuracy, queries, a loss; each titled by what its rows
+    share), the figure as tall as its rows, so that the labels keep their size at a
+    phone's width. Each row: every seed's difference (dots), our mean and 95 % interval
+    (coloured by the verdict after the chapter's correction: green supported or parity
+    shown, red contradicted, grey inconclusive, blue no claim), the paper's difference
+    (×), and a parity margin (shaded).
+
+    Raises:
+        ValueError: for no verdicts.
+    """
+    import matplotlib.pyplot as plt
+
+    if not verdicts:
+        raise ValueError("no verdicts to plot")
+    units = list(dict.fromkeys(v.comparison.unit for v in verdicts))
+    panels = [[v for v in verdicts if v.comparison.unit == unit] for unit in units]
+    heights = [len(panel) * _ROW_INCHES + _PANEL_INCHES for panel in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, unit, panel in zip(axes[:, 0], units, panels):
+        rows = [_Row(label, v.comparison.differences, v.comparison.mean, v.comparison.interval, v.paper,
+                     VERDICT_COLOURS.get(v.final, "tab:grey") if v.tested else "tab:blue",
+                     v.margin if v.kind == PARITY else None) for v, label in zip(panel, short_labels(panel))]
+        _draw_rows(ax, rows, f"difference ({unit})" if unit else "difference")
+        ax.tick_params(labelsize=9)
+        if len(panels) > 1:  # what the panel's rows share, beyond what the whole figure's share
+            ax.set_title(shared_label(panel), fontsize=9)
+    fig.suptitle(title or f"{shared_label(verdicts) or 'Paired differences'}, {verdicts[0].scale}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def rate_figure(records: Records, reference: dict, measures: Sequence[str] | None = None):
+    """Accuracy against the experiment's rate (noise rate, training fraction): our first
+    measure, the paper's values beside it, then our other measures (default: every
+    measure the schema declares at the records' preset).
+
+    Raises:
+        ValueError: if the experiment's groups are not rates.
+    """
+    import matplotlib.pyplot as plt
+
+    schema = records.schema
+    if schema.group is None or not schema.group.percent:
+        raise ValueError(f"{records.experiment!r}: its groups are not rates")
+    measures = list(measures or [m.name for m in schema.measures_at(records.settings)])
+    rows = (len(measures) + 2) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(10, 3.8 * rows), squeeze=False)
+    ours, paper, spare = [axes.flat[0], *axes.flat[2:]], axes.flat[1], axes.flat[len(measures) + 1:]
+    for ax, measure in zip(ours, measures):
+        plot_rates(ax, records, measure)
+        ax.set_title(f"ours, {scale_name(records)}", fontsize="medium")
+        ax.legend(fontsize="small")
+    plot_paper_rates(paper, reference["tables"][schema.reference], f"{schema.group.label} (%)", ours[0].get_ylabel())
+    paper.set_title(f"the paper ({reference['tables'][schema.reference]['label']})", fontsize="medium")
+    paper.legend(fontsize="small")
+    for ax in spare:
+        ax.set_axis_off()
+    fig.tight_layout()
+    return fig

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, protocol_deviations
+from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
 
-from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, results_dir
+from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs
 from .tables import Table
+from .words import group_name, method_label
 
 
 def presets_table(names: Sequence[str] = ("cpu", "short-schedule", "paper")) -> Table:
@@ -34,38 +35,53 @@ def deviations_table(name: str) -> Table:
 
 
 def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"), root=None) -> Table:
-    """What is stored, per experiment and preset: the seeds, the device, the code
-    commit, the wall time per seed and the copy of the data, read from the files."""
+    """What is recorded, per experiment and preset that has records: the seeds, the
+    device, the protocol version and code commit, the wall time per seed, the copy of the
+    data, and the trainings that diverged, read from the files."""
     rows = []
     for experiment in EXPERIMENTS:
         for preset in presets:
             runs = load_runs(experiment, preset, root)
             if not runs:
-                rows.append([experiment, preset, "none stored", "", "", "", ""])
                 continue
             stored = Records(experiment, preset, tuple(runs))
-            commits = ", ".join(dict.fromkeys(run.provenance["git_commit"][:8] for run in runs))
+            versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
+            commits = ", ".join(dict.fromkeys(run.provenance.get("git_commit", "unknown")[:8] for run in runs))
             minutes = ", ".join(f"{run.provenance['wall_time_s'] / 60:.1f}" for run in runs)
-            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, commits, minutes,
-                         stored.data if stored.schema.history else "—"])
-    return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "code commit",
-                                    "wall time per seed (min)", "data"], rows)
+            diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
+            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions, commits,
+                         minutes, stored.data if stored.schema.history else "—", diverged])
+    notes = [] if rows else ["No record is stored yet: the appendix says how to make them."]
+    return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "protocol version", "code commit",
+                                    "wall time per seed (min)", "data", "diverged"], rows, notes)
+
+
+def _version(version: int) -> str:
+    """A record's protocol version in words, the current one (:data:`PROTOCOL_VERSION`) marked."""
+    if version == PROTOCOL_VERSION:
+        return f"{version} (current)"
+    return str(version) if version else "before 1"
+
+
+def _diverged(schema, run) -> str:
+    where = ", ".join(filter(None, (run.group and group_name(schema, run.group), method_label(run.method))))
+    when = f" at epoch {run.epoch}" if run.epoch is not None else ""
+    return f"seed {run.seed}, {where}{when}" + (f" ({run.reason})" if run.reason else "")
 
 
 def changes_table(presets: Sequence[str] = ("short-schedule", "cpu"), root=None) -> Table:
-    """The corrections made to the experiments, and which stored record sets predate them."""
+    """The corrections made to the experiments, and which stored record sets predate
+    them (read from the protocol version each record states)."""
     rows = []
     for change in PROTOCOL_CHANGES:
         older = []
         for experiment in change.experiments:
             for preset in presets:
                 runs = load_runs(experiment, preset, root)
-                if runs:
-                    missing = changes_missing(Records(experiment, preset, tuple(runs)), results_dir(root).parent)
-                    older += ([f"{experiment} ({preset}): cannot tell"] if missing is None else
-                              [f"{experiment} ({preset})"] if change in missing else [])
-        rows.append([str(change.version), change.commit, change.now, change.before, "; ".join(older) or "none"])
-    return Table("Corrections to the experiments", ["protocol version", "commit", "now", "before",
+                if runs and change in changes_missing(Records(experiment, preset, tuple(runs))):
+                    older.append(f"{experiment} ({preset})")
+        rows.append([str(change.version), change.now, change.before, "; ".join(older) or "none"])
+    return Table("Corrections to the experiments", ["protocol version", "now", "before",
                                                     "stored records made before it"], rows)
 
 

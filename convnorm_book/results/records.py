@@ -12,19 +12,28 @@ experiment's :class:`~convnorm.experiments.schema.ResultSchema`. The folder is f
 from an argument, else ``$CONVNORM_RESULTS_DIR``, else a ``results/`` folder holding the
 reference file in the current directory or one of its parents (a checkout of the book's
 repository).
+
+The loader trusts no file: whatever is wrong with one (not JSON, cut short, not a record,
+a protocol version that is not a whole number, a seed in its name that its provenance
+does not state) raises :class:`RecordError`, one line naming the file and the fault. A
+training that diverged is recorded as ``"diverged": true``; whatever else its record
+holds, every number read through :func:`measured` is then :data:`DIVERGED`, never a
+summary of the history it had before diverging.
 """
 from __future__ import annotations
 
+import inspect
 import json
+import math
 import os
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, Preset
 from convnorm.experiments.schema import ResultSchema
+from convnorm.layers import ConvNorm2d
 
 RESULTS_ENV = "CONVNORM_RESULTS_DIR"
 #: the file of the paper's values, in every results folder (it marks one)
@@ -55,6 +64,11 @@ def results_dir(directory: str | Path | None = None) -> Path:
                      "results/ folder of the book's repository (or pass directory=)")
 
 
+class RecordError(ValueError):
+    """A stored file that is not a record the book can read: one line naming the file
+    and what is wrong with it."""
+
+
 @dataclass(frozen=True)
 class Run:
     """One stored file: where it is, its provenance block and its results."""
@@ -65,11 +79,17 @@ class Run:
 
     @property
     def seed(self) -> int:
-        return int(self.provenance["seed"])
+        return self.provenance["seed"]
 
     @property
     def device(self) -> str:
         return self.provenance["device"]
+
+    @property
+    def protocol_version(self) -> int:
+        """The protocol version the record states; 0 for a record that states none (made
+        before the versions existed, so older than version 1)."""
+        return self.provenance.get("protocol_version", 0)
 
 
 def lookup(data, path: Sequence[str | int]):
@@ -85,12 +105,84 @@ def lookup(data, path: Sequence[str | int]):
     return data
 
 
-def _read(path: Path) -> Run:
-    data = json.loads(path.read_text())
+class _Diverged:
+    """The value of any number of a training that diverged (see :func:`measured`)."""
+
+    def __repr__(self) -> str:
+        return "DIVERGED"
+
+
+#: what :func:`measured` returns for a number of a diverged training
+DIVERGED = _Diverged()
+
+
+def is_diverged(record) -> bool:
+    """Whether ``record`` is a training record that says it diverged."""
+    return isinstance(record, dict) and record.get("diverged") is True
+
+
+def measured(data, path: Sequence[str | int]):
+    """:func:`lookup`, except that a path passing through a training record that says
+    ``"diverged": true`` gives :data:`DIVERGED`, whatever that record holds below (a
+    diverged run is missing for every number, its partial history included)."""
+    for depth in range(len(path) + 1):
+        if is_diverged(lookup(data, path[:depth])):
+            return DIVERGED
+    return lookup(data, path)
+
+
+_SEED_IN_NAME = re.compile(r"-seed(\d+)(?:\.json)?$")
+
+
+def _fault(data) -> str | None:
+    """What keeps parsed JSON ``data`` from being a record, or ``None``."""
+    if not isinstance(data, dict):
+        return f"holds a JSON {type(data).__name__}, not a record (an object with 'provenance' and 'results')"
+    missing = [key for key in ("provenance", "results") if key not in data]
+    if missing:
+        return f"is not a record: it lacks {' and '.join(repr(k) for k in missing)}"
+    provenance, results = data["provenance"], data["results"]
+    if not isinstance(provenance, dict) or not isinstance(results, dict):
+        return "is not a record: 'provenance' and 'results' must both be JSON objects"
+    version = provenance.get("protocol_version")
+    if "protocol_version" in provenance and (isinstance(version, bool) or not isinstance(version, int)
+                                             or version < 0):
+        return f"protocol_version must be a whole number, got {version!r} ({type(version).__name__})"
+    seed = provenance.get("seed")
+    if "seed" in provenance and (isinstance(seed, bool) or not isinstance(seed, int)):
+        return f"the provenance's seed must be a whole number, got {seed!r}"
+    return None
+
+
+def read_record(path: str | Path, *, seed_from_name: bool = True) -> Run:
+    """The record stored at ``path``, checked: valid JSON, ``{"provenance", "results"}``
+    objects, a whole-number protocol version where one is stated, and (with
+    ``seed_from_name``) the seed that the file's name, or its folder's, carries
+    (``…-seed<N>.json``, ``…-seed<N>/``) equal to the provenance's.
+
+    Raises:
+        RecordError: naming the file and what is wrong.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        ended = error.pos >= len(error.doc.rstrip()) or error.msg.startswith("Unterminated string")
+        cut = " (the file is cut short)" if ended else ""
+        raise RecordError(f"{path}: not valid JSON{cut}: {error.msg} at line {error.lineno}, column "
+                          f"{error.colno}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError(f"{path}: cannot be read: {error}") from None
+    fault = _fault(data)
+    if fault is None and seed_from_name:
+        named = next((m for m in map(_SEED_IN_NAME.search, (path.name, path.parent.name)) if m), None)
+        stated = data["provenance"].get("seed")
+        if named is not None and int(named.group(1)) != stated:
+            fault = (f"its name says seed {int(named.group(1))} but its provenance says seed {stated!r}: "
+                     "a copy of another seed's record?")
+    if fault is not None:
+        raise RecordError(f"{path}: {fault}")
     return Run(path, data["provenance"], data["results"])
-
-
-_SEED_FILE = re.compile(r"-seed(\d+)\.json$")
 
 
 def load_runs(experiment: str, preset: str, root: str | Path | None = None) -> list[Run]:
@@ -98,37 +190,51 @@ def load_runs(experiment: str, preset: str, root: str | Path | None = None) -> l
     sorted by seed; empty when none was stored.
 
     Raises:
-        ValueError: for an unknown experiment or preset, or a file whose provenance
-            names another experiment or preset.
+        ValueError: for an unknown experiment or preset.
+        RecordError: for a file that cannot be read as a record (:func:`read_record`),
+            whose provenance names another experiment or preset or no seed, or that
+            holds the same seed as another file.
     """
     _check_names(experiment, preset)
     folder = results_dir(root) / preset
-    runs = []
+    runs = {}
     for path in sorted(folder.glob(f"{experiment}-{preset}-seed*.json")):
-        if not _SEED_FILE.search(path.name):
+        if not re.fullmatch(rf"{re.escape(experiment)}-{re.escape(preset)}-seed\d+\.json", path.name):
             continue
-        run = _read(path)
+        run = read_record(path)
         named = (run.provenance.get("experiment"), run.provenance.get("preset"))
         if named != (experiment, preset):
-            raise ValueError(f"{path.name}: provenance says {named[0]!r}/{named[1]!r}, "
-                             f"expected {experiment!r}/{preset!r}")
-        runs.append(run)
-    return sorted(runs, key=lambda run: run.seed)
+            raise RecordError(f"{path}: its provenance says {named[0]!r}/{named[1]!r}, "
+                              f"expected {experiment!r}/{preset!r}")
+        if "seed" not in run.provenance:
+            raise RecordError(f"{path}: its provenance states no seed")
+        if run.seed in runs:
+            raise RecordError(f"{path}: seed {run.seed} is already stored in {runs[run.seed].path.name}")
+        runs[run.seed] = run
+    return [runs[seed] for seed in sorted(runs)]
 
 
 def load_run_records(preset: str, root: str | Path | None = None) -> list[Run]:
     """Every stored training of ``preset`` (``<root>/<preset>/runs/*/*.json``): one
-    network each, with its history (and per-epoch times) and the device it ran on."""
+    network each, with its history (and per-epoch times) and the device it ran on.
+
+    Raises:
+        RecordError: for a file that cannot be read as a record (:func:`read_record`).
+    """
     _check_names(None, preset)
-    return [_read(path) for path in sorted((results_dir(root) / preset / "runs").glob("*/*.json"))]
+    return [read_record(path) for path in sorted((results_dir(root) / preset / "runs").glob("*/*.json"))]
 
 
 def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[Run]:
     """The benchmark files matching ``pattern`` (e.g. ``"bench_layer_cuda_batch*.json"``)
     in ``directory`` (default: ``benchmarks/results`` beside the results folder), sorted
-    by name; each holds ``{"provenance", "results"}`` like an experiment file."""
+    by name; each holds ``{"provenance", "results"}`` like an experiment file.
+
+    Raises:
+        RecordError: for a file that cannot be read as a record (:func:`read_record`).
+    """
     folder = Path(directory) if directory is not None else results_dir().parent / "benchmarks" / "results"
-    return [_read(path) for path in sorted(folder.glob(pattern))]
+    return [read_record(path, seed_from_name=False) for path in sorted(folder.glob(pattern))]
 
 
 def _check_names(experiment: str | None, preset: str) -> None:
@@ -183,6 +289,43 @@ class Records:
         """Which copy of CIFAR the runs read, in a reader's words."""
         return data_copy(run.provenance.get("data") or "" for run in self.runs)
 
+    def trainings(self):
+        """Every training record, as ``(run, group, method, record)`` for each seed, group
+        and method of the records' preset (``record`` is ``None`` where absent)."""
+        schema, settings = self.schema, self.settings
+        for run in self.runs:
+            for group in schema.group_keys(settings):
+                for method in schema.method_keys(settings):
+                    yield run, group, method, lookup(run.results, schema.record_path(group, method))
+
+    def diverged(self) -> list[DivergedRun]:
+        """Every training of these records that diverged, in seed order."""
+        return [DivergedRun(run.seed, group, method, record.get("diverged_at_epoch"),
+                            record.get("reason") or record.get("error"))
+                for run, group, method, record in self.trainings() if is_diverged(record)]
+
+
+@dataclass(frozen=True)
+class DivergedRun:
+    """A training that diverged: its seed, group (``None`` where the experiment has
+    none) and method, and, where the record states them, the epoch and the reason."""
+
+    seed: int
+    group: str | None
+    method: str
+    epoch: int | None
+    reason: str | None
+
+
+def diverged_count(diverged: int, seeds: int) -> str:
+    """``"1 of 3 seeds diverged"`` (empty when none did): the count shown beside every
+    number over seeds that leaves diverged runs out."""
+    if not diverged:
+        return ""
+    if diverged == seeds:
+        return f"all {seeds} seeds diverged" if seeds > 1 else "the one seed diverged"
+    return f"{diverged} of {seeds} seeds diverged"
+
 
 def stored(experiment: str, root: str | Path | None = None, presets: Sequence[str] = SHOWN_PRESETS) -> Records:
     """The records of ``experiment`` at the first of ``presets`` that has any (the GPU
@@ -198,6 +341,22 @@ def stored(experiment: str, root: str | Path | None = None, presets: Sequence[st
     raise ValueError(f"no stored records of {experiment!r} at {', '.join(presets)}: run "
                      f"`python -m convnorm.experiments {experiment} --preset {presets[0]}` (see the appendix "
                      "'How the results were produced')")
+
+
+#: the settings that define what a run-time record timed
+_TIMED = ("arch", "width", "batch_size", "runtime_steps")
+
+
+def runtime_records(root: str | Path | None = None) -> dict[str, Records]:
+    """The run-time records of each preset that has one (the GPU protocol, the paper's,
+    the reduced scale), leaving out the paper preset's where it timed what the GPU
+    protocol's did (the same network, width, batch and number of steps)."""
+    found = {preset: Records("runtime", preset, tuple(runs)) for preset in ("short-schedule", "paper", "cpu")
+             if (runs := load_runs("runtime", preset, root))}
+    if {"short-schedule", "paper"} <= set(found) and all(
+            getattr(found["short-schedule"].settings, k) == getattr(found["paper"].settings, k) for k in _TIMED):
+        del found["paper"]
+    return found
 
 
 def data_copy(descriptions) -> str:
@@ -233,8 +392,8 @@ def scale(settings: Preset, experiment: str) -> str:
                 f"{tested} test images")
     epochs = _count(settings.epochs, "epoch")
     if experiment == "simba":
-        iterations = "3,072" if settings.simba_iters is None else f"{settings.simba_iters:,}"
-        return f"{net}, {images}, {epochs}; SimBA on {settings.simba_samples:,} images, {iterations} iterations"
+        return (f"{net}, {images}, {epochs}; SimBA on {settings.simba_samples:,} images, "
+                f"{simba_iterations(settings):,} iterations")
     return f"{net}, {images}, {epochs}"
 
 
@@ -243,6 +402,12 @@ def training_images(settings: Preset) -> int:
     training split (CIFAR-10's 50,000 less the 5,000 held out for validation) unless the
     preset caps it."""
     return 45_000 if settings.max_train is None else settings.max_train
+
+
+def simba_iterations(settings: Preset) -> int:
+    """SimBA's iterations per image at ``settings``: the preset's, else one per pixel and
+    channel of a CIFAR image (3 × 32 × 32 = 3,072, the paper's)."""
+    return 3 * 32 * 32 if settings.simba_iters is None else settings.simba_iters
 
 
 def _count(n: int, noun: str) -> str:
@@ -265,90 +430,68 @@ def paper_scale(experiment: str) -> str:
 # ------------------------------------------------------------------ protocol changes
 @dataclass(frozen=True)
 class ProtocolChange:
-    """A correction to what an experiment computes, made at ``commit`` and first in
-    protocol ``version`` (:data:`convnorm.experiments.PROTOCOL_VERSION`): records from
-    older code did ``before`` instead of ``now``."""
+    """A correction to what the experiments compute, first made at protocol ``version``
+    (:data:`convnorm.experiments.PROTOCOL_VERSION`): records of an older version (a record
+    that states no version is older than version 1) did ``before`` instead of ``now``."""
 
-    commit: str
     version: int
     now: str
     before: str
     experiments: tuple[str, ...]
 
 
+#: the experiments that train networks (every one but the run-time measurement)
+_TRAINED = tuple(name for name, experiment in EXPERIMENTS.items() if experiment.schema.history)
+
+
+def _ramp_change() -> ProtocolChange:
+    """Version 2. The paper's running normalizer ramps over 40,000 steps (the layer's
+    default) of a 120-epoch training of 352 steps an epoch: the same fraction of the
+    training is now kept at every schedule. The numbers are read from the layer and the
+    paper's preset."""
+    paper = PRESETS["paper"]
+    ramp = inspect.signature(ConvNorm2d).parameters["ramp_steps"].default
+    steps = paper.epochs * math.ceil(training_images(paper) / paper.batch_size)
+    return ProtocolChange(
+        2, f"a run that diverges is recorded as diverged, with the epoch and the reason, and left out of every "
+           f"number; ConvNorm's running normalizer ramps over the same fraction of the training as the paper's "
+           f"{ramp:,} of {steps:,} steps; every run record states the settings that define its training, its data "
+           "included (label-noise rate, training fraction, split sizes)",
+        f"a run that diverged was summarised from the history it had recorded before diverging; the running "
+        f"normalizer ramped over a fixed {ramp:,} steps, which a shorter schedule never completes; run records "
+        "named their data settings only through a hash", _TRAINED)
+
+
 #: corrections to the experiments; a record made before one is reported with it
 PROTOCOL_CHANGES = (
-    ProtocolChange("b7cb8ca", 1, "ConvNorm layers that no BatchNorm follows keep their convolution's bias",
+    ProtocolChange(1, "ConvNorm layers that no BatchNorm follows keep their convolution's bias",
                    "ConvNorm layers with the affine kernel and no BatchNorm had no bias",
                    ("convergence", "generalization", "ablation", "simba", "label-noise", "data-scarcity",
                     "conditioning")),
-    ProtocolChange("be8df28", 1, "the analysis takes the operator the trained network applies: the running "
+    ProtocolChange(1, "the analysis takes the operator the trained network applies: the running "
                    "normalizer and the affine kernel included",
                    "the analysis took ConvNorm's normalized kernels P_k A_k, without the affine kernel, at the "
                    "normalizer of the final weights", ("conditioning",)),
+    _ramp_change(),
 )
 
 
-def _git(repository: Path, *args: str) -> subprocess.CompletedProcess | None:
-    try:
-        return subprocess.run(["git", *args], cwd=repository, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return None
+def changes_missing(records: Records) -> list[ProtocolChange]:
+    """The protocol changes of ``records``' experiment that some of its runs predate,
+    read from the protocol version each record states (no git history needed)."""
+    oldest = min(run.protocol_version for run in records.runs)
+    return [change for change in PROTOCOL_CHANGES
+            if records.experiment in change.experiments and oldest < change.version]
 
 
-def code_includes(commit: str, change: str, repository: Path) -> bool | None:
-    """Whether code at ``commit`` contains the change made at ``change`` (git ancestry),
-    or ``None`` where the repository's history cannot tell (no git, a shallow clone,
-    an unknown commit)."""
-    commit = commit.removesuffix("+dirty")
-    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
-        return None
-    known = _git(repository, "cat-file", "-e", f"{commit}^{{commit}}")
-    if known is None or known.returncode != 0:
-        return None
-    answer = _git(repository, "merge-base", "--is-ancestor", change, commit)
-    return None if answer is None or answer.returncode not in (0, 1) else answer.returncode == 0
-
-
-def run_includes(run: Run, change: ProtocolChange, repository: Path) -> bool | None:
-    """Whether the code that made ``run`` contains ``change``: from the protocol version
-    the record states, else (a record older than the versions) from the git ancestry of
-    its commit; ``None`` where neither can tell."""
-    version = run.provenance.get("protocol_version")
-    if version is not None:
-        return version >= change.version
-    return code_includes(run.provenance.get("git_commit", ""), change.commit, repository)
-
-
-def changes_missing(records: Records, repository: str | Path | None = None) -> list[ProtocolChange] | None:
-    """The protocol changes of ``records``' experiment that the code of some of its runs
-    predates; ``None`` where neither the records nor the repository's history can tell."""
-    repository = Path(repository) if repository is not None else results_dir().parent
-    missing = []
-    for change in PROTOCOL_CHANGES:
-        if records.experiment not in change.experiments:
-            continue
-        included = [run_includes(run, change, repository) for run in records.runs]
-        if None in included:
-            return None
-        if not all(included):
-            missing.append(change)
-    return missing
-
-
-def caveats(records: Records, repository: str | Path | None = None) -> list[str]:
+def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
     sentences: corrections to the protocol the records predate, an OCNN penalty weight
     other than today's, and a lossy copy of the data."""
     from convnorm.experiments.runners import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
 
-    notes = []
-    missing = changes_missing(records, repository)
-    if missing is None:
-        notes.append("Whether these records predate corrections to the protocol cannot be checked without the "
-                     "repository's history (see the appendix 'How the results were produced').")
-    else:
-        notes += [f"These records were made before a correction: {c.before}; now {c.now}." for c in missing]
+    notes = [f"These records were made before a correction: {c.before}; now {c.now}."
+             for c in changes_missing(records)]
     schema, settings = records.schema, records.settings
     expected = OCNN_LAMBDA_ADVERSARIAL if records.experiment == "adversarial" else OCNN_LAMBDA
     group = schema.group_keys(settings)[0]

@@ -1,20 +1,42 @@
-r"""Numbers over seeds, paired differences with t-intervals, and the verdicts they allow.
+r"""Numbers over seeds, paired differences with t-intervals and p-values, the verdicts
+they allow, and Holm's correction for making many comparisons at once.
 
 Every experiment trains each method once per seed, and the runs of one seed share the
 data order, the data subset and the seed of the initial weights. Methods ``a`` and
 ``b`` are therefore compared by the per-seed differences :math:`d_s = a_s - b_s`
-(paired by seed). Over :math:`n` seeds, with mean :math:`\bar d` and sample standard
-deviation :math:`s_d`, the 95 % t-interval for the mean difference is
+(paired by seed). Over :math:`n` seeds, with mean :math:`\bar d`, sample standard
+deviation :math:`s_d` and standard error :math:`e = s_d / \sqrt n`, the level-:math:`L`
+t-interval for the mean difference is
 
 .. math::
 
-    \bar d \pm t_{0.975,\,n-1}\, s_d / \sqrt n,
+    \bar d \pm t_{(1+L)/2,\,n-1}\, e,
 
 which assumes the :math:`d_s` are independent draws from a normal distribution (few
-seeds cannot check that; the interval is a yardstick, not a guarantee). A claim that
-``a`` beats ``b`` is *supported* at the scale of the runs when the whole interval lies
-on the claim's side of zero, *contradicted* when it lies on the other side, and
-*inconclusive* when it contains zero (or when there are fewer than two seeds).
+seeds cannot check that; the interval is a yardstick, not a guarantee). A seed whose run
+of ``a`` or ``b`` diverged has no difference: it is left out and counted.
+
+Two kinds of claim are tested (:mod:`~convnorm_book.results.claims` declares which one
+the paper makes for each comparison):
+
+* a **difference** of sign :math:`\sigma`: *supported* when the 95 % interval lies on
+  the claimed side of zero, *contradicted* when it lies on the other side,
+  *inconclusive* when it contains zero. Its p-value is the paired t-test's,
+  :math:`p = P(|T_{n-1}| \ge |\bar d| / e)`, below 0.05 exactly when the interval
+  excludes zero.
+* **parity** within a margin :math:`m` (the paper's "on par"), by two one-sided tests
+  (TOST): *shown* when the 90 % interval lies inside :math:`(-m, m)`, i.e. when
+  :math:`p = \max\bigl(P(T \ge (\bar d + m)/e),\ P(T \le (\bar d - m)/e)\bigr) < 0.05`;
+  *contradicted* when the 95 % interval lies wholly beyond :math:`+m` or :math:`-m`
+  (the difference is shown to exceed the margin); *not shown* otherwise.
+
+A chapter makes many comparisons, and at 5 % each, some would come out supported or
+contradicted by chance alone. :func:`holm` adjusts the p-values so that the chance of
+even one false verdict among all of a chapter's comparisons stays below 5 %, whatever
+the dependence between them (comparisons share runs, so they are not independent):
+with the :math:`k` p-values sorted, :math:`p_{(1)} \le \dots \le p_{(k)}`, the adjusted
+:math:`\tilde p_{(i)} = \max_{j \le i} \min\bigl(1, (k - j + 1)\, p_{(j)}\bigr)` (Holm
+1979; never less powerful than Bonferroni's :math:`k\,p`).
 """
 from __future__ import annotations
 
@@ -25,9 +47,12 @@ from functools import cache
 
 import numpy as np
 
-from .records import Records, lookup
+from .records import DIVERGED, Records, diverged_count, measured
+from .words import signed
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+#: the level of every test: a verdict other than inconclusive needs p below it
+ALPHA = 0.05
 
 
 def _t_two_sided(t: float, df: int) -> float:
@@ -47,6 +72,15 @@ def _t_two_sided(t: float, df: int) -> float:
         term *= c2 * (2 * k - 1) / (2 * k)
         total += term
     return math.sin(theta) * total
+
+
+def t_upper_tail(t: float, df: int) -> float:
+    """:math:`P(T \\ge t)` for Student's t with ``df`` degrees of freedom (any real ``t``;
+    ``±inf`` allowed)."""
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = (1 - _t_two_sided(abs(t), df)) / 2
+    return tail if t >= 0 else 1 - tail
 
 
 @cache
@@ -72,15 +106,21 @@ def t_quantile(p: float, df: int) -> float:
 
 @dataclass(frozen=True)
 class SeedStats:
-    """A number measured once per seed: the finite ``values`` and how many seeds are
-    ``missing`` (a diverged run). ``std`` is the sample standard deviation (``ddof=1``)."""
+    """A number measured once per seed: the finite ``values``, how many seeds
+    ``diverged`` and how many recorded no value (``absent``). ``std`` is the sample
+    standard deviation (``ddof=1``)."""
 
     values: tuple[float, ...]
-    missing: int = 0
+    diverged: int = 0
+    absent: int = 0
 
     @property
     def n(self) -> int:
         return len(self.values)
+
+    @property
+    def seeds(self) -> int:
+        return self.n + self.diverged + self.absent
 
     @property
     def mean(self) -> float:
@@ -98,17 +138,25 @@ class SeedStats:
     def max(self) -> float:
         return max(self.values) if self.values else math.nan
 
+    @property
+    def diverged_note(self) -> str:
+        """``"1 of 3 seeds diverged"``, or empty."""
+        return diverged_count(self.diverged, self.seeds)
 
-def seed_stats(values: Sequence[float | None]) -> SeedStats:
-    """Statistics of per-seed values; ``None`` and NaN count as missing."""
-    finite = tuple(float(v) for v in values if v is not None and math.isfinite(float(v)))
-    return SeedStats(finite, len(values) - len(finite))
+
+def seed_stats(values: Sequence) -> SeedStats:
+    """Statistics of per-seed values: :data:`~convnorm_book.results.records.DIVERGED`
+    counts as diverged, ``None`` and NaN as absent."""
+    diverged = sum(v is DIVERGED for v in values)
+    finite = tuple(float(v) for v in values if v is not DIVERGED and v is not None and math.isfinite(float(v)))
+    return SeedStats(finite, diverged, len(values) - len(finite) - diverged)
 
 
-def per_seed(records: Records, path: Sequence[str | int], scale: float = 1.0) -> list[float | None]:
-    """The number at ``path`` of each seed's results (times ``scale``), ``None`` where absent."""
-    values = (lookup(run.results, path) for run in records.runs)
-    return [None if v is None else float(v) * scale for v in values]
+def per_seed(records: Records, path: Sequence[str | int], scale: float = 1.0) -> list:
+    """The number at ``path`` of each seed's results (times ``scale``): ``DIVERGED`` where
+    the path passes through a diverged training, ``None`` where absent."""
+    values = (measured(run.results, path) for run in records.runs)
+    return [v if v is None or v is DIVERGED else float(v) * scale for v in values]
 
 
 def collect(records: Records, path: Sequence[str | int], scale: float = 1.0) -> SeedStats:
@@ -119,37 +167,46 @@ def collect(records: Records, path: Sequence[str | int], scale: float = 1.0) -> 
 @dataclass(frozen=True)
 class Band:
     """A curve over seeds: ``x``, the mean, the minimum and the maximum (as long as the
-    shortest seed's curve), from ``n`` seeds."""
+    shortest seed's curve), from ``n`` seeds; ``diverged`` seeds are left out."""
 
     x: np.ndarray
     mean: np.ndarray
     low: np.ndarray
     high: np.ndarray
     n: int
+    diverged: int = 0
+
+    @property
+    def diverged_note(self) -> str:
+        """``"1 of 3 seeds diverged"``, or empty."""
+        return diverged_count(self.diverged, self.n + self.diverged)
 
 
-def curve_band(histories: Sequence[dict], metric: str, x: str = "steps", scale: float = 1.0) -> Band:
-    """Mean, minimum and maximum over seeds of ``history[metric]`` against ``history[x]``.
+def curve_band(histories: Sequence, metric: str, x: str = "steps", scale: float = 1.0) -> Band:
+    """Mean, minimum and maximum over seeds of ``history[metric]`` against ``history[x]``;
+    a history given as :data:`~convnorm_book.results.records.DIVERGED` is left out and
+    counted.
 
     Raises:
-        ValueError: if there is no history, or one lacks ``metric`` or ``x``.
+        ValueError: if no history is left, or one lacks ``metric`` or ``x``.
     """
-    if not histories:
-        raise ValueError("histories is empty")
-    for h in histories:
+    finished = [h for h in histories if h is not DIVERGED]
+    if not finished:
+        raise ValueError("histories is empty" if not histories else "every history diverged")
+    for h in finished:
         if metric not in h or x not in h:
             raise ValueError(f"history lacks {metric!r} or {x!r} (has {sorted(h)})")
-    length = min(len(h[metric]) for h in histories)
-    values = np.array([[np.nan if v is None else v for v in h[metric][:length]] for h in histories], float) * scale
-    return Band(np.asarray(histories[0][x][:length], float), np.nanmean(values, 0), np.nanmin(values, 0),
-                np.nanmax(values, 0), len(histories))
+    length = min(len(h[metric]) for h in finished)
+    values = np.array([[np.nan if v is None else v for v in h[metric][:length]] for h in finished], float) * scale
+    return Band(np.asarray(finished[0][x][:length], float), np.nanmean(values, 0), np.nanmin(values, 0),
+                np.nanmax(values, 0), len(finished), len(histories) - len(finished))
 
 
 def history_band(records: Records, method: str, metric: str, group: str | None = None, x: str = "steps",
                  scale: float = 1.0) -> Band:
-    """:func:`curve_band` of ``history[metric]`` of one method's runs."""
+    """:func:`curve_band` of ``history[metric]`` of one method's runs (diverged runs left out)."""
     path = records.schema.record_path(group, method) + ("history",)
-    return curve_band([lookup(run.results, path) for run in records.runs], metric, x, scale)
+    return curve_band([measured(run.results, path) for run in records.runs], metric, x, scale)
 
 
 def first_reach(band: Band, target: float) -> float | None:
@@ -158,20 +215,30 @@ def first_reach(band: Band, target: float) -> float | None:
     return float(band.x[above[0]]) if len(above) else None
 
 
+def difference_outcome(interval: tuple[float, float] | None, sign: int | None) -> str:
+    """The verdict on a claimed difference of ``sign`` from a 95 % ``interval`` (see the
+    module): ``SUPPORTED``, ``CONTRADICTED`` or ``INCONCLUSIVE``."""
+    if interval is None or not sign or interval[0] <= 0 <= interval[1]:
+        return INCONCLUSIVE
+    return SUPPORTED if np.sign(interval[0]) == np.sign(sign) else CONTRADICTED
+
+
 @dataclass(frozen=True)
 class Paired:
-    """Per-seed differences ``a - b`` (paired by seed), the paper's ``a - b`` where it
+    """Per-seed differences ``a - b`` (paired by seed) over ``seeds`` seeds, of which
+    ``diverged`` had a diverged run on either side; the paper's ``a - b`` where it
     reports both, and the sign the paper claims (that of its difference unless given);
     ``context`` says where they were measured (a noise rate, an epoch)."""
 
     a: str
     b: str
     differences: tuple[float, ...]
-    missing: int = 0
+    diverged: int = 0
     paper: float | None = None
     claim: int | None = None
     unit: str = "points"
     context: str = ""
+    seeds: int | None = None
 
     @property
     def label(self) -> str:
@@ -180,23 +247,57 @@ class Paired:
     @property
     def over_seeds(self) -> SeedStats:
         """The differences as :class:`SeedStats` (mean, sample standard deviation, ...)."""
-        return SeedStats(self.differences, self.missing)
+        seeds = len(self.differences) + self.diverged if self.seeds is None else self.seeds
+        return SeedStats(self.differences, self.diverged, seeds - len(self.differences) - self.diverged)
 
     @property
     def n(self) -> int:
-        return self.over_seeds.n
+        return len(self.differences)
 
     @property
     def mean(self) -> float:
         return self.over_seeds.mean
 
     @property
+    def standard_error(self) -> float | None:
+        """:math:`s_d / \\sqrt n`; ``None`` below two seeds."""
+        return self.over_seeds.std / math.sqrt(self.n) if self.n > 1 else None
+
+    def interval_at(self, level: float) -> tuple[float, float] | None:
+        """The level-``level`` t-interval of the mean difference; ``None`` below two seeds."""
+        if self.standard_error is None:
+            return None
+        half = t_quantile((1 + level) / 2, self.n - 1) * self.standard_error
+        return self.mean - half, self.mean + half
+
+    @property
     def interval(self) -> tuple[float, float] | None:
         """The 95 % t-interval of the mean difference; ``None`` below two seeds."""
-        if self.n < 2:
+        return self.interval_at(1 - ALPHA)
+
+    def _t(self, shift: float = 0.0) -> float:
+        """:math:`(\\bar d - \\text{shift}) / e`, infinite when every difference is equal."""
+        error, centred = self.standard_error, self.mean - shift
+        if error > 0:
+            return centred / error
+        return math.copysign(math.inf, centred) if centred else 0.0
+
+    @property
+    def p_value(self) -> float | None:
+        """The two-sided paired t-test's p-value for a mean difference of zero; ``None``
+        below two seeds."""
+        return None if self.standard_error is None else min(1.0, 2 * t_upper_tail(abs(self._t()), self.n - 1))
+
+    def parity_p_values(self, margin: float) -> tuple[float, float] | None:
+        """For parity within ``±margin`` (see the module): the TOST p-value (equivalence)
+        and the two-sided p-value of the difference lying beyond the margin; ``None``
+        below two seeds."""
+        if self.standard_error is None:
             return None
-        half = t_quantile(0.975, self.n - 1) * self.over_seeds.std / math.sqrt(self.n)
-        return self.mean - half, self.mean + half
+        df = self.n - 1
+        above, below = t_upper_tail(self._t(margin), df), 1 - t_upper_tail(self._t(-margin), df)
+        equivalence = max(1 - t_upper_tail(self._t(margin), df), t_upper_tail(self._t(-margin), df))
+        return equivalence, min(1.0, 2 * min(above, below))
 
     @property
     def claimed_sign(self) -> int | None:
@@ -206,11 +307,9 @@ class Paired:
 
     @property
     def verdict(self) -> str:
-        """``"supported"``, ``"contradicted"`` or ``"inconclusive"`` (see the module)."""
-        interval, sign = self.interval, self.claimed_sign
-        if interval is None or sign is None or interval[0] <= 0 <= interval[1]:
-            return INCONCLUSIVE
-        return SUPPORTED if np.sign(interval[0]) == sign else CONTRADICTED
+        """``"supported"``, ``"contradicted"`` or ``"inconclusive"`` for the claimed sign
+        (see :func:`difference_outcome`)."""
+        return difference_outcome(self.interval, self.claimed_sign)
 
     @property
     def paper_inside(self) -> bool | None:
@@ -219,19 +318,28 @@ class Paired:
             return None
         return self.interval[0] <= self.paper <= self.interval[1]
 
-    def sentence(self, digits: int = 2) -> str:
+    def effect(self) -> str:
+        """Our effect in words: ``+1.03 points (95 % interval +0.55 to +1.51, 3 seeds)``,
+        with the count of diverged seeds where any."""
+        unit = f" {self.unit}" if self.unit else ""
+        note = self.over_seeds.diverged_note
+        if not self.n:
+            return "no finished pair of runs" + (f" ({note})" if note else "")
+        if self.interval is None:
+            return signed(self.mean) + unit + f" (one seed, so no interval{'; ' + note if note else ''})"
+        low, high = self.interval
+        like = max(abs(self.mean), abs(low), abs(high))  # one number of decimals for the three
+        return (signed(self.mean, like) + unit + f" (95 % interval {signed(low, like)} to {signed(high, like)}, "
+                f"{self.n} seeds{'; ' + note if note else ''})")
+
+    def sentence(self) -> str:
         """``a − b: mean (95 % interval low to high, n seeds); the paper: x. Verdict.``"""
         unit = f" {self.unit}" if self.unit else ""
+        text = f"{self.label}: {self.effect()}"
         if not self.n:
-            return f"{self.label}: no finished pair of runs."
-        text = f"{self.label}: {self.mean:+.{digits}f}{unit}"
-        if self.interval is None:
-            text += " (one seed: no interval)"
-        else:
-            low, high = self.interval
-            text += f" (95 % interval {low:+.{digits}f} to {high:+.{digits}f}, {self.n} seeds)"
+            return text + "."
         if self.paper is not None:
-            text += f"; the paper: {self.paper:+.{digits}f}{unit}"
+            text += f"; the paper: {signed(self.paper)}{unit}"
         elif self.claimed_sign is not None:
             text += f"; the paper claims it is {'positive' if self.claimed_sign > 0 else 'negative'}"
         if self.claimed_sign is None:
@@ -239,11 +347,30 @@ class Paired:
         return text + f". {self.verdict.capitalize()} at this scale."
 
 
+def paired_values(a: Sequence, b: Sequence, label_a: str, label_b: str, **options) -> Paired:
+    """The per-seed differences ``a[s] - b[s]`` (values as :func:`per_seed` gives them); a
+    seed where either run diverged is left out and counted in ``diverged``, one where
+    either value is absent is left out."""
+    pairs = list(zip(a, b))
+    differences = tuple(x - y for x, y in pairs if all(v is not None and v is not DIVERGED for v in (x, y)))
+    diverged = sum(DIVERGED in (x, y) for x, y in pairs)
+    return Paired(label_a, label_b, differences, diverged, seeds=len(pairs), **options)
+
+
 def paired(records: Records, path_a: Sequence[str | int], path_b: Sequence[str | int], a: str, b: str,
            scale: float = 1.0, paper: float | None = None, claim: int | None = None,
            unit: str = "points", context: str = "") -> Paired:
-    """The per-seed differences ``value(path_a) - value(path_b)`` of ``records``; a seed
-    where either value is absent (a diverged run) is left out and counted in ``missing``."""
-    pairs = zip(per_seed(records, path_a, scale), per_seed(records, path_b, scale))
-    differences = [x - y for x, y in pairs if x is not None and y is not None]
-    return Paired(a, b, tuple(differences), len(records.runs) - len(differences), paper, claim, unit, context)
+    """The per-seed differences ``value(path_a) - value(path_b)`` of ``records``
+    (:func:`paired_values`)."""
+    return paired_values(per_seed(records, path_a, scale), per_seed(records, path_b, scale), a, b, paper=paper,
+                         claim=claim, unit=unit, context=context)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's adjusted p-values, in the order given (see the module)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [1.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -7,24 +7,18 @@ Accuracies are stored as fractions and shown, like the paper's, in percent.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from convnorm.experiments.schema import Measure, ResultSchema
+from convnorm.experiments.schema import Measure
 
+from .claims import CLAIMS, DIFFERENCE, PARITY
 from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
-
-#: display names of the harness's normalization keys
-METHOD_LABELS = {
-    "none": "vanilla", "bn": "BN", "convnorm": "ConvNorm", "convnorm+bn": "ConvNorm+BN",
-    "sn": "SN", "oni": "ONI", "ocnn": "OCNN", "sn+bn": "SN+BN", "oni+bn": "ONI+BN", "ocnn+bn": "OCNN+BN",
-    "cayley": "Cayley", "convnorm+bn, affine=on": "ConvNorm+BN, affine", "convnorm, affine=on": "ConvNorm, affine",
-    "convnorm+bn, affine=off": "ConvNorm+BN, no affine", "convnorm, affine=off": "ConvNorm, no affine",
-}
-
+from .verdicts import Chapter, Verdict, shared_label, short_facets, varying
+from .words import (GROUP_NAMES, METHOD_LABELS, METRIC_NAMES, group_name, listing, method_label,  # noqa: F401
+                    number, scale_name, signed)
 
 #: what each experiment's table shows
 TITLES = {
@@ -34,48 +28,10 @@ TITLES = {
     "adversarial": "Accuracy (%) after free adversarial training, clean and under attack",
     "simba": "SimBA black-box attack on networks without BatchNorm",
     "label-noise": "Accuracy (%) under symmetric label noise",
-    "data-scarcity": "Test accuracy (%) after training on class-balanced subsets",
+    "data-scarcity": "Test accuracy (%) after training on part of the training set",
     "conditioning": "Layer condition-number ratio ρ against the vanilla network",
     "runtime": "Training time of a ResNet18",
 }
-#: display names of group keys that are not rates
-GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet", "small": "six-conv network",
-               "resnet18": "ResNet18", "vgg16": "VGG16"}
-#: a history metric in a reader's words
-METRIC_NAMES = {"test_acc": "test accuracy", "train_acc": "training accuracy", "train_loss": "training loss",
-                "val_acc": "validation accuracy"}
-
-
-def group_name(schema: ResultSchema, key: str) -> str:
-    """A reader's name for a group key ("20%" for the noise rate "0.2", "CIFAR-10")."""
-    return schema.group.paper_name(key) if schema.group.percent else GROUP_NAMES.get(key, key)
-
-
-def method_label(method: str) -> str:
-    """A reader's name for a method key (unknown keys are returned as given)."""
-    return METHOD_LABELS.get(method, method)
-
-
-def scale_name(records: Records) -> str:
-    """``"reduced scale"`` (a smaller network and data), ``"short schedule"`` (the
-    paper's networks and data, fewer epochs) or ``"full scale"``, from the recorded preset."""
-    settings = records.settings
-    if not settings.reduced:
-        return "full scale"
-    return "reduced scale" if settings.arch is not None else "short schedule"
-
-
-def number(value: float | None, like: float | None = None) -> str:
-    """``value`` with the decimals suited to ``like`` (default: itself): two; none from
-    100 up; three significant digits below 0.1."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    size = abs(value if like is None else like)
-    if size >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.2f}" if size >= 0.1 or size == 0 else f"{value:.3g}"
-
-
 def mean_std(mean: float, std: float | None) -> str:
     """``mean ± std``, both with the decimals suited to the mean."""
     return number(mean) + ("" if std is None else f" ± {number(std, like=mean)}")
@@ -129,9 +85,14 @@ def compare_history(records: Records, a: str, b: str, metric: str, epoch: int, g
                   claim=claim, unit="points" if percent else "", context=context)
 
 
+def _html_lines(text: str) -> str:
+    return "<br>".join(html.escape(line) for line in text.split("\n"))
+
+
 @dataclass
 class Table:
-    """A table for the page: a title, columns, rows of text, notes below."""
+    """A table for the page: a title, columns, rows of text (a cell may hold several
+    lines), notes below."""
 
     title: str
     columns: list[str]
@@ -146,17 +107,21 @@ class Table:
                 raise TypeError(f"{self.title!r}: row {i} holds a cell that is not text: {row!r}")
 
     def __str__(self) -> str:
-        table = [self.columns] + self.rows
-        widths = [max(len(row[i]) for row in table) for i in range(len(self.columns))]
-        lines = [self.title] + ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in table]
+        table = [[cell.split("\n") for cell in row] for row in [self.columns] + self.rows]
+        widths = [max(len(line) for row in table for line in row[i]) for i in range(len(self.columns))]
+        lines = [self.title]
+        for row in table:  # a cell of several lines makes its row that tall
+            height = max(len(cell) for cell in row)
+            lines += ["  ".join((cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths)).rstrip()
+                      for k in range(height)]
         return "\n".join(lines + self.notes)
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         cell = 'style="padding: 2px 12px 2px 0; text-align: left; vertical-align: top"'
-        head = "".join(f"<th {cell}>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td {cell}>{html.escape(c)}</td>" for c in row) + "</tr>"
+        head = "".join(f"<th {cell}>{_html_lines(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td {cell}>{_html_lines(c)}</td>" for c in row) + "</tr>"
                        for row in self.rows)
         notes = "".join(f"<p><small>{html.escape(n)}</small></p>" for n in self.notes)
         return (f"<p><b>{html.escape(self.title)}</b></p><table><thead><tr>{head}</tr></thead>"
@@ -182,7 +147,7 @@ def about(records: Records, reference: dict | None = None) -> str:
     text = (f"**Our records** ({scale_name(records)}, {_seeds(records)}): "
             f"{scale(records.settings, records.experiment)}. **The paper**: {paper_scale(records.experiment)}")
     if reference is not None and records.schema.reference is not None:
-        text += f" ({reference['tables'][records.schema.reference]['label'].split(' (')[0]})"
+        text += f" ({reference['tables'][records.schema.reference]['label']})"
     notes = caveats(records)
     return text + "." + "".join(f"\n- {note}" for note in notes)
 
@@ -198,25 +163,31 @@ def verdicts(comparisons: Sequence[Paired]) -> str:
 
 
 def scale_notes(records: Records, reference: dict | None) -> list[str]:
-    """Two lines naming the scale of our runs and of the paper's."""
-    data = f"{records.data}; " if records.schema.history else ""
+    """Lines naming the scale of our runs and of the paper's, and the paper's names of our
+    methods where they differ (the paper's SN is our SN+BN)."""
+    data = f"{records.data}; " if records.schema.history else f"timed on {records.devices}; "
     spread = "; mean ± sample standard deviation over the seeds." if len(records.runs) > 1 else "."
     notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}{_seeds(records)}"
              + spread]
     schema = records.schema
     if reference is not None and schema.reference is not None:
         table = reference["tables"][schema.reference]
-        notes.append(f"Paper ({table['label']}): {paper_scale(records.experiment)}; the official CIFAR files; "
+        notes.append(f"The paper ({table['label']}): {paper_scale(records.experiment)}; the official CIFAR files; "
                      f"{table['setting']}.")
+        renamed = {name: method_label(m) for m, name in schema.paper_names.items()
+                   if isinstance(name, str) and name != method_label(m) and m in schema.method_keys(records.settings)}
+        if renamed:
+            notes.append(f"The paper's {listing(renamed)} {'is' if len(renamed) == 1 else 'are'} our "
+                         f"{listing(renamed.values())}.")
     return notes
 
 
 def _ours(records: Records, path: Sequence[str], measure: Measure) -> str:
     stats = collect(records, path, 100.0 if measure.percent else 1.0)
     if not stats.values:
-        return "diverged" if stats.missing else "—"
-    return mean_std(stats.mean, stats.std if stats.n > 1 else None) + \
-        (f" ({stats.missing} diverged)" if stats.missing else "")
+        return stats.diverged_note or "—"
+    shown = mean_std(stats.mean, stats.std if stats.n > 1 else None)
+    return shown + (f" ({stats.diverged_note})" if stats.diverged else "")
 
 
 def _unit(measure: Measure) -> str:
@@ -225,8 +196,10 @@ def _unit(measure: Measure) -> str:
 
 def experiment_table(records: Records, reference: dict | None = None,
                      measures: Sequence[str] | None = None, methods: Sequence[str] | None = None) -> Table:
-    """Our numbers (mean ± std over seeds) beside the paper's, one row per (group,)
-    method (and measure, where the paper's table has one row or column per measure).
+    """Our numbers (mean ± std over seeds, diverged runs left out and counted) beside the
+    paper's, one row per (group,) method (and measure, where the paper's table has one
+    row or column per measure); below it, the scale of both and what a reader must know
+    before comparing them (:func:`~convnorm_book.results.records.caveats`).
 
     ``measures`` / ``methods`` restrict the table to those names (default: all the
     schema declares for the records' preset).
@@ -252,13 +225,8 @@ def experiment_table(records: Records, reference: dict | None = None,
     paper_column = "paper" + ("" if measure_rows or paper_measure is None else f": {paper_measure.paper}")
     title = TITLES[records.experiment]
     if reference is not None and schema.reference is not None:
-        title += f", beside the paper's {reference['tables'][schema.reference]['label'].split(' (')[0]}"
-    return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference))
-
-
-def signed(value: float) -> str:
-    """:func:`number` with its sign (a true minus sign)."""
-    return ("+" if value >= 0 else "−") + number(abs(value), like=value)
+        title += f", beside the paper's {reference['tables'][schema.reference]['label']}"
+    return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference) + caveats(records))
 
 
 def comparisons_table(comparisons: Sequence[Paired], title: str) -> Table:
@@ -291,7 +259,7 @@ def paper_table(reference: dict, name: str, title: str, skip: Sequence[str] = ()
         raise ValueError(f"the paper's {name} table has no rows {sorted(unknown)}; it has {list(table['rows'])}")
     rows = [[GROUP_NAMES.get(row, row)] + [paper_text(cell) for cell in cells] for row, cells in table["rows"].items()
             if row not in skip]
-    return Table(title, [""] + list(table["columns"]), rows, [f"Paper ({table['label']}): {table['setting']}."])
+    return Table(title, [""] + list(table["columns"]), rows, [f"The paper ({table['label']}): {table['setting']}."])
 
 
 #: the networks of the GPU step benchmark (``benchmarks/bench_runtime_gpu.py``)
@@ -320,3 +288,97 @@ def step_benchmark_table(run: Run) -> Table:
     return Table(f"One training step on {setup['gpu']}: this package, the authors' algorithm and Conv2d+BN",
                  ["network", "eager: ms per step", "eager: × Conv2d+BN", "one CUDA graph: ms per step",
                   "one CUDA graph: × Conv2d+BN"], rows, notes)
+
+
+#: a verdict's mark in a grid, by the claim's kind and the verdict
+MARKS = {(DIFFERENCE, SUPPORTED): "✓", (DIFFERENCE, CONTRADICTED): "✗", (PARITY, SUPPORTED): "≈",
+         (PARITY, CONTRADICTED): "≠"}
+_MARK_WORDS = {"✓": "supported", "✗": "contradicted", "≈": "parity shown", "≠": "a difference beyond the margin"}
+
+
+def mark(v: Verdict) -> str:
+    """``"✓"``, ``"✗"``, ``"≈"``, ``"≠"`` or ``"?"`` (inconclusive) after the chapter's
+    correction; a verdict that holds only tested alone is bracketed, ``"(✓)"``; no mark
+    where the paper makes no claim."""
+    if not v.tested:
+        return ""
+    final = MARKS.get((v.kind, v.final), "?")
+    alone = MARKS.get((v.kind, v.outcome))
+    return f"({alone})" if final == "?" and alone else final
+
+
+def _cell(v: Verdict) -> str:
+    c = v.comparison
+    if not c.n:
+        return c.over_seeds.diverged_note or "no finished pair"
+    like = max(abs(x) for x in (c.mean, *(c.interval or ())))
+    interval = "" if c.interval is None else f" [{signed(c.interval[0], like)}, {signed(c.interval[1], like)}]"
+    lines = [signed(c.mean, like) + interval + (f" {mark(v)}" if mark(v) else "")]
+    if c.paper is not None:
+        lines.append(f"paper {signed(c.paper)}")
+    if c.diverged:
+        lines.append(c.over_seeds.diverged_note)
+    return "\n".join(lines)
+
+
+def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapter: Chapter | None = None,
+                 title: str | None = None) -> Table:
+    """The comparisons of one claim as a compact grid: one row per value of the facets
+    that vary (e.g. the baseline), one column per value of ``columns`` (default: the
+    group if it varies, else the measure, else the epoch); each cell our mean difference
+    with its 95 % interval and the verdict's mark (:func:`mark`), the paper's difference
+    below it, and the count of diverged seeds. ``chapter`` names the correction in the
+    legend; ``title`` defaults to what the comparisons share.
+
+    Raises:
+        ValueError: for no verdicts, or ``columns`` not a facet that varies.
+    """
+    if not verdicts:
+        raise ValueError("no verdicts to tabulate")
+    changing = varying(verdicts)
+    if columns is None:
+        columns = next((name for name in ("group", "measure", "epoch") if name in changing), None)
+    if columns is not None and columns not in changing:
+        raise ValueError(f"columns must be one of the facets that vary, {changing}, got {columns!r}")
+    cells: dict[str, dict[str, str]] = {}
+    for v, facets in zip(verdicts, short_facets(verdicts)):
+        row = ", ".join(text for name, text in facets.items() if name != columns) or shared_label(verdicts)
+        cells.setdefault(row, {})[facets.get(columns, "ours")] = _cell(v)
+    heads = list(dict.fromkeys(head for row in cells.values() for head in row))
+    table_rows = [[row] + [shown.get(head, "") for head in heads] for row, shown in cells.items()]
+    return Table(title or shared_label(verdicts) or "Paired differences", [" "] + heads, table_rows,
+                 [_legend(verdicts, chapter)])
+
+
+def _legend(verdicts: Sequence[Verdict], chapter: Chapter | None) -> str:
+    shown = {m.strip("()") for m in map(mark, verdicts) if m}
+    marks = [f"{m} {_MARK_WORDS.get(m, 'inconclusive')}" for m in ("✓", "✗", "≈", "≠", "?") if m in shown]
+    margins = {number(v.margin) + (f" {v.comparison.unit}" if v.comparison.unit else "") for v in verdicts if v.margin}
+    text = (f"Each cell: our mean difference, paired by seed, with its 95 % interval [low, high] at the "
+            f"{verdicts[0].scale}, and the paper's difference below it.")
+    if marks:
+        text += " " + "; ".join(marks) + "."
+    if margins:
+        text += f" Parity is tested within ±{', '.join(sorted(margins))}."
+    if chapter is not None and any(m.startswith("(") for m in map(mark, verdicts)):
+        text += (f" A bracketed mark holds tested alone but not after Holm's correction for the chapter's "
+                 f"{len(chapter.tested)} comparisons.")
+    if any(not v.tested for v in verdicts):
+        text += " No mark: the paper makes no claim."
+    return text
+
+
+def claims_table(experiments: Sequence[str] | None = None) -> Table:
+    """What each comparison tests and why, one row per declared claim
+    (:data:`~convnorm_book.results.claims.CLAIMS`) of ``experiments`` (default: all): the
+    experiment, the comparison and its measure, the claim's kind (with its margin and the
+    groups it reaches), where the paper makes it, and the reason."""
+    rows = []
+    for experiment in experiments or CLAIMS:
+        for claim in CLAIMS[experiment]:
+            kind = claim.kind if claim.margin is None else f"{claim.kind} within ±{number(claim.margin)} points"
+            if claim.at_least is not None:
+                kind += f", from {claim.at_least:.0%} up"
+            rows.append([experiment, claim.name, claim.quantity.describe(experiment), kind, claim.source, claim.reason])
+    return Table("What each comparison tests", ["experiment", "comparison", "measure", "tested as", "the paper", "why"],
+                 rows)

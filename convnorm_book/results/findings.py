@@ -1,0 +1,236 @@
+"""Facts the chapters state beside the verdicts, each computed from the records and the
+paper's values and written as sentences: how fast the convergence curves reach a level,
+how far our absolute accuracies are from the paper's, how often a method ranks first,
+what the SimBA budget and the attacked networks were, how optimistic the maximum over
+epochs is, how large the scarcity subsets are, what the trained layers look like, and
+what the run time and the step benchmarks measured. Nothing here tests a claim (that is
+:mod:`~convnorm_book.results.verdicts`); every number is read, none typed."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from convnorm.experiments import PRESETS
+
+from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
+from .reference import paper_mean, paper_value
+from .stats import collect, first_reach, history_band
+from .words import group_name, listing, method_label, number
+
+#: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
+_SPREAD_RATIO = 0.8
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1f} %"
+
+
+def convergence(records: Records, reference: dict, fast: str = "convnorm+bn", slow: str = "bn") -> str:
+    """Per network: the best level of ``slow``'s mean test-accuracy curve, the first
+    iteration each mean curve reaches it, set beside the paper's "1000 iterations of
+    ConvNorm match 8000 of BN"; and whether the final test accuracy varies less over
+    the seeds with ``fast`` than with ``slow`` (the paper's "stable training")."""
+    paper_fast, paper_slow = reference["tables"]["convergence"]["rows"]["iterations_to_comparable_test_accuracy"]
+    sentences = []
+    for group in records.schema.group_keys(records.settings):
+        name = group_name(records.schema, group)
+        bands = {m: history_band(records, m, "test_acc", group, scale=100) for m in (fast, slow)}
+        target = float(bands[slow].mean.max())
+        slow_at, fast_at = first_reach(bands[slow], target), first_reach(bands[fast], target)
+        if fast_at is None:
+            reached = f"{method_label(fast)}'s never does"
+        elif fast_at < slow_at:
+            reached = f"{method_label(fast)}'s after {fast_at:,.0f}, {slow_at / fast_at:.1f} times sooner"
+        elif fast_at == slow_at:
+            reached = f"{method_label(fast)}'s at the same iteration"
+        else:
+            reached = f"{method_label(fast)}'s later, after {fast_at:,.0f}"
+        sentences.append(f"On the {name}, {method_label(slow)}'s mean test accuracy is at its best, "
+                         f"{_percent(target)}, after {slow_at:,.0f} iterations, and {reached}; in the paper "
+                         f"{method_label(fast.split('+')[0])} after {paper_fast:,} iterations matches "
+                         f"{method_label(slow)} after {paper_slow:,}, {paper_slow / paper_fast:.0f} times sooner.")
+        final = records.schema.measure("final_test_acc", records.settings)
+        spread = {m: collect(records, records.schema.path(group, m, final), 100).std for m in (fast, slow)}
+        ratio = spread[fast] / spread[slow] if spread[slow] > 0 else math.inf
+        how = "less" if ratio < _SPREAD_RATIO else "more" if ratio > 1 / _SPREAD_RATIO else "about as much"
+        sentences.append(f"Its final test accuracy varies {how} over the seeds with {method_label(fast)} "
+                         f"{'as' if how == 'about as much' else 'than'} with {method_label(slow)} (standard "
+                         f"deviations of {spread[fast]:.1f} and {spread[slow]:.1f} points over "
+                         f"{len(records.runs)} seeds, a rough spread); the paper reports less.")
+    return " ".join(sentences)
+
+
+def accuracy_gap(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> str:
+    """Our most accurate network's mean ``measure`` beside the paper's least accurate
+    (in ``group``, default the first): how far apart the absolute accuracies are."""
+    schema, settings = records.schema, records.settings
+    group = schema.group_keys(settings)[0] if group is None else group
+    chosen = schema.measure(measure, settings)
+    methods = schema.method_keys(settings)
+    ours = {m: collect(records, schema.path(group, m, chosen), 100).mean for m in methods}
+    paper = [paper_mean(paper_value(reference, records.experiment, m, chosen, group)) for m in methods]
+    paper = [p for p in paper if p is not None]
+    if not paper:
+        raise ValueError(f"the paper reports no {chosen.label} for {records.experiment!r}")
+    best = max(ours, key=ours.get)
+    gap = min(paper) - ours[best]
+    verdict = ("so only the differences between methods can be set beside the paper's" if gap > 5 else
+               "close enough that the absolute numbers can be set side by side")
+    return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours[best])} ({chosen.label}), "
+            f"the paper's least accurate {_percent(min(paper))}: {verdict}.")
+
+
+def ranking(records: Records, reference: dict | None, method: str, group: str | None = None) -> str:
+    """How often ``method`` is the most accurate network, over every (measure, seed) pair
+    of the records, beside how often the paper's table ranks it first."""
+    schema, settings = records.schema, records.settings
+    group = schema.group_keys(settings)[0] if group is None else group
+    measures, methods = schema.measures_at(settings), schema.method_keys(settings)
+    first = total = 0
+    for run in records.runs:
+        for measure in measures:
+            values = {m: lookup(run.results, schema.path(group, m, measure)) for m in methods
+                      if not is_diverged(lookup(run.results, schema.record_path(group, m)))}
+            if method in values and None not in values.values():
+                total += 1
+                first += max(values, key=values.get) == method
+    text = (f"{method_label(method)} is the most accurate of the {len(methods)} networks in {first} of the "
+            f"{total} pairs of a measure and a seed")
+    if reference is not None:
+        paper = [{m: paper_mean(paper_value(reference, records.experiment, m, measure, group)) for m in methods}
+                 for measure in measures]
+        paper = [p for p in paper if None not in p.values()]
+        ranked = sum(max(p, key=p.get) == method for p in paper)
+        text += f"; the paper ranks it first under {ranked} of its {len(paper)}"
+    return text + "."
+
+
+def simba_budget(records: Records) -> str:
+    """What the SimBA attack could spend and what it did, and how well each attacked
+    network had trained (which decides the images attacked and how confidently they are
+    classified)."""
+    schema, settings = records.schema, records.settings
+    iterations, budget = simba_iterations(settings), 2 * simba_iterations(settings)
+    methods = schema.method_keys(settings)
+    queries = schema.measure("queries", settings)
+    top = max(collect(records, schema.path(None, m, queries)).max for m in methods)
+    accuracy = {m: collect(records, schema.path(None, m, schema.measure("test_acc", settings)), 100) for m in methods}
+    best = max(accuracy, key=lambda m: accuracy[m].mean)
+    paper = simba_iterations(PRESETS["paper"])
+    counts = ("comparable with the paper's" if iterations == paper else "not comparable with the paper's, "
+              "though the ordering is")
+    return (f"The attack tries {iterations:,} pixel directions an image (the paper: {paper:,}), at most "
+            f"{budget:,} queries; no network's average exceeds {number(top)}, so the counts are {counts}. The "
+            "attacked networks' clean test accuracy: " + listing(f"{method_label(m)} {_percent(a.mean)}"
+                                                                for m, a in accuracy.items())
+            + f". The best trained is {method_label(best)}: how well a network has trained decides which images "
+              "are attacked and how confidently they are classified, not only its Lipschitz constant.")
+
+
+def maximum_optimism(records: Records) -> str:
+    """How far the maximum test accuracy over the epochs (the paper's metric under label
+    noise) lies above the test accuracy at the best noisy-validation epoch, on average
+    over the methods, at each rate."""
+    schema, settings = records.schema, records.settings
+    rates = schema.group_keys(settings)
+    maximum, selected = schema.measure("max_test_acc", settings), schema.measure("test_acc", settings)
+    gaps = [np.mean([collect(records, schema.path(r, m, maximum), 100).mean
+                     - collect(records, schema.path(r, m, selected), 100).mean
+                     for m in schema.method_keys(settings)]) for r in rates]
+    return ("The maximum over the epochs, taken on the test set itself, lies above the test accuracy at the best "
+            "noisy-validation epoch by " + listing(f"{gap:.1f}" for gap in gaps) + " points on average at "
+            + listing(group_name(schema, r) for r in rates) + " noise: the paper's metric is the optimistic one.")
+
+
+def scarcity_subsets(records: Records) -> str:
+    """The sizes of the training subsets, and how they were drawn (a deviation from the
+    paper, which samples them at random)."""
+    schema = records.schema
+    fractions = schema.group_keys(records.settings)
+    sizes = [lookup(records.runs[0].results, (f, "n_train")) for f in fractions]
+    return (f"Our subsets of the {training_images(records.settings):,} training images hold "
+            + listing(f"{int(n):,}" for n in sizes) + " images at "
+            + listing(group_name(schema, f) for f in fractions)
+            + "; each is a random subset drawn class by class, so that every class keeps its share, where the "
+              "paper samples at random without saying that it balances the classes.")
+
+
+def trained_layers(records: Records) -> str:
+    """ConvNorm's channel condition numbers in the trained networks (one for the
+    normalized kernels; only near one for the operator a trained network applies), and
+    in how many layers ConvNorm's spectral norm is below the vanilla network's, per
+    seed. Seeds where either training diverged are left out."""
+    pairs = [(run.results["none"], run.results["convnorm"]) for run in records.runs]
+    finished = [(v["layers"], c["layers"]) for v, c in pairs
+                if not is_diverged(v) and not is_diverged(c) and v.get("layers") and c.get("layers")]
+    if not finished:
+        return "Every seed's vanilla or ConvNorm training diverged: no layer can be compared."
+    channel = [layer["channel_condition_number"] for _, layers in finished for layer in layers]
+    if max(channel) - 1 < 1e-6:
+        first = ("ConvNorm's channel condition numbers are one in every layer and seed, as in the paper's Figure 2: "
+                 "these records analysed the normalized kernels, whose channels are tight frames by construction.")
+    else:
+        first = (f"ConvNorm's channel condition numbers range from {min(channel):.2f} to {max(channel):.2f}: at test "
+                 "time the running normalizer and the affine kernel make the channels only approximately tight "
+                 "frames, unlike the normalized kernels of the paper's Figure 2.")
+    below = [sum(c["spectral_norm"] < v["spectral_norm"] for v, c in zip(vanilla, convnorm))
+             for vanilla, convnorm in finished]
+    left_out = len(pairs) - len(finished)
+    return (first + f" ConvNorm's layer spectral norm is below the vanilla network's in {listing(below)} "
+            f"of the {len(finished[0][1])} layers (per seed)"
+            + (f"; {left_out} seed{'s' if left_out > 1 else ''} with a diverged training left out" if left_out else "")
+            + ".")
+
+
+def runtime(records: Mapping[str, Records], reference: dict) -> str:
+    """Per preset timed: ConvNorm+BN's and Cayley's time relative to the vanilla network
+    (BN) beside the paper's, and whether the paper's ordering holds."""
+    table = reference["tables"]["runtime"]
+    paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
+    sentences = []
+    for data in records.values():
+        ratio = {m: collect(data, (m, "relative_to_bn")).mean for m in ("convnorm+bn", "cayley")}
+        holds = 1 < ratio["convnorm+bn"] < ratio["cayley"]
+        sentences.append(f"On {data.devices} ({data.settings.runtime_steps} timed steps), ConvNorm+BN takes "
+                         f"{ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
+                         f"{ratio['cayley']:.2f} times; the paper: {paper['ConvNorm'] / paper['vanilla']:.2f} and "
+                         f"{paper['Cayley'] / paper['vanilla']:.2f} times. The ordering vanilla < ConvNorm < Cayley "
+                         f"{'holds' if holds else 'does not hold'} here.")
+    return " ".join(sentences)
+
+
+def layer_benchmark(eager: Sequence[Run], graphed: Sequence[Run]) -> str:
+    """ConvNorm's training step over the plain one, eagerly and replayed as one CUDA
+    graph, at the largest batch both benchmarks ran (the records of
+    ``bench_layer_cuda_batch*.json`` and ``bench_layer_cuda_graph_batch*.json``); empty
+    when either is missing."""
+    ratios = [{run.results["setup"]["batch"]: (run.results["time_ratio_median"], run.device) for run in runs}
+              for runs in (eager, graphed)]
+    shared = set(ratios[0]) & set(ratios[1])
+    if not shared:
+        return ""
+    batch = max(shared)
+    (e, device), (g, _) = ratios[0][batch], ratios[1][batch]
+    return (f"The layer benchmark (one training step at batch {batch} on {device}) takes {e:.2f} times the plain "
+            f"step run eagerly and {g:.2f} times when the whole step is replayed as one CUDA graph, which removes "
+            "the cost of launching ConvNorm's many small GPU kernels: much of the overhead measured eagerly is that "
+            "launch cost, a property of the implementation rather than of the method.")
+
+
+def step_benchmark(run: Run) -> str:
+    """How this package's layer and the authors' algorithm compare step for step, from a
+    record of ``benchmarks/bench_runtime_gpu.py`` (see
+    :func:`~convnorm_book.results.tables.step_benchmark_table`)."""
+    time = run.results["time"]
+    ratio = {mode: {key: time[mode][key]["relative_to_conv2d_bn"] for key in time[mode]} for mode in time}
+    mode = "cuda_graph" if "cuda_graph" in ratio else "eager"
+    ours, theirs = ratio[mode]["convnorm2d+bn"], ratio[mode]["authors+bn"]
+    graph = (f" and {ratio['cuda_graph']['authors+bn']:.2f} times as one CUDA graph, against "
+             f"{ratio['eager']['convnorm2d+bn']:.2f} and {ratio['cuda_graph']['convnorm2d+bn']:.2f} times"
+             if mode == "cuda_graph" else f", against {ours:.2f} times")
+    return (f"Built with a plain torch.fft port of the authors' algorithm instead of this package's layer, the same "
+            f"network's training step takes {ratio['eager']['authors+bn']:.2f} times the Conv2d+BN step eagerly"
+            f"{graph} with this package's layer. Both compute the same layer, so the difference ({theirs / ours:.2f} "
+            f"times {'as one graph' if mode == 'cuda_graph' else 'eagerly'}) is the implementation's alone.")

@@ -1,0 +1,110 @@
+"""convnorm_book.results.findings and .checks: the facts the chapters state beside the
+verdicts, computed from records built with known answers."""
+from __future__ import annotations
+
+
+from convnorm_book.results import checks, findings, records
+from result_files import record, reference, root, write  # noqa: F401 (fixtures)
+
+BASIC = ("none", "bn", "convnorm", "convnorm+bn")
+
+
+def test_convergence_speed_and_spread(root, reference):
+    """BN's mean curve peaks at 35 % after 120 iterations; ConvNorm+BN's (30, 35, 40.5 %)
+    reaches it after 80: 1.5 times sooner. Its final accuracy varies less (seeds 40 and
+    41 % against 30 and 40 %)."""
+    curves = {"bn": ((0.1, 0.2, 0.3), (0.1, 0.2, 0.4)), "convnorm+bn": ((0.3, 0.35, 0.4), (0.3, 0.35, 0.41))}
+    for seed in (0, 1):
+        write(root, "convergence", "cpu", seed, {"small": {m: record(0.3, history=curves.get(m, ((0.1,) * 3,) * 2)[seed])
+                                                           for m in BASIC}}, epochs=3)
+    text = findings.convergence(records.stored("convergence", root, presets=("cpu",)), reference)
+    assert "BN's mean test accuracy is at its best, 35.0 %, after 120 iterations" in text
+    assert "ConvNorm+BN's after 80, 1.5 times sooner" in text
+    assert "in the paper ConvNorm after 1,000 iterations matches BN after 8,000, 8 times sooner" in text
+    assert "varies less over the seeds with ConvNorm+BN than with BN" in text
+
+
+def test_accuracy_gap_and_ranking(root, reference):
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed,
+              {"cifar10": {m: record(a) for m, a in zip(BASIC, (0.50, 0.60, 0.55, 0.65 - 0.1 * seed))}})
+    data = records.stored("generalization", root, presets=("cpu",))
+    assert findings.accuracy_gap(data, reference) == (
+        "Our most accurate network, BN, reaches 60.0 % (test accuracy at the best validation epoch), the paper's "
+        "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
+    # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
+    assert findings.ranking(data, reference, "convnorm+bn").startswith(
+        "ConvNorm+BN is the most accurate of the 4 networks in 1 of the 2 pairs of a measure and a seed; the paper "
+        "ranks it first under 1 of its 1")
+
+
+def test_maximum_optimism_and_scarcity_subsets(root):
+    for seed in (0, 1):
+        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.40, max_test_acc=0.40 + gap) for m in ("none", "bn")}
+                                                 for rate, gap in (("0.2", 0.01), ("0.8", 0.05))},
+              robust_norms=["none", "bn"])
+        write(root, "data-scarcity", "cpu", seed, {f: {"n_train": n, **{m: record(0.4) for m in BASIC}}
+                                                   for f, n in (("0.1", 500), ("0.3", 1500), ("0.7", 3500))})
+    text = findings.maximum_optimism(records.stored("label-noise", root, presets=("cpu",)))
+    assert "by 1.0 and 5.0 points on average at 20% and 80% noise" in text
+    text = findings.scarcity_subsets(records.stored("data-scarcity", root, presets=("cpu",)))
+    assert text.startswith("Our subsets of the 5,000 training images hold 500, 1,500 and 3,500 images at 10%, 30% "
+                           "and 70%")
+    assert "class-balanced" not in text and "the paper samples at random" in text
+
+
+def test_trained_layers_leave_out_diverged_seeds(root):
+    def layers(norms, channel=1.0):
+        return [{"spectral_norm": s, "condition_number": 2.0, "channel_condition_number": channel} for s in norms]
+
+    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((2.0, 2.0, 2.0))},
+                                           "convnorm": {"layers": layers((1.0, 3.0, 1.0), 1.5)}})
+    write(root, "conditioning", "cpu", 1, {"none": {"layers": layers((2.0, 2.0, 2.0))},
+                                           "convnorm": {"diverged": True, "layers": layers((9.0, 9.0, 9.0), 9.0)}})
+    text = findings.trained_layers(records.stored("conditioning", root, presets=("cpu",)))
+    assert "range from 1.50 to 1.50" in text
+    assert "below the vanilla network's in 2 of the 3 layers (per seed); 1 seed with a diverged training left out" \
+        in text
+
+
+def test_runtime_keeps_one_record_of_each_timing(root, reference):
+    def timing(convnorm, cayley):
+        return {m: {"relative_to_bn": r, "seconds_per_epoch": 10 * r} for m, r in
+                (("bn", 1.0), ("convnorm+bn", convnorm), ("cayley", cayley))}
+
+    write(root, "runtime", "short-schedule", 0, timing(2.0, 6.0), device="GPU X")
+    write(root, "runtime", "paper", 0, timing(2.5, 7.0), device="GPU X")
+    write(root, "runtime", "cpu", 0, timing(1.5, 1.2), device="CPU Y")
+    found = records.runtime_records(root)
+    assert list(found) == ["short-schedule", "cpu"]  # the paper preset timed what the GPU protocol did
+    text = findings.runtime(found, reference)
+    assert "On GPU X (50 timed steps), ConvNorm+BN takes 2.00 times the vanilla network's time and Cayley 6.00" in text
+    assert "the paper: 2.86 and 8.67 times. The ordering vanilla < ConvNorm < Cayley holds here." in text
+    assert text.endswith("The ordering vanilla < ConvNorm < Cayley does not hold here.")
+
+
+def test_layer_and_step_benchmarks(tmp_path):
+    def bench(batch, ratio):
+        return records.Run(tmp_path, {"device": "GPU X"}, {"setup": {"batch": batch}, "time_ratio_median": ratio})
+
+    text = findings.layer_benchmark([bench(32, 5.0), bench(128, 3.0)], [bench(128, 2.0)])
+    assert text.startswith("The layer benchmark (one training step at batch 128 on GPU X) takes 3.00 times the plain "
+                           "step run eagerly and 2.00 times")
+    assert findings.layer_benchmark([bench(32, 5.0)], [bench(128, 2.0)]) == ""
+    time = {mode: {k: {"relative_to_conv2d_bn": r} for k, r in ratios.items()} for mode, ratios in
+            {"eager": {"conv2d+bn": 1.0, "convnorm2d+bn": 2.0, "authors+bn": 6.0},
+             "cuda_graph": {"conv2d+bn": 1.0, "convnorm2d+bn": 1.5, "authors+bn": 4.5}}.items()}
+    text = findings.step_benchmark(records.Run(tmp_path, {}, {"time": time}))
+    assert "6.00 times the Conv2d+BN step eagerly and 4.50 times as one CUDA graph, against 2.00 and 1.50" in text
+    assert "(3.00 times as one graph)" in text
+
+
+def test_model_selection_mismatches_name_the_run(root):
+    good = record(0.3, history=(0.1, 0.3, 0.2))
+    good["history"]["val_acc"] = [0.1, 0.3, 0.3]  # the first maximum: epoch 2
+    good["summary"].update(best_val_epoch=2, max_test_acc=0.3)
+    bad = {**good, "summary": {**good["summary"], "test_acc_at_best_val": 0.2}}
+    write(root, "generalization", "cpu", 0, {"cifar10": {"none": good, "bn": bad, "convnorm": {"diverged": True},
+                                                         "convnorm+bn": good}})
+    found = checks.model_selection_mismatches(records.stored("generalization", root, presets=("cpu",)))
+    assert found == ["seed 0, CIFAR-10, BN: test accuracy at the best validation epoch 0.2, the history's 0.3"]
