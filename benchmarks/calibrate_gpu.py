@@ -2,10 +2,9 @@
 what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
 
 1. **Step times of the protocol** (``step_times``): for each network and normalization
-   the window will train (``--networks``, in order), one epoch of the trainer itself
-   (:class:`convnorm.training.Trainer`: the preset's batch, precision, channels-last and
-   CUDA-graph step, data gathered and augmented on the device) on synthetic images, after
-   an untimed epoch, and an evaluation pass: seconds per image. Each network is timed in
+   the window will train (``--networks``, in order), seconds per image of a training
+   step and of an evaluation pass, measured by the trainer itself
+   (:func:`convnorm.experiments.step_timing.time_steps`). Each network is timed in
    its own process (two captured CUDA graphs in one process have failed: see
    ``convnorm_book.layer_benchmark.make_graphed_train_step``).
 2. **Run time against the baselines** (``time``, ``setup``): a CIFAR ResNet18 step at
@@ -45,12 +44,10 @@ sys.path.insert(0, str(HERE))
 from authors_layer import with_authors_layers  # noqa: E402
 from bench_layer import batch, cpu_info  # noqa: E402
 
-from convnorm.data import BatchLoader  # noqa: E402
-from convnorm.experiments import get_preset  # noqa: E402
+from convnorm.experiments.step_timing import time_steps  # noqa: E402
 from convnorm.models import build_model  # noqa: E402
-from convnorm.training import TrainConfig, Trainer, evaluate, provenance, save_results  # noqa: E402
+from convnorm.training import provenance, save_results  # noqa: E402
 from convnorm.training.graphed import GraphedStep  # noqa: E402
-from convnorm.training.mixed_precision import needs_loss_scaling, resolve_precision  # noqa: E402
 from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 
 RUNTIME_MODELS = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
@@ -60,50 +57,6 @@ MIN_GAIN = 1.1
 #: the protocol networks to time, highest priority first (the core's two networks first)
 NETWORKS = ("resnet18:bn", "resnet18:convnorm+bn", "resnet18:none", "resnet18:convnorm", "resnet18:sn+bn",
             "resnet18:oni+bn", "resnet18:ocnn+bn", "vgg16:bn", "vgg16:convnorm+bn")
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def protocol_child(preset_name: str, network: str, device: torch.device, batches: int) -> dict:
-    """Seconds per image of a training epoch and of an evaluation pass of ``network``
-    (``arch:norm``) under the preset, timed in this process."""
-    from convnorm.baselines import OCNNRegularizer
-    from convnorm.experiments.runners import OCNN_LAMBDA
-
-    preset = get_preset(preset_name)
-    arch, norm = network.split(":")
-    precision = resolve_precision(preset.precision, device)
-    graph = device.type == "cuda" and not needs_loss_scaling(precision)
-    gen = torch.Generator().manual_seed(0)
-    size = batches * preset.batch_size
-    images = torch.randint(0, 256, (size, 3, 32, 32), dtype=torch.uint8, generator=gen)
-    labels = torch.randint(0, 10, (size,), generator=gen)
-    config = TrainConfig(epochs=2, batch_size=preset.batch_size, lr=preset.lr, nesterov=preset.nesterov,
-                         weight_decay=preset.weight_decay, schedule=preset.schedule,
-                         warmup_fraction=preset.warmup_fraction, precision=precision, cuda_graph=graph,
-                         channels_last=device.type == "cuda")
-    torch.manual_seed(0)
-    model = build_model(arch, norm, 10, preset.width)
-    regularizer = OCNNRegularizer(OCNN_LAMBDA) if norm.startswith("ocnn") else None
-    loaders = {"train": BatchLoader(images, labels, device=device),
-               "val": BatchLoader(images[:1000], labels[:1000], 500, device=device)}
-    trainer = Trainer(model, loaders, config, regularizer=regularizer, progress=False, device=device)
-    trainer.train_epoch(0)  # untimed: kernel selection, the graph's capture
-    _sync(device)
-    start = time.perf_counter()
-    trainer.train_epoch(1)
-    _sync(device)
-    train = (time.perf_counter() - start) / size
-    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
-    start = time.perf_counter()
-    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
-    _sync(device)
-    forward = (time.perf_counter() - start) / 1000
-    return {"arch": arch, "norm": norm, "precision": precision, "batch": preset.batch_size, "cuda_graph": graph,
-            "train_s_per_image": train, "forward_s_per_image": forward}
 
 
 def runtime_network(name: str, device: torch.device) -> torch.nn.Module:
@@ -160,7 +113,8 @@ def main() -> None:
     if args.child:
         kind, *rest = args.child
         if kind == "protocol":
-            print(json.dumps(protocol_child(args.preset, rest[0], device, args.batches)))
+            arch, norm = rest[0].split(":")
+            print(json.dumps(time_steps(args.preset, arch, norm, device, args.batches)))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return

@@ -1,17 +1,18 @@
-"""convnorm_book.results.live: training is opt-in, estimated from recorded times per kind
-of device, written where it survives a restart, and resumed."""
+"""convnorm_book.results.live: training is opt-in, priced by steps measured on the spot,
+kept within a budget, written where it survives a restart, with checkpoints kept apart."""
 from __future__ import annotations
 
 import sys
 
-import pytest
-
+from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from convnorm.experiments import gpu_plan
+from convnorm.experiments.gpu_plan import Request
 from convnorm_book.results import live
 from result_files import record, results_root, write
 
 
 def test_default_preset_is_never_the_full_schedule():
-    assert live.default_preset(True) == "short-schedule" and live.default_preset(False) == "cpu"
+    assert live.default_preset(True) == "fast" and live.default_preset(False) == "cpu"
 
 
 def test_live_folder_environment_drive_and_home(tmp_path, monkeypatch):
@@ -36,28 +37,33 @@ def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
     assert live.recorded_minutes("ablation", "cpu", root) == {"GPU X": [4.0, 10.0]}
 
 
-def test_estimate_per_kind_of_device(tmp_path):
-    root = results_root(tmp_path)
-    for seed in range(3):
-        write(root, "ablation", "cpu", seed, {}, wall=120.0, device="cpu (x86_64, 2 threads)")
-    mine = live.estimate(["ablation"], "cpu", folder=tmp_path / "mine", device="cpu (x86_64, 8 threads)", root=root)
-    assert mine.minutes == pytest.approx(3 * 2.0) and "3 seed(s) x 2.0 min" in str(mine)
-    other = live.estimate(["ablation", "simba"], "cpu", folder=tmp_path / "mine", device="Tesla T4", root=root)
-    assert other.minutes is None and "no record from Tesla T4" in str(other)
-    assert "2.0 min per seed on cpu" in str(other) and "nor from any other device" in str(other)
+def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
+    for requests in live.CHAPTER_RUNS.values():
+        jobs = gpu_plan.jobs((requests,), "smoke", tmp_path, cifar_root)
+        assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
-def test_train_runs_only_missing_seeds_and_resumes(tmp_path, monkeypatch):
-    folder = tmp_path / "mine"
-    write(folder, "ablation", "cpu", 0, {})
-    calls = []
+def test_the_plan_is_measured_here_and_kept_within_the_budget(cifar_root, tmp_path):
+    requests = (Request("ablation", (0,), ("convnorm-affine1", "convnorm+bn-affine1", "convnorm-affine0")),)
+    generous = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    assert len(generous.estimates) == 3 and generous.chosen == tuple(job for job, _ in generous.estimates)
+    assert all(minutes > 0 for _, minutes in generous.estimates)
+    first = generous.estimates[0][1]
+    tight = live.plan(requests, first * 1.01, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    assert len(tight.chosen) == 1 and "left out: over the budget" in str(tight)
+    assert "measured just now" in str(tight) and "raise it" in str(tight)
 
-    def fake_run(name, preset, data_dir, output, seed, resume, download):
-        calls.append((name, preset, seed, resume))
-        write(folder, name, preset, seed, {})
 
-    monkeypatch.setattr(live, "run_experiment", fake_run)
-    monkeypatch.setattr(live, "_stored_root", lambda: results_root(tmp_path))
-    yours = live.train(["ablation"], "cpu", seeds=(0, 1, 2), folder=folder)
-    assert calls == [("ablation", "cpu", 1, True), ("ablation", "cpu", 2, True)]
-    assert yours["ablation"].seeds == (0, 1, 2)
+def test_train_keeps_checkpoints_off_the_results_folder(cifar_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVNORM_DATA_DIR", cifar_root)
+    monkeypatch.setattr(live, "checkpoint_folder", lambda: tmp_path / "local")
+    requests = (Request("ablation", (0,), ("convnorm-affine1",)),)
+    yours = live.train(requests, 60, "smoke", tmp_path / "drive", cifar_root)
+    assert yours["ablation"].seeds == (0,)
+    assert not list((tmp_path / "drive").rglob("*.pt")) and not list((tmp_path / "local").rglob("*.pt"))
+    assert list((tmp_path / "drive" / "smoke" / "runs").rglob("*.json"))
+
+
+def test_describe_says_what_training_would_do_without_doing_it():
+    text = live.describe(live.CHAPTER_RUNS["training"], 15)
+    assert "cifar10-bn, cifar10-convnorm+bn" in text and "budget of 15 minutes" in text and "20 training steps" in text

@@ -111,6 +111,7 @@ class Context:
     download: bool = False
     cuda_graph: bool = False
     only: frozenset[str] | None = None
+    checkpoints: Path | None = None
     data_used: set = field(default_factory=set)
     planned: list[PlannedRun] = field(default_factory=list)
     skipped: list[PlannedRun] = field(default_factory=list)
@@ -131,8 +132,10 @@ class Context:
         return self.preset.arch or paper_arch
 
     def checkpoint(self, run: str) -> Path:
+        """The checkpoint of ``run``: under ``checkpoints`` (default ``<output>/checkpoints``)."""
         safe = run.replace("/", "_").replace("+", "_plus_").replace(" ", "_")
-        return self.output / "checkpoints" / f"{self.experiment}-{self.preset.name}-seed{self.seed}" / f"{safe}.pt"
+        folder = self.checkpoints if self.checkpoints is not None else self.output / "checkpoints"
+        return folder / f"{self.experiment}-{self.preset.name}-seed{self.seed}" / f"{safe}.pt"
 
     def run_record(self, key: str) -> Path:
         return run_record_path(key, self.preset.name, self.seed, self.output)
@@ -525,11 +528,13 @@ def result_path(name: str, preset: str, seed: int = 0, output: str | Path = "res
 def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None, output: str | Path = "results",
                    seed: int = 0, resume: bool = False, progress: bool = True,
                    device: str | torch.device | None = None, download: bool = False,
-                   only: list[str] | None = None, cuda_graph: bool = False) -> dict:
+                   only: list[str] | None = None, cuda_graph: bool = False,
+                   checkpoints: str | Path | None = None) -> dict:
     """Run experiment ``name`` under ``preset`` and write its JSON result file.
 
     ``only`` names the runs (``planned_runs``) to train in this call; the others
-    are taken from stored run records or skipped. The result file holds every stored
+    are taken from stored run records or skipped. Checkpoints go to ``checkpoints``
+    (default ``<output>/checkpoints``) and are deleted when their run is stored. The result file holds every stored
     run; a run still to train is ``None`` in it and named in the provenance's
     ``runs_missing`` (so the stored part of an experiment can be read before the rest is
     trained). Nothing is written while no run at all is stored. Returns ``{"provenance",
@@ -539,7 +544,8 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
     seed = check_seed(seed)
     ctx = Context(name, get_preset(preset), data_dir, Path(output), seed, resume, progress,
-                  download=download, cuda_graph=cuda_graph, only=None if only is None else frozenset(only))
+                  download=download, cuda_graph=cuda_graph, only=None if only is None else frozenset(only),
+                  checkpoints=None if checkpoints is None else Path(checkpoints))
     ctx.device = distributed.setup(device if device is not None else ctx.device)
     if only is not None:
         check_trains(name)

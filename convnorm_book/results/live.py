@@ -1,37 +1,52 @@
-"""Training a chapter's experiments yourself: an explicit opt-in, a time estimate first,
-output that survives a restart, and resuming where an interrupted run stopped.
+"""Training a chapter's experiments yourself: an explicit opt-in, a measured estimate
+first, a budget you see and can change, and output that survives a restart.
 
 The chapters read the stored records and train nothing. A reader who opts in calls
-:func:`train`, which first prints :func:`estimate` (the time the same runs took where
-they were recorded, per kind of device), then runs each experiment and seed whose
-result file is not in the output folder yet, with ``resume=True`` so that an
-interrupted training continues from its checkpoints. The output folder
-(:func:`live_folder`) is ``$CONVNORM_LIVE_DIR``, else Google Drive when it is mounted in
-Colab (so the runs outlive the runtime), else ``~/convnorm-results``.
+:func:`train` with the chapter's runs (:data:`CHAPTER_RUNS`: fewer seeds and networks
+than the stored records, sized to finish on a free Colab GPU, a T4, in about a quarter
+of an hour). It first times 20 training steps of each network on the reader's own
+device (:func:`convnorm.experiments.step_timing.time_steps`) and prints what each run
+will take, then trains, in order, the runs that fit in the budget, saying which it
+leaves out. On a GPU the runs follow the fast protocol (preset ``fast``: mixed precision,
+float16 with loss scaling on a T4); without one, the reduced ``cpu`` preset. Run records
+and result files go to :func:`live_folder` (Google Drive when it is mounted in Colab, so
+they outlive the runtime); checkpoints stay on the runtime's local disk and are deleted
+when their run completes, and an interrupted run resumes from its checkpoint.
 """
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from convnorm.experiments import EXPERIMENTS, get_preset, result_path, run_experiment
+from convnorm.experiments import EXPERIMENTS, get_preset, gpu_plan, run_experiment
+from convnorm.experiments.gpu_plan import Request
 
-from .records import Records, load_run_records, load_runs, results_dir
+from .records import SHOWN_PRESETS, Records, load_run_records, load_runs
 from .tables import Table
 
 LIVE_ENV = "CONVNORM_LIVE_DIR"
 DRIVE = Path("/content/drive/MyDrive")
+#: what ``TRAIN = True`` trains in each Part IV chapter: one seed of BN against
+#: ConvNorm+BN (the comparisons the stored records make over more seeds and networks)
+CHAPTER_RUNS: dict[str, tuple[Request, ...]] = {
+    "training": (Request("generalization", (0,), ("cifar10-bn", "cifar10-convnorm+bn")),),
+    "robustness": (Request("label-noise", (0,), ("noise0.4-bn", "noise0.4-convnorm+bn")),),
+    "conditioning": (Request("conditioning", (0,), ("none", "convnorm")),),
+}
+#: minutes a reader's default run may take
+DEFAULT_BUDGET_MINUTES = 15
 
 
 def default_preset(cuda_available: bool) -> str:
-    """The preset a reader trains unless they choose one: the GPU protocol
-    (``short-schedule``) on a CUDA machine, the reduced ``cpu`` one elsewhere; never the
-    paper's full schedule, which takes days on a small GPU."""
-    return "short-schedule" if cuda_available else "cpu"
+    """The preset a reader trains unless they choose one: the fast GPU protocol on a
+    CUDA machine, the reduced ``cpu`` one elsewhere; never the paper's full schedule,
+    which takes days on a small GPU."""
+    return "fast" if cuda_available else "cpu"
 
 
 def device_kind(name: str) -> str:
@@ -89,90 +104,101 @@ def recorded_minutes(experiment: str, preset: str, root: str | Path | None = Non
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """Per experiment: the seeds still to train and a sentence on the recorded time;
-    ``minutes``: the expected total on the device, ``None`` when no record was made on
-    that kind of device."""
+class Plan:
+    """The runs a reader asked for, each with its measured estimate (minutes), those that
+    fit in the budget (in order) and those left out."""
 
     device: str
     preset: str
-    lines: tuple[str, ...]
-    minutes: float | None
+    budget_minutes: float
+    estimates: tuple[tuple[gpu_plan.Job, float], ...]
+    chosen: tuple[gpu_plan.Job, ...]
 
     def __str__(self) -> str:
-        total = ("no estimate: some of these runs were never recorded on this kind of device"
-                 if self.minutes is None else f"about {self.minutes:.0f} min in all")
-        head = f"Training at preset {self.preset!r} on {self.device}: {total}."
-        return "\n".join([head] + [f"  {line}" for line in self.lines])
+        lines = [f"On {self.device}, preset {self.preset!r} (measured just now: 20 training steps of each network):"]
+        for job, minutes in self.estimates:
+            mark = "" if job in self.chosen else "   (left out: over the budget)"
+            lines.append(f"  {job.experiment} seed {job.seed}, {job.run}: about {minutes:.1f} min{mark}")
+        total = sum(minutes for job, minutes in self.estimates if job in self.chosen)
+        lines.append(f"Training {len(self.chosen)} of {len(self.estimates)} runs, about {total:.0f} min, within a "
+                     f"budget of {self.budget_minutes:g} min (raise it to train the rest).")
+        return "\n".join(lines)
 
 
-def _todo(experiment: str, preset: str, seeds: Sequence[int] | None, folder: Path) -> list[int]:
-    chosen = range(EXPERIMENTS[experiment].seeds) if seeds is None else seeds
-    return [s for s in chosen if not result_path(experiment, preset, s, folder / preset).exists()]
-
-
-def estimate(experiments: Sequence[str], preset: str | None = None, seeds: Sequence[int] | None = None,
-             folder: str | Path | None = None, device: str | None = None, root: str | Path | None = None) -> Estimate:
-    """How long :func:`train` would take: for each experiment, the seeds not yet in
-    ``folder`` times the mean time per seed recorded on the same kind of device (the
-    stored records under ``root``, by default the book's results folder); where none
-    was recorded on it, the times recorded on other devices, named."""
+def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
+         folder: str | Path | None = None, data_dir: str | None = None, device=None, steps: int = 20) -> Plan:
+    """Measure ``steps`` training steps of each network the runs need on ``device``
+    (default: CUDA if available, else the CPU) and price every run not yet in
+    ``folder``; choose, in order, the runs whose estimates fit in ``budget_minutes``."""
     import torch
 
-    preset = preset or default_preset(torch.cuda.is_available())
+    from convnorm.experiments.step_timing import time_steps
+
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    preset = preset or default_preset(device.type == "cuda")
     get_preset(preset)
-    device = device_kind(device or current_device())
     folder = Path(folder) if folder is not None else live_folder()[0]
-    root = root if root is not None else _stored_root()
-    lines, total = [], 0.0
-    for experiment in experiments:
-        todo = _todo(experiment, preset, seeds, folder)
-        recorded = {} if root is None else recorded_minutes(experiment, preset, root)
-        if not todo:
-            lines.append(f"{experiment}: every seed is already in {folder / preset}")
-        elif device in recorded:
-            per_seed = sum(recorded[device]) / len(recorded[device])
-            lines.append(f"{experiment}: {len(todo)} seed(s) x {per_seed:.1f} min (recorded on {device})")
-            total = None if total is None else total + len(todo) * per_seed
-        else:
-            elsewhere = "; ".join(f"{sum(m) / len(m):.1f} min per seed on {kind}" for kind, m in recorded.items())
-            lines.append(f"{experiment}: {len(todo)} seed(s); no record from {device} at this preset"
-                         + (f" (recorded: {elsewhere})" if elsewhere else ", nor from any other device"))
-            total = None
-    return Estimate(device, preset, tuple(lines), total)
+    jobs = gpu_plan.jobs((tuple(requests),), preset, folder / preset, data_dir)
+    table = {}
+    for arch, norm in dict.fromkeys((job.settings["arch"], job.settings["norm"]) for job in jobs):
+        measured = time_steps(preset, arch, norm, device, batches=steps)
+        table[(arch, norm, measured["precision"])] = gpu_plan.StepTime(
+            measured["train_s_per_image"], measured["forward_s_per_image"], measured["batch"], str(device), "now")
+    precision = next(iter(table))[2] if table else "fp32"
+    estimates = tuple((job, gpu_plan.estimate(job, gpu_plan.StepTimes(table), precision).seconds / 60)
+                      for job in jobs)
+    chosen, spent = [], 0.0
+    for job, minutes in estimates:
+        if spent + minutes > budget_minutes:
+            break
+        chosen.append(job)
+        spent += minutes
+    return Plan(current_device(), preset, budget_minutes, estimates, tuple(chosen))
 
 
-def train(experiments: Sequence[str], preset: str | None = None, seeds: Sequence[int] | None = None,
+def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES) -> str:
+    """What :func:`train` would do with ``requests``, in words, without measuring or
+    training anything (what a chapter prints while ``TRAIN`` is off)."""
+    runs = "; ".join(f"{r.experiment}, seed{'s' if len(r.seeds) > 1 else ''} "
+                     f"{', '.join(map(str, r.seeds))}: {', '.join(r.runs) if r.runs else 'every run'}"
+                     for r in requests)
+    fast, cpu = get_preset("fast"), get_preset("cpu")
+    return (f"TRAIN = True trains {runs}. On a GPU it follows the fast protocol ({fast.epochs} epochs, batch "
+            f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of a "
+            f"small network on {cpu.max_train:,} images). It first times 20 training steps of each network on your "
+            f"device, prints what each run will take, and trains the runs that fit in a budget of "
+            f"{budget_minutes:g} minutes (BUDGET_MINUTES).")
+
+
+def checkpoint_folder() -> Path:
+    """Where a reader's checkpoints go: the local disk of the machine (on Colab, the
+    runtime's), never the results folder on Drive (a checkpoint is tens of megabytes)."""
+    return Path(tempfile.gettempdir()) / "convnorm-checkpoints"
+
+
+def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
           folder: str | Path | None = None, data_dir: str | None = None) -> dict[str, Records]:
-    """Print :func:`estimate`, then run each experiment's missing seeds (the
-    experiment's own seed count unless ``seeds`` is given) into ``<folder>/<preset>``,
-    resuming interrupted trainings; return the reader's records per experiment. The data
-    is downloaded where ``CONVNORM_DOWNLOAD=1`` (the Colab setup cell sets it)."""
-    import torch
-
-    preset = preset or default_preset(torch.cuda.is_available())
+    """Print :func:`plan`, then train the chosen runs into ``<folder>/<preset>``
+    (resuming an interrupted one from its checkpoint) and return the reader's records
+    per experiment. The data is downloaded where ``CONVNORM_DOWNLOAD=1`` (the Colab
+    setup cell sets it)."""
     if folder is None:
         folder, where = live_folder()
     else:
         folder, where = Path(folder), f"in {folder}"
-    print(estimate(experiments, preset, seeds, folder))
-    print(f"Writing {where}.")
+    chosen = plan(requests, budget_minutes, preset, folder, data_dir)
+    print(chosen)
+    print(f"Writing the run records {where}; checkpoints in {checkpoint_folder()}.")
     download = os.environ.get("CONVNORM_DOWNLOAD") == "1"
-    for experiment in experiments:
-        for seed in _todo(experiment, preset, seeds, folder):
-            run_experiment(experiment, preset, data_dir, folder / preset, seed, resume=True, download=download)
-    return {e: Records(e, preset, tuple(load_runs(e, preset, folder))) for e in experiments}
+    for job in chosen.chosen:
+        run_experiment(job.experiment, chosen.preset, data_dir, folder / chosen.preset, job.seed, resume=True,
+                       download=download, only=[job.run], checkpoints=checkpoint_folder())
+    experiments = dict.fromkeys(request.experiment for request in requests)
+    return {e: Records(e, chosen.preset, tuple(load_runs(e, chosen.preset, folder))) for e in experiments
+            if load_runs(e, chosen.preset, folder)}
 
 
-def _stored_root() -> Path | None:
-    """The stored records to estimate from (none when no results folder is found)."""
-    try:
-        return results_dir()
-    except ValueError:
-        return None
-
-
-def recorded_table(presets: Sequence[str] = ("short-schedule", "cpu"), root: str | Path | None = None) -> Table:
+def recorded_table(presets: Sequence[str] = SHOWN_PRESETS, root: str | Path | None = None) -> Table:
     """Minutes per seed each experiment took where it was recorded, per preset and kind
     of device (:func:`recorded_minutes`)."""
     rows = []

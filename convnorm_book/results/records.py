@@ -39,7 +39,7 @@ RESULTS_ENV = "CONVNORM_RESULTS_DIR"
 #: the file of the paper's values, in every results folder (it marks one)
 REFERENCE_FILE = "paper_reference_values.json"
 #: the presets whose records the chapters show, the GPU protocol before the reduced one
-SHOWN_PRESETS = ("short-schedule", "cpu")
+SHOWN_PRESETS = ("fast", "short-schedule", "cpu")
 
 
 def results_dir(directory: str | Path | None = None) -> Path:

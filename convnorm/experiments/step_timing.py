@@ -1,0 +1,71 @@
+"""What one training step of a preset's network costs on the device at hand, measured.
+
+:func:`time_steps` runs the trainer itself (:class:`convnorm.training.Trainer`, with the
+preset's batch, recipe, precision, channels-last layout and, on a GPU, the CUDA-graph
+step) for a few minibatches of synthetic images after an untimed warm-up (kernel
+selection, the graph's capture), then an evaluation pass, and returns seconds per image
+of each. The GPU window's calibration and a reader's estimate before training both use
+it, so an estimate is priced by the same loop that will train.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from ..data import BatchLoader
+from ..models import build_model
+from ..training import TrainConfig, Trainer, evaluate
+from ..training.mixed_precision import needs_loss_scaling, resolve_precision
+from .presets import get_preset
+from .runners import OCNN_LAMBDA
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_steps(preset: str, arch: str, norm: str, device: torch.device | str, batches: int = 20,
+               eval_images: int = 1000) -> dict:
+    """Seconds per image of a training step (``train_s_per_image``, over ``batches``
+    timed minibatches) and of an evaluation forward pass (``forward_s_per_image``, over
+    ``eval_images``) of ``arch`` with ``norm`` under ``preset`` on ``device``, with the
+    precision, batch and whether the step ran as a CUDA graph."""
+    settings, device = get_preset(preset), torch.device(device)
+    arch = settings.arch or arch
+    precision = resolve_precision(settings.precision, device)
+    graph = device.type == "cuda" and not needs_loss_scaling(precision)
+    gen = torch.Generator().manual_seed(0)
+    size = batches * settings.batch_size
+    images = torch.randint(0, 256, (size, 3, 32, 32), dtype=torch.uint8, generator=gen)
+    labels = torch.randint(0, 10, (size,), generator=gen)
+    config = TrainConfig(epochs=2, batch_size=settings.batch_size, lr=settings.lr, nesterov=settings.nesterov,
+                         weight_decay=settings.weight_decay, schedule=settings.schedule,
+                         warmup_fraction=settings.warmup_fraction, precision=precision, cuda_graph=graph,
+                         channels_last=device.type == "cuda")
+    torch.manual_seed(0)
+    model = build_model(arch, norm, 10, settings.width)
+    regularizer = None
+    if norm.startswith("ocnn"):
+        from ..baselines import OCNNRegularizer
+
+        regularizer = OCNNRegularizer(OCNN_LAMBDA)
+    count = min(eval_images, size)
+    loaders = {"train": BatchLoader(images, labels, device=device),
+               "val": BatchLoader(images[:count], labels[:count], 500, device=device)}
+    trainer = Trainer(model, loaders, config, regularizer=regularizer, progress=False, device=device)
+    trainer.train_epoch(0)  # untimed: kernel selection, the graph's capture
+    _sync(device)
+    start = time.perf_counter()
+    trainer.train_epoch(1)
+    _sync(device)
+    train = (time.perf_counter() - start) / size
+    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
+    _sync(device)
+    start = time.perf_counter()
+    evaluate(trainer.model, trainer.loaders["val"], device, precision, config.channels_last)
+    _sync(device)
+    forward = (time.perf_counter() - start) / count
+    return {"arch": arch, "norm": norm, "precision": precision, "batch": settings.batch_size, "cuda_graph": graph,
+            "train_s_per_image": train, "forward_s_per_image": forward}
