@@ -173,3 +173,18 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
         "cifar10-none", "cifar10-convnorm"]
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
         assert "logs/calibration.log" in tar.getnames()
+
+
+def _between(text: str, marker: str) -> list[str]:
+    block = text.split(f"<!-- {marker}:begin -->")[1].split(f"<!-- {marker}:end -->")[0]
+    return [line for line in block.strip().splitlines() if line.strip()]
+
+
+def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):
+    readme = (ROOT / "results" / "README.md").read_text()
+    plan = _gpu_runs("--plan", "--preset", "fast", "--data-dir", cifar_root)
+    status = _gpu_runs("--status", "--preset", "fast", "--data-dir", cifar_root)
+    assert plan.returncode == 0 and status.returncode == 0, plan.stderr + status.stderr
+    printed = [line for line in plan.stdout.splitlines() if line.startswith(("|", "core:"))]
+    assert _between(readme, "plan") == printed
+    assert _between(readme, "status") == status.stdout.strip().splitlines()
