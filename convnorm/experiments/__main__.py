@@ -41,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints of an earlier run")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--cuda-graph", action="store_true",
-                        help="replay each training step from one captured CUDA graph (CUDA; not where the preset's "
-                             "precision resolves to float16)")
+                        help="replay each training step from one captured CUDA graph (CUDA; adversarial training and "
+                             "float16 training step eagerly)")
     parser.add_argument("--run", action="append", default=None, metavar="RUN",
                         help="train only this run of the experiment (repeatable; see --list-runs); the result "
                              "file is written once every run is stored")
@@ -98,11 +98,7 @@ def _check(args: argparse.Namespace) -> None:
         on_cuda = device.type == "cuda" if device is not None else torch.cuda.is_available()
         if not on_cuda:
             raise ValueError("--cuda-graph needs a CUDA device")
-        from ..training.mixed_precision import needs_loss_scaling, resolve_precision
 
-        if needs_loss_scaling(resolve_precision(PRESETS[args.preset].precision, device or "cuda")):
-            raise ValueError(f"--cuda-graph: preset {args.preset!r} trains in float16 on this GPU, whose loss "
-                             "scaling cannot be captured in a graph")
     if not args.list_runs:
         _check_output(args.output)
 

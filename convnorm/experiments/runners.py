@@ -55,7 +55,7 @@ from ..data import BatchLoader, CifarSplits, prepare_cifar
 from ..models import build_model
 from ..training import (TrainConfig, Trainer, TrainingDiverged, distributed, load_results, paper_config,
                         provenance, save_results, seed_everything)
-from ..training.mixed_precision import resolve_precision
+from ..training.mixed_precision import needs_loss_scaling, resolve_precision
 from . import schema as schemas
 from .presets import Preset, get_preset
 
@@ -154,13 +154,15 @@ class Context:
         else:
             epochs, milestones = p.epochs, p.milestones
         schedule = p.schedule if lr_decay or p.schedule == "step" else "warm-up"
+        precision = resolve_precision(p.precision, self.device)
         return TrainConfig(
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
             lr=p.lr / ONI_LR_DIVISOR if _base(norm) == "oni" else p.lr, nesterov=p.nesterov,
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
-            free_replays=4 if adversarial else 0, precision=resolve_precision(p.precision, self.device),
-            max_batches_per_epoch=p.max_batches_per_epoch, cuda_graph=self.cuda_graph and not adversarial,
+            free_replays=4 if adversarial else 0, precision=precision, max_batches_per_epoch=p.max_batches_per_epoch,
+            # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
+            cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
             channels_last=self.device.type == "cuda" and p.precision == "mixed",
         )
 

@@ -182,6 +182,8 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
     (resuming an interrupted one from its checkpoint) and return the reader's records
     per experiment. The data is downloaded where ``CONVNORM_DOWNLOAD=1`` (the Colab
     setup cell sets it)."""
+    import torch
+
     if folder is None:
         folder, where = live_folder()
     else:
@@ -192,7 +194,8 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
     download = os.environ.get("CONVNORM_DOWNLOAD") == "1"
     for job in chosen.chosen:
         run_experiment(job.experiment, chosen.preset, data_dir, folder / chosen.preset, job.seed, resume=True,
-                       download=download, only=[job.run], checkpoints=checkpoint_folder())
+                       download=download, only=[job.run], checkpoints=checkpoint_folder(),
+                       cuda_graph=torch.cuda.is_available())
     experiments = dict.fromkeys(request.experiment for request in requests)
     return {e: Records(e, chosen.preset, tuple(load_runs(e, chosen.preset, folder))) for e in experiments
             if load_runs(e, chosen.preset, folder)}
