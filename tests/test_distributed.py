@@ -66,9 +66,9 @@ def _refusal(config: dict) -> str | None:
 
 def _run_record(report: dict) -> None:
     """Context.train: process 0 writes the run record; asked again, every process gets it."""
-    from convnorm.experiments import runners
+    from convnorm.experiments import context
+    from convnorm.experiments.context import Context
     from convnorm.experiments.presets import get_preset
-    from convnorm.experiments.runners import Context
 
     data = synthetic_data()
     source = CifarSource("cifar10", "synthetic", Path("synthetic"), "0" * 32)
@@ -76,7 +76,7 @@ def _run_record(report: dict) -> None:
     preset = replace(get_preset("smoke"), batch_size=12, epochs=1, milestones=())
     ctx = Context("convergence", preset, output=Path("results"), progress=False, device=torch.device("cpu"))
     record = ctx.train("small-convnorm", "convnorm", splits, augment=False)
-    with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
+    with mock.patch.object(context, "Trainer", side_effect=AssertionError("a stored run was trained again")):
         again = ctx.train("small-convnorm", "convnorm", splits, augment=False)
     report.update(record=record["history"], record_again=again["history"])
 

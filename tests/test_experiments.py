@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, planned_runs, run_experiment, run_record_path, runners
+from convnorm.experiments import (EXPERIMENTS, PRESETS, PROTOCOL_VERSION, RAMP_FRACTION, context, planned_runs,
+                                  run_experiment, run_record_path)
 from convnorm.experiments.__main__ import main
 from convnorm.experiments.schema import declared_paths
 
@@ -113,7 +114,7 @@ def test_schema_check_finds_a_missing_key():
 def test_finished_runs_are_reused_and_leave_no_checkpoint(cifar_root, tmp_path):
     first = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False)
     assert not list((tmp_path / "checkpoints").rglob("*.pt"))  # deleted once each record was stored
-    with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
+    with mock.patch.object(context, "Trainer", side_effect=AssertionError("a stored run was trained again")):
         again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
     for key, record in first["results"].items():
         assert again["results"][key]["history"] == record["history"]
@@ -127,7 +128,7 @@ def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root,
     assert data["label_noise"] == 0.4 and data["train_fraction"] == 1.0 and data["val_fraction"] == 0.1
     assert data["n_train"] > 0 and 0 < data["train_flip_rate"] < 1
     assert {"lr", "epochs", "schedule", "weight_decay", "batch_size", "precision", "ramp_steps", "affine"} <= set(record)
-    assert record["ramp_steps"] == round(runners.RAMP_FRACTION * record["epochs"] * 2)  # 2 minibatches an epoch
+    assert record["ramp_steps"] == round(RAMP_FRACTION * record["epochs"] * 2)  # 2 minibatches an epoch
 
 
 def test_a_partial_experiment_is_written_with_its_missing_runs_named(cifar_root, tmp_path):
@@ -144,7 +145,7 @@ def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(cifar_roo
     def diverge(self, resume=False):
         raise TrainingDiverged(1, "training loss became nan at epoch 1, between batches 1 and 2")
 
-    with mock.patch.object(runners.Trainer, "fit", diverge):
+    with mock.patch.object(context.Trainer, "fit", diverge):
         payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
     record = payload["results"]["convnorm, affine=on"]
     assert record["diverged"] and record["diverged_at_epoch"] == 1 and "nan" in record["reason"]
@@ -165,7 +166,7 @@ def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
         assert stored["results"]["run_key"] == key and stored["results"]["layers"]
         assert stored["provenance"]["protocol_version"] == PROTOCOL_VERSION
     assert payload["path"] is not None and not payload["skipped"]  # the last run completes the set
-    with mock.patch.object(runners, "Trainer", side_effect=AssertionError("a stored run was trained again")):
+    with mock.patch.object(context, "Trainer", side_effect=AssertionError("a stored run was trained again")):
         assembled = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[])
     whole = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "whole", progress=False)
     assert set(assembled["results"]) == set(whole["results"]) == {run for run, _ in runs}
@@ -204,7 +205,7 @@ def test_naming_runs_keeps_the_download_request(tmp_path):
         asked.append(kwargs["download"])
         raise RuntimeError("no data here")
 
-    with mock.patch.object(runners, "prepare_cifar", side_effect=no_data), pytest.raises(RuntimeError):
+    with mock.patch.object(context, "prepare_cifar", side_effect=no_data), pytest.raises(RuntimeError):
         run_experiment("ablation", "smoke", str(tmp_path), tmp_path, download=True, only=["convnorm-affine1"])
     assert asked == [True]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..training import distributed
 from .presets import PRESETS
-from .runners import EXPERIMENTS, planned_runs, run_experiment
+from .catalog import EXPERIMENTS
+from .runners import planned_runs, run_experiment
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .presets import get_preset
-from .runners import EXPERIMENTS, check_seed, planned_runs, run_record_path
+from .catalog import EXPERIMENTS
+from .context import check_seed, run_record_path
+from .runners import planned_runs
 
 #: the seeds of the core comparison
 CORE_SEEDS = (0, 1, 2)

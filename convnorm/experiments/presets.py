@@ -197,7 +197,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     ``"authors' code"`` or ``"this book"`` (a compression or a choice of ours); and
     ``reason``.
     """
-    from .runners import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
+    from .context import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
 
     p, ref = get_preset(name), PRESETS["paper"]
     rows = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from .norms import BASIC, Norm
 from .presets import Preset
 
 #: keys of every training history (one entry per epoch)
@@ -25,8 +26,6 @@ HISTORY_KEYS = ("epoch", "steps", "lr", "train_loss", "train_acc", "val_loss", "
 SUMMARY_KEYS = ("best_val_epoch", "best_val_acc", "test_acc_at_best_val", "max_test_acc", "final_test_acc",
                 "final_train_acc")
 
-#: the four networks of the paper's training tables, and their names there
-BASIC = {"none": "vanilla", "bn": "BN", "convnorm": "ConvNorm", "convnorm+bn": "ConvNorm+BN"}
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,8 @@ class ResultSchema:
     table's rows and columns are (``"method"``, ``"group"`` or ``"measure"``);
     ``history``: each record holds a training history and summary; ``details``: further
     paths below a record that the book reads; ``layers``: keys of each entry of a
-    record's ``"layers"`` list.
+    record's ``"layers"`` list; ``labels``: a reader's name of each method key that is
+    not a normalization's key (:class:`~convnorm.experiments.norms.Norm` names those).
     """
 
     methods: tuple[str, ...] | str
@@ -103,6 +103,11 @@ class ResultSchema:
     history: bool = True
     details: tuple[tuple[str, ...], ...] = ()
     layers: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, method: str) -> str:
+        """A reader's name of ``method``: its declared label, else its normalization's."""
+        return self.labels[method] if method in self.labels else Norm.parse(method).label
 
     def method_keys(self, preset: Preset) -> tuple[str, ...]:
         return getattr(preset, self.methods) if isinstance(self.methods, str) else self.methods
@@ -159,80 +164,12 @@ def declared_paths(schema: ResultSchema, preset: Preset) -> Iterator[tuple[str |
             yield from (record + ("layers", 0, key) for key in schema.layers)
 
 
-_TEST_ACC = Measure("test_acc", ("summary", "test_acc_at_best_val"), "test accuracy at the best validation epoch",
-                    percent=True, paper="test accuracy")
-_ACCURACY = replace(_TEST_ACC, paper=None)  # where the paper's table reports other numbers
-_CONFIG = (("lr",), ("epochs",), ("milestones",), ("augment",), ("weight_decay",), ("affine",), ("diverged",))
-
-CONVERGENCE = ResultSchema(
-    methods=tuple(BASIC), paper_names=BASIC, details=_CONFIG,
-    group=Grouping("convergence_archs", "network"),
-    measures=(Measure("final_test_acc", ("summary", "final_test_acc"), "test accuracy after the last epoch",
-                      percent=True),
-              Measure("final_train_acc", ("summary", "final_train_acc"), "training accuracy after the last epoch",
-                      percent=True)),
-)
-GENERALIZATION = ResultSchema(
-    methods=tuple(BASIC), paper_names=BASIC, details=_CONFIG, measures=(_TEST_ACC,),
-    group=Grouping("datasets", "data set"), reference="generalization", layout=("group", "method"),
-)
-ABLATION = ResultSchema(
-    methods=("convnorm+bn, affine=on", "convnorm, affine=on", "convnorm+bn, affine=off", "convnorm, affine=off"),
-    paper_names={"convnorm+bn, affine=on": ("with affine", "with BN"),
-                 "convnorm, affine=on": ("with affine", "without BN"),
-                 "convnorm+bn, affine=off": ("without affine", "with BN"),
-                 "convnorm, affine=off": ("without affine", "without BN")},
-    details=_CONFIG, measures=(_TEST_ACC,), reference="ablation", layout=("method", "method"),
-)
-ADVERSARIAL = ResultSchema(
-    methods=("sn+bn", "bn", "oni+bn", "ocnn+bn", "convnorm+bn"),
-    paper_names={"sn+bn": "SN", "bn": "BN", "oni+bn": "ONI", "ocnn+bn": "OCNN", "convnorm+bn": "ConvNorm"},
-    measures=(Measure("clean", ("robust", "clean"), "clean accuracy", percent=True, paper="clean"),
-              Measure("fgsm", ("robust", "fgsm"), "accuracy under FGSM", percent=True, paper="fgsm"),
-              Measure("pgd{}", ("robust", "pgd{}"), "accuracy under PGD-{}", percent=True, paper="pgd{}",
-                      each="pgd_steps")),
-    details=_CONFIG + (("robust", "n_test"), ("ocnn_lambda",)), reference="adversarial", layout=("measure", "method"),
-)
-SIMBA = ResultSchema(
-    methods=("sn", "oni", "ocnn", "convnorm"),
-    paper_names={"sn": "SN", "oni": "ONI", "ocnn": "OCNN", "convnorm": "ConvNorm"},
-    measures=(Measure("queries", ("simba", "pixel", "average_queries"), "average queries (pixel basis)",
-                      paper="average_queries"),
-              Measure("success", ("simba", "pixel", "success_rate"), "success rate (pixel basis)", percent=True,
-                      paper="success_rate_percent"),
-              Measure("dct_queries", ("simba", "dct", "average_queries"), "average queries (DCT basis)"),
-              Measure("dct_success", ("simba", "dct", "success_rate"), "success rate (DCT basis)", percent=True),
-              _ACCURACY),
-    details=_CONFIG + (("simba", "n_attacked"), ("simba", "pixel", "iterations"), ("simba", "pixel", "eps")),
-    reference="simba", layout=("method", "measure"),
-)
-LABEL_NOISE = ResultSchema(
-    methods="robust_norms", paper_names=BASIC, details=_CONFIG,
-    group=Grouping("noise_rates", "label-noise rate", percent=True,
-                   info=(("noise", "train_flip_rate"), ("noise", "expected_flip_rate"))),
-    measures=(Measure("max_test_acc", ("summary", "max_test_acc"), "maximum test accuracy over the epochs",
-                      percent=True, paper="maximum test accuracy over the epochs"),
-              _ACCURACY),
-    reference="label_noise", layout=("method", "group"),
-)
-DATA_SCARCITY = ResultSchema(
-    methods="robust_norms", paper_names=BASIC, details=_CONFIG, measures=(_TEST_ACC,),
-    group=Grouping("fractions", "training fraction", percent=True, info=(("n_train",),)),
-    reference="data_scarcity", layout=("method", "group"),
-)
-CONDITIONING = ResultSchema(
-    methods=("none", "sn", "oni", "ocnn", "convnorm"),
-    paper_names={"sn": "SN", "oni": "ONI", "ocnn": "OCNN", "convnorm": "ConvNorm"},
-    measures=(Measure("rho", ("rho",), "ρ (mean over layers of κ(vanilla) / κ(method))", paper="rho"), _ACCURACY),
-    details=_CONFIG, layers=("name", "shape", "input_size", "condition_number", "spectral_norm",
-                             "channel_condition_number"),
-    reference="condition_ratio", layout=("measure", "method"),
-)
-RUNTIME = ResultSchema(
-    methods=("bn", "convnorm+bn", "cayley"),
-    paper_names={"bn": "vanilla", "convnorm+bn": "ConvNorm", "cayley": "Cayley"},
-    measures=(Measure("seconds_per_epoch", ("seconds_per_epoch",), "seconds per epoch", paper="seconds_per_epoch"),
-              Measure("relative", ("relative_to_bn",), "time relative to vanilla")),
-    details=(("seconds_per_step",), ("batch_size",), ("steps_timed",)),
-    reference="runtime", layout=("measure", "method"), history=False,
-)
+#: the paper's model selection: the test accuracy of the epoch with the best validation accuracy
+TEST_ACC = Measure("test_acc", ("summary", "test_acc_at_best_val"), "test accuracy at the best validation epoch",
+                   percent=True, paper="test accuracy")
+#: the same number where the paper's table reports others
+ACCURACY = replace(TEST_ACC, paper=None)
+#: what every training record states of its settings
+CONFIG = (("lr",), ("epochs",), ("milestones",), ("augment",), ("weight_decay",), ("affine",), ("diverged",))
+#: the paper's names of the four networks of its training tables
+BASIC_NAMES = {norm.key: norm.label for norm in BASIC}

@@ -18,7 +18,7 @@ from ..models import build_model
 from ..training import TrainConfig, Trainer, evaluate
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
 from .presets import get_preset
-from .runners import OCNN_LAMBDA
+from .context import OCNN_LAMBDA
 
 
 def _sync(device: torch.device) -> None:

@@ -488,7 +488,7 @@ def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
     sentences: corrections to the protocol the records predate, an OCNN penalty weight
     other than today's, and a lossy copy of the data."""
-    from convnorm.experiments.runners import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
+    from convnorm.experiments import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
 
     notes = [f"These records were made before a correction: {c.before}; now {c.now}."
              for c in changes_missing(records)]

@@ -1,0 +1,30 @@
+"""The paper's Figure 4: how fast each network trains, without augmentation, weight
+decay or learning-rate decay, so that the normalization alone differs."""
+from __future__ import annotations
+
+from ..context import Context
+from ..experiment import Experiment, trained
+from ..norms import BASIC
+from ..schema import BASIC_NAMES, CONFIG, Grouping, Measure, ResultSchema
+
+
+def run(ctx: Context) -> dict:
+    """Accuracy per epoch of the four networks, per network architecture."""
+    splits = ctx.splits()
+    archs = ctx.preset.convergence_archs if ctx.preset.arch is None else (ctx.arch(),)
+    return {arch: {norm.key: ctx.train(f"{arch}-{norm.key}", norm.key, splits, arch=arch, augment=False,
+                                       regularize=False, lr_decay=False) for norm in BASIC}
+            for arch in archs}
+
+
+EXPERIMENT = Experiment(
+    "convergence", "training speed without augmentation/weight decay/lr decay (none, bn, convnorm, convnorm+bn)",
+    run, ResultSchema(
+        methods=tuple(BASIC_NAMES), paper_names=BASIC_NAMES, details=CONFIG,
+        group=Grouping("convergence_archs", "network"),
+        measures=(Measure("final_test_acc", ("summary", "final_test_acc"), "test accuracy after the last epoch",
+                          percent=True),
+                  Measure("final_train_acc", ("summary", "final_train_acc"), "training accuracy after the last epoch",
+                          percent=True))),
+    title="Accuracy (%) after the last epoch, without augmentation, weight decay or learning-rate decay",
+    describe=lambda preset: trained(preset, preset.convergence_archs), seeds=4)

@@ -1,0 +1,26 @@
+"""The paper's Table 7 and Figure 3 (right): training on a fraction of the training set."""
+from __future__ import annotations
+
+from ..context import Context
+from ..experiment import Experiment
+from ..schema import BASIC_NAMES, CONFIG, TEST_ACC, Grouping, ResultSchema
+
+
+def run(ctx: Context) -> dict:
+    """Each network on each fraction of the training set (random subsets that keep every
+    class's share); validation and test sets unchanged."""
+    out = {}
+    for fraction in ctx.preset.fractions:
+        splits = ctx.splits(train_fraction=fraction)
+        out[f"{fraction:g}"] = {"n_train": splits.info["n_train"]}
+        for norm in ctx.preset.robust_norms:
+            out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits)
+    return out
+
+
+EXPERIMENT = Experiment(
+    "data-scarcity", "10-70% training subsets: test accuracy per normalization", run,
+    ResultSchema(methods="robust_norms", paper_names=BASIC_NAMES, details=CONFIG, measures=(TEST_ACC,),
+                 group=Grouping("fractions", "training fraction", percent=True, info=(("n_train",),)),
+                 reference="data_scarcity", layout=("method", "group")),
+    title="Test accuracy (%) after training on a fraction of the training set")

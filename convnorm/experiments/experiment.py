@@ -1,0 +1,80 @@
+"""The declaration of an experiment, and the words that say at what scale it ran.
+
+Each experiment of the paper is declared once, in its own module of
+:mod:`convnorm.experiments.catalog`: the function that runs it, the schema of its results
+(:mod:`convnorm.experiments.schema`: its methods, numbers and where the paper reports
+them), its title, its number of seeds, and what one of its runs trains at a preset, in
+a reader's words (:meth:`Experiment.scale`). The book's tables and the GPU plan read
+these declarations; nothing about an experiment is written anywhere else.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .context import Context
+from .presets import PRESETS, Preset
+from .schema import ResultSchema
+
+#: the networks in a reader's words
+ARCH_NAMES = {"small": "a six-conv network", "resnet18": "ResNet18", "vgg16": "VGG16"}
+#: CIFAR-10's 50,000 training images less the 5,000 held out for validation
+TRAINING_SPLIT = 45_000
+
+
+def count(n: int, noun: str) -> str:
+    """``"1 epoch"``, ``"8 epochs"``, ``"45,000 images"``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def network(preset: Preset, archs: tuple[str, ...] = ("resnet18",)) -> str:
+    """The network(s) at ``preset``: the preset's own (with its width) where it replaces
+    the paper's, else the paper's ``archs``."""
+    if preset.arch is not None:
+        return f"{ARCH_NAMES[preset.arch]} of width {preset.width}"
+    return " and ".join(ARCH_NAMES[a] for a in archs)
+
+
+def training_images(preset: Preset) -> int:
+    """How many training images a run at ``preset`` sees: the whole training split unless
+    the preset caps it."""
+    return TRAINING_SPLIT if preset.max_train is None else preset.max_train
+
+
+def trained(preset: Preset, archs: tuple[str, ...] = ("resnet18",)) -> str:
+    """What a standard run trains: ``"ResNet18, 45,000 training images, 10 epochs"``."""
+    return f"{network(preset, archs)}, {count(training_images(preset), 'training image')}, " \
+           f"{count(preset.epochs, 'epoch')}"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of the paper.
+
+    ``summary``: one line for ``--help``; ``run``: the function of a
+    :class:`~convnorm.experiments.context.Context` that trains (or finds) its runs and
+    returns its results; ``schema``: their shape and the paper's numbers; ``title``: what
+    its table shows; ``seeds``: how many its results are averaged over (the paper's
+    count where it states one); ``trains``: False for an experiment that times steps
+    alone on its device and has no runs to train apart; ``describe``: what one run
+    trains at a preset; ``paper_protocol``: the paper's protocol in words where
+    ``describe`` of the paper preset would misstate it (what the paper leaves unstated).
+    """
+
+    name: str
+    summary: str
+    run: Callable[[Context], dict]
+    schema: ResultSchema
+    title: str
+    describe: Callable[[Preset], str] = trained
+    paper_protocol: str | None = None
+    seeds: int = 3
+    trains: bool = True
+
+    def scale(self, preset: Preset) -> str:
+        """What one run of this experiment trains at ``preset``, in a reader's words."""
+        return self.describe(preset)
+
+    def paper_scale(self) -> str:
+        """The paper's protocol for this experiment, in the words of :meth:`scale`."""
+        return self.paper_protocol or self.describe(PRESETS["paper"])
