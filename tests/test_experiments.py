@@ -251,3 +251,28 @@ def test_cli_reports_a_corrupt_archive_in_one_line(tmp_path, capsys):
                  "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "cifar-10-python.tar.gz" in err[0]
+
+
+def test_cli_names_a_truncated_run_record_in_one_line(cifar_root, tmp_path, capsys):
+    key = {r.run: r.key for r in planned_runs("ablation", "smoke", cifar_root, tmp_path)}["convnorm-affine1"]
+    path = run_record_path(key, "smoke", 0, tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"provenance": {"experiment": "ablation"}, "results": {"arch": "sma')
+    code = main(["ablation", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(tmp_path), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and str(path) in err[0] and "not valid JSON" in err[0]
+
+
+def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """An interruption while a record is written leaves the previous file (or none), never half a file."""
+    from convnorm.training import load_results, save_results
+
+    path = save_results(tmp_path / "r.json", {"seed": 0}, {"acc": 0.5})
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        save_results(path, {"seed": 0}, {"acc": 0.9})
+    assert load_results(path)["results"] == {"acc": 0.5} and [p.name for p in tmp_path.iterdir()] == ["r.json"]

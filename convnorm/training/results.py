@@ -86,7 +86,11 @@ def save_results(path: str | Path, provenance_block: dict, results: dict) -> Pat
     with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                      delete=False) as handle:
         handle.write(text)
-    os.replace(handle.name, path)
+    try:
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
     return path
 
 
