@@ -64,18 +64,18 @@ def reference_readouts(name: str, state: dict) -> dict[str, float]:
         view = views.allpass_view(np.array(state["kernel"]), state["n"], state["eps"])
         return {"κ(C_a)": view["kappa_a"], "κ(Q(a))": view["kappa_q"]}
     if name == "channelSingularValues":
-        sigma_a, sigma_q = views.channel_singular_value_pair(state["c_in"], state["k"], state["n"], state["seed"])
+        sigma_a, sigma_q = views.channel_singular_value_pair(state["c_in"], state["m"], state["n"], state["seed"])
         return {"κ(A_k)": views.condition_number(sigma_a), "κ(Q_k)": views.condition_number(sigma_q)}
     if name == "paddingStride":
         view = views.padding_stride_view(padding_weights()[state["m"]], state["n"], state["padding"],
                                          state["stride"], state["mode"])
-        return {f"‖Q_{k}Q_{k}ᵀ − I‖₂": d for k, d in enumerate(view["distances"], start=1)}
+        return {f"‖Q_{k} Q_{k}^⊤ − I‖_2": d for k, d in enumerate(view["distances"])}  # channels from 0
     if name == "kernelFilter":
         rows, cols = state["photo_shape"]
         assert rows == cols, "the chapter's photograph is square"
         view = views.kernel_filter_view(state["kernel"], load_photo(rows, grayscale=True), state["eps"])
         return {"max |â|": view["magnitude"].max(), "min |â|": view["magnitude"].min(),
-                "max v̂|â|": view["normalized"].max()}
+                "max v̂\u2009|â|": view["normalized"].max()}
     raise ValueError(f"unknown explorer {name!r}")
 
 
