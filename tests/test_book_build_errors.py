@@ -18,6 +18,7 @@ def make_book(tmp_path: Path, chapter_cells: list[nbformat.NotebookNode], extra_
     (book / "book").mkdir(parents=True)
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     shutil.copytree(ROOT / "book" / "_ext", book / "book" / "_ext")
+    shutil.copytree(ROOT / "book" / "_static", book / "book" / "_static")
     shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
     (book / "_vendor").symlink_to(ROOT / "_vendor")
     (book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/chapter\n")
@@ -50,6 +51,7 @@ def test_chapter_missing_from_toc_fails(tmp_path):
 
 @pytest.mark.parametrize("markdown, needle", [
     ("See {ref}`no-such-label`.\n", "no-such-label"),
+    ("See {numref}`Chapter %s <ch-no-such-chapter>`.\n", "ch-no-such-chapter"),
     ("![a figure](missing-figure.png)\n", "missing-figure.png"),
 ])
 def test_broken_reference_or_image_fails(tmp_path, markdown, needle):
