@@ -98,10 +98,11 @@ LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("par
 LABELS = re.compile(r"^\(\S+\)=$|^:label: .*$|^:class: .*$|^```.*$|\$\$\s*\([a-z0-9-]+\)", re.M)
 MARKUP = re.compile(r"\{[a-z:-]+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
 #: "chapter 3", "Section 4.2", "Fig. 3", "Exercise 2", "equation (5)", "Proposition 3.1", "appendix A",
-#: "the next chapter".
+#: "the next chapter", an equation number "(3.4)".
 PLAIN_REFERENCE = re.compile(
     r"\b(?:chapters?|sections?|fig(?:ure)?s?\.?|exercises?|equations?|propositions?)\s+\(?[0-9]"
-    r"|\bappendix\s+[A-B0-9]\b|\b(?:next|previous) chapter\b|\bthe end of this chapter\b", re.IGNORECASE)
+    r"|\bappendix\s+[A-B0-9]\b|\b(?:next|previous) chapter\b|\bthe end of this chapter\b"
+    r"|\([0-9]{1,2}\.[0-9]{1,2}\)", re.IGNORECASE)
 #: A reference to the paper's own numbering is not a link: "the paper's Figure 2", "its Table 8",
 #: "Proposition 3.1 of {cite}`...`", "({cite}`...`, appendix B)".
 PAPERS = re.compile(r"(?:paper's|its|their|CITE,)\s*$", re.IGNORECASE)
