@@ -65,3 +65,10 @@ def test_output_to_stderr_fails_the_build(tmp_path):
     cells = [nbformat.v4.new_code_cell("import warnings\nwarnings.warn('stray-warning-17')")]
     log = build(make_book(tmp_path, cells))
     assert "chapter.ipynb" in log and "stderr was found in the cell outputs" in log
+
+
+def test_the_same_book_without_bad_input_builds(tmp_path):
+    """The control for the tests above: they fail because of what each adds, not the configuration."""
+    book = make_book(tmp_path, [nbformat.v4.new_code_cell("x = 1")], extra_md="See {doc}`chapter`.\n")
+    result = jupyter_book_build(book)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
