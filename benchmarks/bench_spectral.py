@@ -8,28 +8,36 @@ Prints, for a freshly initialised ``convnorm.models`` ResNet18 (BatchNorm varian
   without ConvNorm, mean channel condition numbers: the data of the paper's Figure 2).
 
 The spectral functions run single-threaded by design (see ``convnorm.spectral._one_thread``).
+Writes the times, with the processor they were measured on, to
+``benchmarks/results/bench_spectral.json`` (chapter 5 of the book reads it).
 
-Usage: ``python benchmarks/bench_spectral.py [--repeats R]``.
+Usage: ``python benchmarks/bench_spectral.py [--repeats R] [--out FILE]``.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the packages of this checkout
 
+from bench_layer import cpu_info  # noqa: E402
+
 from convnorm.models import build_model  # noqa: E402
 from convnorm.spectral import analyse_conv_layers, conv_singular_values  # noqa: E402
+from convnorm.training.results import provenance, save_results  # noqa: E402
 from convnorm_book.layer_benchmark import best_time  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results") / "bench_spectral.json")
     args = parser.parse_args()
+    started = time.perf_counter()
     torch.manual_seed(0)
     model = build_model("resnet18", "bn")
     report = analyse_conv_layers(model, 32)
@@ -47,6 +55,14 @@ def main() -> None:
           f"best of {args.repeats}")
     print(f"  all {count:,} singular values (conv_singular_values): {t_svd:.2f} s")
     print(f"  analyse_conv_layers (norms with/without ConvNorm, condition numbers): {t_report:.2f} s")
+    block = provenance("bench_spectral", f"best of {args.repeats}", 0, None, time.perf_counter() - started, "cpu")
+    block.update({"cpu": cpu_info(), "threads": 1,
+                  "measured": "wall-clock time of one call, best of the repeats, float32, one thread"})
+    results = {"model": "CIFAR ResNet18 (convnorm.models, BatchNorm), fresh initialisation, seed 0",
+               "input_size": 32, "layers": len(layers), "singular_values": count,
+               "seconds_singular_values": round(t_svd, 4), "seconds_analyse_conv_layers": round(t_report, 4),
+               "repeats": args.repeats}
+    print(f"written to {save_results(args.out, block, results)}")
 
 
 if __name__ == "__main__":

@@ -79,15 +79,30 @@ def power_spectrum(x: torch.Tensor) -> np.ndarray:
     return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()
 
 
+def _energy_axes(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    for i, (label, (energies, _)) in enumerate(runs.items()):
+        ax.semilogy(energies, "-" if "ConvNorm" in label else "--", color=f"C{i}", label=label)
+    ax.set(xlabel="layer", ylabel="energy / input energy")
+
+
 def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> plt.Figure:
     """Energy against depth (left) and output power spectrum (right) for ``runs``,
     ``{label: (energies, spectrum)}``; labels containing "ConvNorm" are drawn solid, others dashed."""
     fig, (ax_energy, ax_spectrum) = plt.subplots(1, 2, figsize=(10, 3.2))
-    for i, (label, (energies, spectrum)) in enumerate(runs.items()):
-        style = "-" if "ConvNorm" in label else "--"
-        ax_energy.semilogy(energies, style, color=f"C{i}", label=label)
-        ax_spectrum.semilogy(spectrum, style, color=f"C{i}")
-    ax_energy.set(xlabel="layer", ylabel="energy / input energy", title=title)
+    _energy_axes(ax_energy, runs)
+    for i, (label, (_, spectrum)) in enumerate(runs.items()):
+        ax_spectrum.semilogy(spectrum, "-" if "ConvNorm" in label else "--", color=f"C{i}")
+    ax_energy.set(title=title)
     ax_spectrum.set(xlabel=r"frequency $\omega$", ylabel=r"output power $|\hat x(\omega)|^2$", title=title)
     ax_energy.legend(fontsize=7)
+    return fig
+
+
+def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> plt.Figure:
+    """The energy panel of :func:`plot_stack` alone, wider, with the legend beside the plot
+    (the book's opening picture)."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    _energy_axes(ax, runs)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
     return fig

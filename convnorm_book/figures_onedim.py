@@ -114,18 +114,18 @@ def plot_kernel_explorer(a: ArrayLike, n: int = 32, eps: float = 1e-6) -> plt.Fi
     return fig
 
 
-def plot_channel_singular_values(c_in: int, k: int, n: int = 32, seed: int = 0) -> plt.Figure:
-    r"""Sorted singular values of :math:`A_k` and of :math:`Q_k = P_k A_k` for ``c_in`` random kernels of length ``k``.
+def plot_channel_singular_values(c_in: int, m: int, n: int = 32, seed: int = 0) -> plt.Figure:
+    r"""Sorted singular values of :math:`A_k` and of :math:`Q_k = P_k A_k` for ``c_in`` random kernels of length ``m``.
 
     The kernels are :func:`~convnorm_book.explorers.views.random_channel_kernels`, the values
     :func:`~convnorm_book.explorers.views.channel_singular_value_pair`'s (:math:`\sqrt{s_k(\omega)}`).
     """
-    sigma_a, sigma_q = channel_singular_value_pair(c_in, k, n, seed)
+    sigma_a, sigma_q = channel_singular_value_pair(c_in, m, n, seed)
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     ax.plot(np.arange(1, n + 1), sigma_a, "o-", label=rf"$A_k$: $\kappa = {condition_number(sigma_a):.3g}$")
     ax.plot(np.arange(1, n + 1), sigma_q, "s--", label=rf"$Q_k$: $\kappa = {condition_number(sigma_q):.3g}$")
     ax.set(xlabel="index $j$ (descending order)", ylabel=r"singular value $\sigma_j$")
-    ax.set_title(rf"$C_I = {c_in}$ random kernels of length $k = {k}$, $n = {n}$")
+    ax.set_title(rf"$C_I = {c_in}$ random kernels of length $m = {m}$, $n = {n}$")
     ax.set_ylim(bottom=0)
     ax.legend()
     fig.tight_layout()

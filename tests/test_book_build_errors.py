@@ -18,6 +18,7 @@ def make_book(tmp_path: Path, chapter_cells: list[nbformat.NotebookNode], extra_
     (book / "book").mkdir(parents=True)
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
     shutil.copytree(ROOT / "book" / "_ext", book / "book" / "_ext")
+    shutil.copytree(ROOT / "book" / "_static", book / "book" / "_static")
     shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
     (book / "_vendor").symlink_to(ROOT / "_vendor")
     (book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/chapter\n")
@@ -50,6 +51,7 @@ def test_chapter_missing_from_toc_fails(tmp_path):
 
 @pytest.mark.parametrize("markdown, needle", [
     ("See {ref}`no-such-label`.\n", "no-such-label"),
+    ("See {numref}`Chapter %s <ch-no-such-chapter>`.\n", "ch-no-such-chapter"),
     ("![a figure](missing-figure.png)\n", "missing-figure.png"),
 ])
 def test_broken_reference_or_image_fails(tmp_path, markdown, needle):
@@ -63,3 +65,10 @@ def test_output_to_stderr_fails_the_build(tmp_path):
     cells = [nbformat.v4.new_code_cell("import warnings\nwarnings.warn('stray-warning-17')")]
     log = build(make_book(tmp_path, cells))
     assert "chapter.ipynb" in log and "stderr was found in the cell outputs" in log
+
+
+def test_the_same_book_without_bad_input_builds(tmp_path):
+    """The control for the tests above: they fail because of what each adds, not the configuration."""
+    book = make_book(tmp_path, [nbformat.v4.new_code_cell("x = 1")], extra_md="See {doc}`chapter`.\n")
+    result = jupyter_book_build(book)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

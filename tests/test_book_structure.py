@@ -85,3 +85,75 @@ def test_part4_prose_states_the_cpu_preset_as_defined(path):
     paper_split = 45_000  # the paper's training split (45k of the 50k training images)
     assert numbers(r"(\d[\d,]*) training images") <= {cpu.max_train, cpu.max_train // 10, paper_split}
     assert numbers(r"on (\d[\d,]*) images of the") <= {cpu.max_train}
+
+
+#: Pages whose prose follows the book's cross-reference convention (CONTRIBUTING.md, "Numbers and
+#: links"). Part IV and the appendix are being rewritten; they join the list when they follow it.
+LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("part[123]/*.ipynb")),
+                ROOT / "book" / "notation.md", ROOT / "book" / "api.md"]
+
+#: What a reader does not see as text: labels ((name)= lines, :label: options, an equation's label),
+#: the fences of directives, then roles with their text ({numref}`Chapter %s <ch-...>`; a citation
+#: becomes CITE), code spans and math.
+LABELS = re.compile(r"^\(\S+\)=$|^:label: .*$|^:class: .*$|^```.*$|\$\$\s*\([a-z0-9-]+\)", re.M)
+MARKUP = re.compile(r"\{[a-z:-]+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
+#: "chapter 3", "Section 4.2", "Fig. 3", "Exercise 2", "equation (5)", "Proposition 3.1", "appendix A",
+#: "the next chapter", an equation number "(3.4)".
+PLAIN_REFERENCE = re.compile(
+    r"\b(?:chapters?|sections?|fig(?:ure)?s?\.?|exercises?|equations?|propositions?)\s+\(?[0-9]"
+    r"|\bappendix\s+[A-B0-9]\b|\b(?:next|previous) chapter\b|\bthe end of this chapter\b"
+    r"|\([0-9]{1,2}\.[0-9]{1,2}\)", re.IGNORECASE)
+#: A reference to the paper's own numbering is not a link: "the paper's Figure 2", "its Table 8",
+#: "Proposition 3.1 of {cite}`...`", "({cite}`...`, appendix B)".
+PAPERS = re.compile(r"(?:paper's|its|their|CITE,)\s*$", re.IGNORECASE)
+
+
+def reader_text(text: str) -> str:
+    """``text`` without labels and markup, whitespace collapsed (see LABELS and MARKUP)."""
+    text = re.sub(r"\{cite(?::[a-z]+)?\}`[^`]*`", "CITE", LABELS.sub(" ", text))
+    return re.sub(r"\s+", " ", MARKUP.sub(" ", text))
+#: Words for developers, not readers, and what a page must not show: record files, commit hashes
+#: and the labels behind the links.
+DEVELOPER_WORDS = re.compile(r"at hand|this machine|harness|benchmarks/results|\.json\b|\b[0-9a-f]{7,40}\b"
+                             r"|\b(?:eq|fig|ex|sec|ch|app|prop)-[a-z0-9]+(?:-[a-z0-9]+)*\b", re.IGNORECASE)
+
+
+def page_texts(path: Path) -> list[tuple[str, str]]:
+    """(where, text) for every piece of a page a reader sees as prose: markdown cells and figure
+    captions of a notebook, or a Markdown page (less its code blocks)."""
+    if path.suffix == ".md":
+        return [("page", re.sub(r"```.*?```", "", path.read_text(), flags=re.S))]
+    texts = []
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type == "markdown":
+            texts.append((f"cell {index}", cell.source))
+        caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+        if caption:
+            texts.append((f"caption of cell {index}", caption))
+    return texts
+
+
+@pytest.mark.parametrize("path", LINKED_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_reference_to_a_chapter_section_figure_equation_or_exercise_is_a_link(path):
+    plain = []
+    for where, text in page_texts(path):
+        bare = reader_text(text)
+        for match in PLAIN_REFERENCE.finditer(bare):
+            if PAPERS.search(bare[max(0, match.start() - 12):match.start()]) or bare[match.end():].startswith(
+                    (" of CITE", ".1 of CITE", " of the paper")):
+                continue
+            plain.append(f"{where}: ...{bare[max(0, match.start() - 30):match.end() + 20]!r}")
+    assert not plain, f"{path.name}: write these as links ({{numref}}, {{eq}}, {{prf:ref}}):\n" + "\n".join(plain)
+
+
+@pytest.mark.parametrize("path", LINKED_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_pages_have_no_developer_words(path):
+    found = []
+    for where, text in page_texts(path):
+        found += [f"{where}: {m.group(0)!r}" for m in DEVELOPER_WORDS.finditer(reader_text(text))]
+    if path.suffix == ".ipynb":  # code a reader sees: no labels of equations or figures in comments or output
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code" and "remove-cell" not in cell.metadata.get("tags", []):
+                labels = re.findall(r"\b(?:eq|fig|ex|sec|ch|app|prop)-[a-z0-9]+(?:-[a-z0-9]+)+\b", cell.source)
+                found += [f"code cell {index}: {label!r}" for label in labels]
+    assert not found, f"{path.name}:\n" + "\n".join(found)

@@ -1,12 +1,13 @@
 """convnorm_book.deep_stack: random stacks of circular convolutions, plain and with ConvNorm."""
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm_book.deep_stack import compare_stacks, power_spectrum, propagate, random_kernels
+from convnorm_book.deep_stack import compare_stacks, plot_stack, plot_stack_energy, power_spectrum, propagate, random_kernels
 
 
 def signals(channels: int) -> torch.Tensor:
@@ -65,3 +66,13 @@ def test_compare_stacks_runs_both_ways_on_the_same_kernels():
     energies, spectrum = runs["plain, scale 2.0"]
     expected, out = propagate(x, random_kernels(3, 2, 3, 2.0, seed=5), normalize=False)
     assert np.allclose(energies, expected) and np.allclose(spectrum, power_spectrum(out))
+
+
+def test_the_energy_plots_draw_each_run_solid_with_convnorm_and_dashed_without():
+    runs = compare_stacks(signals(1), depth=4, taps=3, scales=(0.5, 2.0), seed=5)
+    for fig in (plot_stack_energy(runs), plot_stack(runs, "one channel")):
+        lines = fig.axes[0].get_lines()
+        assert [line.get_label() for line in lines] == list(runs)
+        assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-" for label in runs]
+        assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in lines)
+        plt.close(fig)

@@ -158,13 +158,13 @@ def test_chapter2_explorer_refuses_what_the_package_refuses():
         views.allpass_view(PRESETS_1D["edge detector"], 16, 0.0)
 
 
-@pytest.mark.parametrize("c_in, k, n, seed", [(1, 8, 32, 0), (3, 3, 32, 0), (8, 32, 32, 20), (2, 5, 15, 3), (4, 4, 16, 7)])
-def test_chapter3_explorer(c_in, k, n, seed):
+@pytest.mark.parametrize("c_in, m, n, seed", [(1, 8, 32, 0), (3, 3, 32, 0), (8, 32, 32, 20), (2, 5, 15, 3), (4, 4, 16, 7)])
+def test_chapter3_explorer(c_in, m, n, seed):
     draws = np.random.default_rng(seed).standard_normal(8 * n)  # what the explorer carries per seed
-    np.testing.assert_array_equal(draws[: c_in * k].reshape(c_in, k) / np.sqrt(c_in * k),
-                                  views.random_channel_kernels(c_in, k, seed))
-    (result,) = run_js(("explorers.channelSingularValues.view", [c_in, k, n, draws.tolist()]))
-    sigma_a, sigma_q = views.channel_singular_value_pair(c_in, k, n, seed)
+    np.testing.assert_array_equal(draws[: c_in * m].reshape(c_in, m) / np.sqrt(c_in * m),
+                                  views.random_channel_kernels(c_in, m, seed))
+    (result,) = run_js(("explorers.channelSingularValues.view", [c_in, m, n, draws.tolist()]))
+    sigma_a, sigma_q = views.channel_singular_value_pair(c_in, m, n, seed)
     assert_matches(result["sigmaA"], sigma_a, "sigma_a")
     assert_matches(result["sigmaQ"], sigma_q, "sigma_q")
     assert_matches(result["kappaA"], sigma_a.max() / sigma_a.min(), "kappa_a")
@@ -195,3 +195,21 @@ def test_chapter5_explorer(rng, shape, preset, eps):
     reference = views.kernel_filter_view(kernel, photo, eps)
     for name in ("magnitude", "normalized", "filtered", "normed"):
         assert_matches(result[name], reference[name].ravel(), name)
+
+
+def test_labels_are_typeset_as_the_book_writes_symbols():
+    runs, plain, svg = run_js(("plot.mathRuns", ["$‖Q_0 Q_0^⊤ − I‖_2$ at max $v̂_{ab}$"]),
+                              ("plot.plainText", ["$κ(C_{ab})$ and $σ_j$"]), ("plot.svgMath", ["$σ_j$ <"]))
+    assert runs == [
+        {"text": "‖", "italic": False, "level": 0}, {"text": "Q", "italic": True, "level": 0},
+        {"text": "0", "italic": False, "level": -1}, {"text": " ", "italic": False, "level": 0},
+        {"text": "Q", "italic": True, "level": 0}, {"text": "0", "italic": False, "level": -1},
+        {"text": "⊤", "italic": False, "level": 1}, {"text": " − ", "italic": False, "level": 0},
+        {"text": "I", "italic": True, "level": 0}, {"text": "‖", "italic": False, "level": 0},
+        {"text": "2", "italic": False, "level": -1}, {"text": " at max ", "italic": False, "level": 0},
+        {"text": "v̂", "italic": True, "level": 0}, {"text": "ab", "italic": False, "level": -1},
+    ]
+    assert plain == "κ(C_ab) and σ_j"
+    assert svg == ('<tspan font-style="italic" class="cx-math">σ</tspan>'
+                   '<tspan dy="3.30" font-size="75%" font-style="italic" class="cx-math">j</tspan>'
+                   '<tspan dy="-3.30"> &lt;</tspan>')

@@ -2,7 +2,9 @@
 from its own files: no page asks for anything off the site, the math is typeset by the
 vendored MathJax, and on every page with an explorer, moving a control with the keyboard
 redraws the plot and shows the package's number for the new setting. The explorers' controls
-are labelled and fit a phone's width.
+are labelled, their labels typeset, and they fit a phone's width. Every page is readable at a
+phone's width (400 px) and a desktop's (1280 px): nothing is cut off. Chapters, their sections
+and what they number are numbered as the book counts (chapters from 0, appendices A, B).
 
 Screenshots of each explorer, at a desktop's and at a phone's width, are saved to
 ``_build/screenshots/`` for a person to look at.
@@ -55,6 +57,57 @@ THEME_ERROR = "Identifier 'THEBE_JS_URL' has already been declared"
 NEXT_FRAME = "new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50)))"
 
 
+#: Widths at which every page must be readable: a phone's and a desktop's.
+WIDTHS = {"phone": 400, "desktop": 1280}
+
+WAIT_FOR_MATH = """new Promise((resolve) => {
+  const start = Date.now();
+  (function wait() {
+    if (!document.querySelector("script[src*='mathjax']")) resolve(true);  // a page without formulas
+    else if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(() => requestAnimationFrame(() => setTimeout(() => resolve(true), 50)));
+    } else if (Date.now() - start > 20000) resolve(false);
+    else setTimeout(wait, 100);
+  })();
+})"""
+
+#: Everything in the page's article that is cut off: no element hides part of its content sideways,
+#: each visible element lies inside the nearest ancestor that clips it, unless that ancestor scrolls
+#: sideways (then it scrolls in its own box, which the book's CSS marks), or inside the window when
+#: nothing clips it; and the page itself does not scroll sideways. MathJax's hidden copy for screen readers is left out, and a formula is
+#: checked as a whole.
+CUT_OFF = """(() => {
+  const width = document.documentElement.clientWidth, problems = [];
+  if (document.documentElement.scrollWidth > width + 1)
+    problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px in a ${width} px window`);
+  const name = (e) => e.tagName.toLowerCase() + (typeof e.className === "string" && e.className
+    ? "." + e.className.trim().split(/\\s+/).slice(0, 2).join(".") : "");
+  const article = document.querySelector("article.bd-article") || document.body;
+  for (const element of article.querySelectorAll("*")) {
+    if (element.closest("mjx-assistive-mml") || (element.parentElement && element.parentElement.closest("mjx-container"))) continue;
+    if (element.getClientRects().length === 0) continue;
+    const style = getComputedStyle(element);
+    if (style.visibility === "hidden" || style.position === "fixed") continue;
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    if (["hidden", "clip"].includes(style.overflowX) && element.scrollWidth > element.clientWidth + 1)
+      problems.push(`${name(element)} hides ${element.scrollWidth - element.clientWidth} px of its content: ` +
+        (element.textContent || "").trim().slice(0, 50));
+    let clip = element.parentElement;
+    while (clip && clip !== document.body && getComputedStyle(clip).overflowX === "visible") clip = clip.parentElement;
+    let left = 0, right = width;
+    if (clip && clip !== document.body) {
+      if (["auto", "scroll"].includes(getComputedStyle(clip).overflowX)) continue;
+      ({ left, right } = clip.getBoundingClientRect());
+    }
+    if (box.right > right + 1 || box.left < left - 1)
+      problems.push(`${name(element)} [${Math.round(box.left)}, ${Math.round(box.right)}] outside ` +
+        `[${Math.round(left)}, ${Math.round(right)}]: ${(element.textContent || "").trim().slice(0, 50)}`);
+  }
+  return problems;
+})()"""
+
+
 def reference_readouts(name: str, state: dict) -> dict[str, float]:
     """The numbers an explorer shows for ``state``, computed with the package."""
     if name == "kernelSpectrum":
@@ -64,18 +117,18 @@ def reference_readouts(name: str, state: dict) -> dict[str, float]:
         view = views.allpass_view(np.array(state["kernel"]), state["n"], state["eps"])
         return {"κ(C_a)": view["kappa_a"], "κ(Q(a))": view["kappa_q"]}
     if name == "channelSingularValues":
-        sigma_a, sigma_q = views.channel_singular_value_pair(state["c_in"], state["k"], state["n"], state["seed"])
+        sigma_a, sigma_q = views.channel_singular_value_pair(state["c_in"], state["m"], state["n"], state["seed"])
         return {"κ(A_k)": views.condition_number(sigma_a), "κ(Q_k)": views.condition_number(sigma_q)}
     if name == "paddingStride":
         view = views.padding_stride_view(padding_weights()[state["m"]], state["n"], state["padding"],
                                          state["stride"], state["mode"])
-        return {f"‖Q_{k}Q_{k}ᵀ − I‖₂": d for k, d in enumerate(view["distances"], start=1)}
+        return {f"‖Q_{k} Q_{k}^⊤ − I‖_2": d for k, d in enumerate(view["distances"])}  # channels from 0
     if name == "kernelFilter":
         rows, cols = state["photo_shape"]
         assert rows == cols, "the chapter's photograph is square"
         view = views.kernel_filter_view(state["kernel"], load_photo(rows, grayscale=True), state["eps"])
         return {"max |â|": view["magnitude"].max(), "min |â|": view["magnitude"].min(),
-                "max v̂|â|": view["normalized"].max()}
+                "max v̂\u2009|â|": view["normalized"].max()}
     raise ValueError(f"unknown explorer {name!r}")
 
 
@@ -175,6 +228,12 @@ def test_moving_a_control_recomputes_the_plot(built_site, browser, page):
     assert after["plot"] != before["plot"], "the plot did not change"
     assert_readouts_match(after, name)
     assert not page_errors(browser)
+    raw = browser.evaluate("""(() => {
+      const root = document.querySelector(".cx-explorer"), texts = [];
+      for (const node of root.querySelectorAll("p, label, text, .cx-readout")) texts.push(node.textContent);
+      return texts.filter((t) => /[_^ᵀ₀-₉]|\\|\\|/.test(t));
+    })()""")
+    assert not raw, f"labels not typeset (a raw _, ^, ᵀ, subscript digit or ASCII norm): {raw}"
 
 
 @pytest.mark.parametrize("page", EXPLORER_PAGES)
@@ -194,3 +253,55 @@ def test_explorer_fits_a_phone(built_site, browser, page):
     browser.screenshot(SCREENSHOTS / f"{stem}-phone.png", ".cx-explorer")
     assert layout["right"] <= layout["width"] + 1, f"the explorer is wider than the phone: {layout}"
     assert layout["overflow"] <= 1 and layout["outside"] == 0, f"plots or controls stick out: {layout}"
+
+
+@pytest.mark.parametrize("device", WIDTHS)
+def test_every_page_is_readable_at_a_phone_and_a_desktop_width(built_site, browser, device):
+    """Nothing cut off at 400 px or 1280 px, on every page: wide equations, code, output and tables
+    scroll in their own box, figures scale, long names break."""
+    width, failures = WIDTHS[device], {}
+    for page in sorted((built_site / "book").rglob("*.html")):
+        browser.resize(width, 900, mobile=device == "phone")
+        browser.open(page)
+        assert browser.evaluate(WAIT_FOR_MATH), f"{page.name}: MathJax did not finish"
+        problems = browser.evaluate(CUT_OFF)
+        if problems:
+            failures[str(page.relative_to(built_site))] = problems[:6]
+    browser.resize(1200, 900)
+    assert not failures, f"cut off at {width} px:\n" + json.dumps(failures, indent=1, ensure_ascii=False)
+
+
+def test_the_page_contents_stay_reachable_on_a_desktop(built_site, browser):
+    """At 1280 px the list of a page's sections gives its room to the text; the header's button shows it."""
+    browser.resize(WIDTHS["desktop"], 900)
+    browser.open(built_site / "book" / "part1" / "02-all-pass-filters.html")
+    browser.evaluate(NEXT_FRAME)
+    assert browser.evaluate("document.querySelector('.bd-sidebar-secondary').getBoundingClientRect().left "
+                            ">= innerWidth || getComputedStyle(document.querySelector('.bd-sidebar-secondary'))"
+                            ".visibility === 'hidden'"), "the section list still takes room beside the text"
+    browser.evaluate("document.querySelector('.bd-header button.secondary-toggle').click()")
+    browser.evaluate(NEXT_FRAME)
+    shown = browser.evaluate("(() => { const d = document.getElementById('pst-secondary-sidebar-modal');"
+                             " return d && d.open ? d.innerText : ''; })()")
+    assert "2.1. The preconditioner, densely" in shown
+    browser.resize(1200, 900)
+
+
+def test_chapters_sections_and_what_they_number_are_numbered_as_the_book_counts(built_site):
+    """Chapters from 0 (as the file names), appendices A, B; sections, figures, equations, exercises
+    and propositions per chapter; the back matter unnumbered. Read from the built pages."""
+    text = (built_site / "book" / "part1" / "03-multichannel-tight-frames.html").read_text()
+    toc = re.findall(r'<a class="[^"]*reference internal[^"]*" href="[^"]*">([0-9A-Z]+\.) ', text)
+    assert toc[:11] == [f"{number}." for number in range(11)] and toc[11:13] == ["A.", "B."], toc
+    assert re.search(r"<title>3\. Many channels: tight frames", text)
+    assert '<span class="section-number">3.1. </span>One output channel is a wide matrix' in text
+    captions = re.findall(r'class="caption-number">([^<]*)<', text)
+    for expected in ("Fig. 3.1 ", "Proposition 3.1 ", "Exercise 3.1 "):
+        assert expected in captions, (expected, captions)
+    assert '<span class="eqno">(3.1)' in text
+    appendix = (built_site / "book" / "appendix" / "engineering-notes.html").read_text()
+    assert re.search(r"<title>A\. ", appendix)
+    notation = (built_site / "book" / "notation.html").read_text()
+    assert re.search(r"<title>Notation", notation)
+    intro = (built_site / "book" / "intro.html").read_text()
+    assert '<span class="std std-numref">Chapter 0</span>' in intro  # the chapter labels resolve to numbers

@@ -49,7 +49,7 @@ def allpass_explorer(n: int = 32, taps: int = 5, preset: str = "box blur", eps: 
 
 
 def singular_value_explorer(n: int = 32, max_channels: int = 8, seeds: int = 21,
-                            c_in: int = 1, k: int = 8, seed: int = 0) -> Explorer:
+                            c_in: int = 1, m: int = 8, seed: int = 0) -> Explorer:
     """Chapter 3's explorer: :math:`C_I`, the kernel length and the seed against the singular
     values of :math:`A_k` and :math:`Q_k` (:func:`.views.channel_singular_value_pair`).
 
@@ -58,11 +58,11 @@ def singular_value_explorer(n: int = 32, max_channels: int = 8, seeds: int = 21,
     """
     n, max_channels = check_positive_int("n", n), check_positive_int("max_channels", max_channels)
     seeds = check_positive_int("seeds", seeds)
-    if not (1 <= c_in <= max_channels and 1 <= k <= n and 0 <= seed < seeds):
-        raise ValueError(f"need 1 <= c_in <= {max_channels}, 1 <= k <= {n}, 0 <= seed < {seeds}; got {c_in}, {k}, {seed}")
+    if not (1 <= c_in <= max_channels and 1 <= m <= n and 0 <= seed < seeds):
+        raise ValueError(f"need 1 <= c_in <= {max_channels}, 1 <= m <= {n}, 0 <= seed < {seeds}; got {c_in}, {m}, {seed}")
     draws = [encode_float64(np.random.default_rng(s).standard_normal(max_channels * n)) for s in range(seeds)]
     return Explorer("channelSingularValues", "channel_singular_values.js", "Singular values of one output channel",
-                    {"n": n, "max_c_in": max_channels, "draws": draws, "c_in": c_in, "k": k, "seed": seed})
+                    {"n": n, "max_c_in": max_channels, "draws": draws, "c_in": c_in, "m": m, "seed": seed})
 
 
 def padding_weights(kernel_sizes=range(2, 6), channels: tuple[int, int] = (2, 3), seed: int = 5) -> dict[int, torch.Tensor]:
@@ -96,7 +96,7 @@ def kernel_filter_explorer(photo: torch.Tensor, preset: str = "gaussian blur", e
     if eps not in EPS_DECADES:
         raise ValueError(f"eps must be one of {EPS_DECADES}, got {eps!r}")
     magma = np.round(colormaps["magma"](np.linspace(0, 1, 256))[:, :3] * 255)
-    return Explorer("kernelFilter", "kernel_filter.js", "A 3x3 kernel, its spectrum and a photograph",
+    return Explorer("kernelFilter", "kernel_filter.js", "A 3×3 kernel, its spectrum and a photograph",
                     {"photo": encode_float64(photo[0].double().numpy()), "photo_shape": list(photo.shape[1:]),
                      "magma": encode_bytes(magma), "presets": {name: list(map(float, k)) for name, k in PRESETS_2D.items()},
                      "preset": preset, "eps": eps, "eps_values": EPS_DECADES})

@@ -81,24 +81,24 @@ def allpass_view(a: ArrayLike, n: int, eps: float = 0.0) -> dict[str, np.ndarray
             "kappa_a": condition_number(np.abs(a_hat)), "kappa_q": condition_number(np.abs(g_hat))}
 
 
-def random_channel_kernels(c_in: int, k: int, seed: int) -> np.ndarray:
-    r"""``c_in`` i.i.d. normal kernels of length ``k`` with variance :math:`1/(C_I k)`, ``(c_in, k)``.
+def random_channel_kernels(c_in: int, m: int, seed: int) -> np.ndarray:
+    r"""``c_in`` i.i.d. normal kernels of length ``m`` with variance :math:`1/(C_I m)`, ``(c_in, m)``.
 
-    They are the first ``c_in * k`` draws of ``numpy.random.default_rng(seed).standard_normal``,
-    so the explorer draws every setting of :math:`(C_I, k)` from one stored stream per seed.
+    They are the first ``c_in * m`` draws of ``numpy.random.default_rng(seed).standard_normal``,
+    so the explorer draws every setting of :math:`(C_I, m)` from one stored stream per seed.
     """
-    c_in, k = check_positive_int("c_in", c_in), check_positive_int("k", k)
-    draws = np.random.default_rng(seed).standard_normal(c_in * k)
-    return draws.reshape(c_in, k) / np.sqrt(c_in * k)
+    c_in, m = check_positive_int("c_in", c_in), check_positive_int("m", m)
+    draws = np.random.default_rng(seed).standard_normal(c_in * m)
+    return draws.reshape(c_in, m) / np.sqrt(c_in * m)
 
 
-def channel_singular_value_pair(c_in: int, k: int, n: int = 32, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def channel_singular_value_pair(c_in: int, m: int, n: int = 32, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Sorted singular values of :math:`A_k` and of :math:`Q_k = P_k A_k` for :func:`random_channel_kernels`.
 
     Both from :func:`~convnorm.tightframe.channel_singular_values` (:math:`\sqrt{s_k(\omega)}`),
     :math:`Q_k`'s kernels from :func:`~convnorm.tightframe.normalized_weight`.
     """
-    kernels = random_channel_kernels(c_in, k, seed)
+    kernels = random_channel_kernels(c_in, m, seed)
     sigma_a = channel_singular_values(kernels, n)
     sigma_q = channel_singular_values(normalized_weight(kernels[None], n)[0], n)
     return sigma_a, sigma_q

@@ -41,28 +41,28 @@
     const index = Array.from({ length: n }, (_, t) => t);
     const redraw = () => {
       const r = view(state.kernel, n, state.eps);
-      const axis = "frequency ω";
+      const axis = "frequency $ω$";
       panels[0].draw(CX.plot.lines({ title: "magnitude spectra", xlabel: axis, ylabel: "magnitude", ylim: [0, null], series: [
-        { x: omega, y: r.aAbs, label: "|â|", marker: "o" }, { x: omega, y: r.gAbs, label: "|ĝ|", marker: "s", dash: "5 3" }] }));
+        { x: omega, y: r.aAbs, label: "$|â|$", marker: "o" }, { x: omega, y: r.gAbs, label: "$|ĝ|$", marker: "s", dash: "5 3" }] }));
       panels[1].draw(CX.plot.lines({ title: "phases", xlabel: axis, ylabel: "phase (radians)", ylim: [-3.3, 3.3], series: [
-        { x: omega, y: r.aAngle, label: "∠â", marker: "o" }, { x: omega, y: r.gAngle, label: "∠ĝ", marker: "s", dash: "5 3" }] }));
-      panels[2].draw(CX.plot.lines({ title: "normalizer v̂", xlabel: axis, ylabel: "gain", ylog: true, series: [
-        { x: omega, y: r.vHat, label: "v̂", marker: "o", color: CX.plot.COLORS[2] }] }));
-      [["kernel a", r.a], ["normalizer v", r.v], ["all-pass g", r.g]].forEach(([name, signal], i) => {
-        panels[3 + i].draw(CX.plot.lines({ title: name, xlabel: "tap index t", ylabel: "value", series: [
+        { x: omega, y: r.aAngle, label: "$∠â$", marker: "o" }, { x: omega, y: r.gAngle, label: "$∠ĝ$", marker: "s", dash: "5 3" }] }));
+      panels[2].draw(CX.plot.lines({ title: "normalizer $v̂$", xlabel: axis, ylabel: "gain", ylog: true, series: [
+        { x: omega, y: r.vHat, label: "$v̂$", marker: "o", color: CX.plot.COLORS[2] }] }));
+      [["kernel $a$", r.a], ["normalizer $v$", r.v], ["all-pass filter $g$", r.g]].forEach(([name, signal], i) => {
+        panels[3 + i].draw(CX.plot.lines({ title: name, xlabel: "tap index $t$", ylabel: "value", series: [
           { x: index, y: signal, marker: "o", stem: true }] }));
       });
-      ui.message.textContent = r.singular
-        ? "|â| vanishes at some frequency: C_a C_a^T is singular and P does not exist (the package raises a ValueError). Raise ε."
-        : "";
-      CX.ui.readouts(ui.readout, [["κ(C_a)", r.kappaA], ["κ(Q(a))", r.kappaQ]]);
+      CX.ui.say(ui.message, r.singular
+        ? "$|â|$ vanishes at some frequency: $C_a C_a^⊤$ is singular and $P$ does not exist (the package raises a ValueError). Raise $ε$."
+        : "");
+      CX.ui.readouts(ui.readout, [["$κ(C_a)$", r.kappaA], ["$κ(Q(a))$", r.kappaQ]]);
       CX.ui.record(root, state);
     };
     CX.ui.kernelEditor(ui.controls, root, {
-      state, presets, taps: config.taps, label: (t) => `a[${t}]`, min: -2, max: 2, onChange: redraw,
+      state, presets, taps: config.taps, label: (t) => `$a_${t}$`, min: -2, max: 2, onChange: redraw,
     });
     CX.ui.slider(ui.controls, root, {
-      name: "eps", label: "ε", values: config.eps_values, value: state.eps,
+      name: "eps", label: "$ε$", values: config.eps_values, value: state.eps,
       onInput: (v) => { state.eps = v; redraw(); },
     });
     redraw();

@@ -14,10 +14,36 @@
     return node;
   }
 
+  // Append `label` to `parent` typeset as the book writes its symbols (see CX.plot.mathRuns):
+  // italic single letters, subscripts and superscripts. Returns `parent`.
+  function math(parent, label) {
+    for (const run of CX.plot.mathRuns(label)) {
+      let node = document.createTextNode(run.text);
+      if (run.italic) {
+        const italic = element("i", { class: "cx-math" });
+        italic.appendChild(node);
+        node = italic;
+      }
+      if (run.level !== 0) {
+        const shifted = element(run.level < 0 ? "sub" : "sup");
+        shifted.appendChild(node);
+        node = shifted;
+      }
+      parent.appendChild(node);
+    }
+    return parent;
+  }
+
+  // Replace the content of `node` by the typeset `label`.
+  function say(node, label) {
+    node.textContent = "";
+    math(node, label);
+  }
+
   // The explorer's skeleton inside `root`: a title, a controls area, the plots, the readout.
   function frame(root, title) {
     root.textContent = "";
-    element("p", { class: "cx-heading", text: title }, root);
+    math(element("p", { class: "cx-heading" }, root), title);
     const controls = element("div", { class: "cx-controls" }, root);
     const message = element("p", { class: "cx-message", role: "status" }, root);
     const plots = element("div", { class: "cx-plots" }, root);
@@ -31,7 +57,7 @@
   function slider(parent, root, { name, label, min, max, step, value, values, format, onInput }) {
     const id = `${root.id}-${name}`;
     const row = element("div", { class: "cx-control" }, parent);
-    element("label", { for: id, text: label }, row);
+    math(element("label", { for: id }, row), label);
     const show = format || ((v) => CX.plot.format(v));
     const input = element("input", values
       ? { type: "range", id, min: 0, max: values.length - 1, step: 1, value: Math.max(0, values.indexOf(value)) }
@@ -69,7 +95,7 @@
   function select(parent, root, { name, label, options, value, onChange }) {
     const id = `${root.id}-${name}`;
     const row = element("div", { class: "cx-control" }, parent);
-    element("label", { for: id, text: label }, row);
+    math(element("label", { for: id }, row), label);
     const menu = element("select", { id }, row);
     for (const option of options) element("option", { value: option, text: option }, menu);
     menu.value = value;
@@ -118,21 +144,23 @@
     return {
       figure, canvas,
       caption(text, scaleText = "") {
-        label.textContent = text;
-        canvas.setAttribute("aria-label", text);
+        say(label, text);
+        canvas.setAttribute("aria-label", CX.plot.plainText(text));
         scale.textContent = scaleText;
       },
     };
   }
 
-  // Show the readout items [[label, value], ...]: each value printed to 4 digits, its full
-  // float64 value kept in data-value (for tests, and for readers who inspect the page).
+  // Show the readout items [[label, value], ...]: each label typeset, each value printed to 4
+  // digits, its full float64 value kept in data-value and the label's plain text in data-name
+  // (for tests, and for readers who inspect the page).
   function readouts(readout, items) {
     readout.textContent = "";
     items.forEach(([label, value], i) => {
       if (i > 0) readout.appendChild(document.createTextNode(",   "));
-      readout.appendChild(document.createTextNode(`${label} = `));
-      element("span", { class: "cx-value", "data-name": label, "data-value": String(value), text: CX.plot.format(value) }, readout);
+      math(readout, label);
+      readout.appendChild(document.createTextNode(" = "));
+      element("span", { class: "cx-value", "data-name": CX.plot.plainText(label), "data-value": String(value), text: CX.plot.format(value) }, readout);
     });
   }
 
@@ -142,5 +170,5 @@
     root.setAttribute("data-state", JSON.stringify(state));
   }
 
-  CX.ui = { element, frame, slider, select, kernelEditor, panel, readouts, record };
+  CX.ui = { element, math, say, frame, slider, select, kernelEditor, panel, readouts, record };
 })(CX);

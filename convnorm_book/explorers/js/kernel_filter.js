@@ -59,26 +59,26 @@
     const redraw = () => {
       const r = view(state.kernel, photo, rows, cols, state.eps);
       const vmax = Math.max(range(r.magnitude)[1], 1);
-      [[r.magnitude, "|â(ω)|"], [r.normalized, "v̂(ω) |â(ω)|, ConvNorm"]].forEach(([values, name], i) => {
+      [[r.magnitude, "$|â(ω)|$"], [r.normalized, "after ConvNorm, $v̂(ω)\u2009|â(ω)|$"]].forEach(([values, name], i) => {
         CX.plot.image(panels[i].canvas, shifted(values, rows, cols), rows, cols, magma, 0, vmax);
         const [low, high] = range(values);
         panels[i].caption(name, `ω = 0 in the centre; black 0 … yellow ${f(vmax, 3)}; values ${f(low, 3)} to ${f(high, 3)}`);
       });
-      [[r.filtered, "photo * kernel"], [r.normed, "photo * kernel, ConvNorm"]].forEach(([values, name], i) => {
+      [[r.filtered, "the photograph filtered by $a$"], [r.normed, "… by its ConvNorm layer"]].forEach(([values, name], i) => {
         const [low, high] = range(values);
         CX.plot.image(panels[2 + i].canvas, values, rows, cols, CX.plot.GRAY, low, high);
         panels[2 + i].caption(name, `black ${f(low, 3)} … white ${f(high, 3)}`);
       });
       const [low, high] = range(r.magnitude);
-      CX.ui.readouts(ui.readout, [["max |â|", high], ["min |â|", low], ["max v̂|â|", range(r.normalized)[1]]]);
+      CX.ui.readouts(ui.readout, [["max $|â|$", high], ["min $|â|$", low], ["max $v̂\u2009|â|$", range(r.normalized)[1]]]);
       CX.ui.record(root, state);
     };
     CX.ui.kernelEditor(ui.controls, root, {
-      state, presets, taps: 9, label: (t) => `a[${Math.floor(t / 3)},${t % 3}]`, min: -5, max: 5, grid: true,
+      state, presets, taps: 9, label: (t) => `$a[${Math.floor(t / 3)}, ${t % 3}]$`, min: -5, max: 5, grid: true,
       onChange: redraw,
     });
     CX.ui.slider(ui.controls, root, {
-      name: "eps", label: "ε", values: config.eps_values, value: state.eps,
+      name: "eps", label: "$ε$", values: config.eps_values, value: state.eps,
       onInput: (v) => { state.eps = v; redraw(); },
     });
     redraw();

@@ -25,28 +25,28 @@
       const freq = Array.from(before, (_, w) => w / state.n);
       const peak = Math.max(...before);
       plot.draw(CX.plot.lines({
-        title: `kernel [${state.kernel.map((v) => v.toFixed(2)).join(", ")}], n = ${state.n}`,
+        title: `kernel $a$ = (${state.kernel.map((v) => v.toFixed(2)).join(", ")}), $n$ = ${state.n}`,
         xlabel: "frequency (cycles per sample)", ylabel: "magnitude",
         ylim: [0, Math.max(1.2, 1.1 * peak)],
         series: [
-          { x: freq, y: before, label: "kernel |â(ω)|" },
-          { x: freq, y: after, label: "after ConvNorm |â v̂|", dash: "6 4" },
+          { x: freq, y: before, label: "kernel, $|â(ω)|$" },
+          { x: freq, y: after, label: "after ConvNorm, $|â(ω)\u2009v̂(ω)|$", dash: "6 4" },
         ],
       }));
-      ui.message.textContent = CX.vanishes(vHat)
-        ? "â vanishes (numerically) at some frequency: ConvNorm is undefined there, and the dashed curve has a gap or a spike. Chapter 2 adds ε for this case."
-        : "";
-      CX.ui.readouts(ui.readout, [["κ(C_a)", CX.conditionNumber(before)], ["κ after ConvNorm", CX.conditionNumber(after)]]);
+      CX.ui.say(ui.message, CX.vanishes(vHat)
+        ? "$â$ vanishes (numerically) at some frequency: ConvNorm is undefined there, and the dashed curve has a gap or a spike. Chapter 2 adds a regulariser $ε$ for this case."
+        : "");
+      CX.ui.readouts(ui.readout, [["$κ(C_a)$", CX.conditionNumber(before)], ["$κ$ after ConvNorm", CX.conditionNumber(after)]]);
       CX.ui.record(root, state);
     };
     state.kernel.forEach((value, t) => {
       CX.ui.slider(ui.controls, root, {
-        name: `a${t}`, label: `a[${t}]`, min: -1, max: 1, step: 0.05, value,
+        name: `a${t}`, label: `$a_${t}$`, min: -1, max: 1, step: 0.05, value,
         onInput: (v) => { state.kernel[t] = v; redraw(); },
       });
     });
     CX.ui.slider(ui.controls, root, {
-      name: "n", label: "signal length n", min: 8, max: 256, step: 8, value: state.n, format: String,
+      name: "n", label: "signal length $n$", min: 8, max: 256, step: 8, value: state.n, format: String,
       onInput: (v) => { state.n = v; redraw(); },
     });
     redraw();

@@ -76,29 +76,29 @@
       const weight = weights[state.m];
       const circular = state.mode === "circular";
       if (circular && state.m % 2 === 0) {
-        ui.message.textContent = "Circular padding needs an odd kernel (p = (m - 1)/2): choose m = 3 or 5, or zero padding.";
+        CX.ui.say(ui.message, "Circular padding needs an odd kernel ($p = (m − 1)/2$): choose $m$ = 3 or 5, or zero padding.");
         return;
       }
       if (circular) state.padding = (state.m - 1) / 2;
       padding.set(state.padding);
       padding.enable(!circular);
-      ui.message.textContent = "";
+      CX.ui.say(ui.message, "");
       const curves = zeros();
       const r = circular ? view(weight, state.n, state.padding, state.stride, "circular") : curves[state.padding];
       gramPlot.draw(CX.plot.lines({
-        title: `Gram spectrum: ${r.eigenvalues[0].length} outputs, p = ${state.padding}, s = ${state.stride}`,
-        xlabel: "index j (ascending)", ylabel: "eigenvalue of Q_k Q_kᵀ", ylim: [0, null],
+        title: `Gram spectrum: ${r.eigenvalues[0].length} outputs, $p$ = ${state.padding}, $s$ = ${state.stride}`,
+        xlabel: "index $j$ (ascending)", ylabel: "eigenvalue of $Q_k Q_k^⊤$", ylim: [0, null],
         hlines: [{ y: 1 }],
-        series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j + 1), y: lambda, label: `channel ${k + 1}`, marker: "o" })),
+        series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j + 1), y: lambda, label: `channel $k$ = ${k}`, marker: "o" })),
       }));
       const paddings = curves.map((_, p) => p);
       errorPlot.draw(CX.plot.lines({
-        title: `zero padding, stride ${state.stride}: error against p`,
-        xlabel: "padding p", ylabel: "‖Q_k Q_kᵀ − I‖₂", ylim: [0, null], xlim: [-0.2, state.m - 0.8], xinteger: true,
+        title: `zero padding, stride $s$ = ${state.stride}: error against $p$`,
+        xlabel: "padding $p$", ylabel: "$‖Q_k Q_k^⊤ − I‖_2$", ylim: [0, null], xlim: [-0.2, state.m - 0.8], xinteger: true,
         vlines: circular ? [] : [{ x: state.padding }],
-        series: weight.map((_, k) => ({ x: paddings, y: curves.map((c) => c.distances[k]), label: `channel ${k + 1}`, marker: "o" })),
+        series: weight.map((_, k) => ({ x: paddings, y: curves.map((c) => c.distances[k]), label: `channel $k$ = ${k}`, marker: "o" })),
       }));
-      CX.ui.readouts(ui.readout, r.distances.map((d, k) => [`‖Q_${k + 1}Q_${k + 1}ᵀ − I‖₂`, d]));
+      CX.ui.readouts(ui.readout, r.distances.map((d, k) => [`$‖Q_${k} Q_${k}^⊤ − I‖_2$`, d]));
       CX.ui.record(root, state);
     };
     CX.ui.select(ui.controls, root, {
@@ -106,7 +106,7 @@
       onChange: (v) => { state.mode = v; redraw(); },
     });
     CX.ui.slider(ui.controls, root, {
-      name: "m", label: "kernel length m", min: 2, max: config.max_m, step: 1, value: state.m, format: String,
+      name: "m", label: "kernel length $m$", min: 2, max: config.max_m, step: 1, value: state.m, format: String,
       onInput: (v) => {
         state.m = v;
         padding.input.max = v - 1;
@@ -115,10 +115,10 @@
       },
     });
     const padding = CX.ui.slider(ui.controls, root, {
-      name: "padding", label: "padding p", min: 0, max: state.m - 1, step: 1, value: state.padding, format: String,
+      name: "padding", label: "padding $p$", min: 0, max: state.m - 1, step: 1, value: state.padding, format: String,
       onInput: (v) => { state.padding = v; redraw(); },
     });
-    for (const [name, label, min, max] of [["stride", "stride s", 1, config.max_stride], ["n", "signal length n", 8, config.max_n]]) {
+    for (const [name, label, min, max] of [["stride", "stride $s$", 1, config.max_stride], ["n", "signal length $n$", 8, config.max_n]]) {
       CX.ui.slider(ui.controls, root, {
         name, label, min, max, step: 1, value: state[name], format: String,
         onInput: (v) => { state[name] = v; redraw(); },

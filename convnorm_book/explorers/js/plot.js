@@ -12,6 +12,71 @@
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
+  // Labels are written as the book writes its symbols: text with formulas between $ signs, in
+  // which `_x` / `_{xy}` is a subscript, `^x` / `^{xy}` a superscript, a single letter (Latin or
+  // Greek, with its accents) is italic and a longer word ("max") upright. mathRuns() cuts a label
+  // into runs {text, italic, level} (level -1: subscript, 0: on the line, 1: superscript);
+  // plainText() is the label as plain text ("$κ(C_{ab})$" -> "κ(C_ab)"), for accessible names.
+  function mathRuns(label) {
+    const runs = [];
+    const push = (text, level) => {
+      for (const [token] of text.matchAll(/(?:\p{L}\p{M}*)+|[^\p{L}]+/gu)) {
+        const letters = token.match(/\p{L}/gu);
+        const italic = letters !== null && letters.length === 1 && !/[Α-Ω]/u.test(token);
+        runs.push({ text: token, italic, level });
+      }
+    };
+    String(label).split("$").forEach((part, i) => {
+      if (i % 2 === 0) {
+        if (part) runs.push({ text: part, italic: false, level: 0 });
+        return;
+      }
+      let k = 0;
+      while (k < part.length) {
+        if (part[k] === "_" || part[k] === "^") {
+          const level = part[k] === "_" ? -1 : 1;
+          let end, argument;
+          if (part[k + 1] === "{") {
+            end = part.indexOf("}", k + 2);
+            argument = part.slice(k + 2, end);
+            end += 1;
+          } else {
+            end = k + 2;
+            while (end < part.length && /\p{M}/u.test(part[end])) end++;
+            argument = part.slice(k + 1, end);
+          }
+          push(argument, level);
+          k = end;
+        } else {
+          let end = k;
+          while (end < part.length && part[end] !== "_" && part[end] !== "^") end++;
+          push(part.slice(k, end), 0);
+          k = end;
+        }
+      }
+    });
+    return runs;
+  }
+
+  function plainText(label) {
+    return String(label).replace(/[$]/g, "").replace(/[_^]\{([^}]*)\}/g, (match, group) => match[0] + group);
+  }
+
+  // A label as the content of an SVG <text>: tspans, raised or lowered with dy (font size `size`).
+  function svgMath(label, size = 11) {
+    let out = "", offset = 0;
+    for (const run of mathRuns(label)) {
+      const target = run.level < 0 ? 0.3 * size : run.level > 0 ? -0.4 * size : 0;
+      const attributes = [];
+      if (target !== offset) attributes.push(`dy="${(target - offset).toFixed(2)}"`);
+      if (run.level !== 0) attributes.push('font-size="75%"');
+      if (run.italic) attributes.push('font-style="italic" class="cx-math"');
+      offset = target;
+      out += `<tspan${attributes.length ? " " + attributes.join(" ") : ""}>${escape(run.text)}</tspan>`;
+    }
+    return out;
+  }
+
   // A number in at most `digits` significant digits, without trailing zeros ("1.5e-06", "inf").
   function format(value, digits = 4) {
     if (value === Infinity) return "∞";
@@ -145,7 +210,7 @@
     });
     if (legend.length) {
       // The legend goes in the corner of the plot that covers the fewest data points.
-      const w = 30 + 6 * Math.max(...legend.map(([label]) => label.length)), h = 6 + 13 * legend.length;
+      const w = 30 + 6 * Math.max(...legend.map(([label]) => plainText(label).length)), h = 6 + 13 * legend.length;
       const corners = [[MARGIN.left + plotW - w - 4, MARGIN.top + 4], [MARGIN.left + plotW - w - 4, MARGIN.top + plotH - h - 4],
         [MARGIN.left + 4, MARGIN.top + 4], [MARGIN.left + 4, MARGIN.top + plotH - h - 4]];
       const covered = ([x0, y0]) => drawn.filter(([x, y]) => x >= x0 - 4 && x <= x0 + w + 4 && y >= y0 - 4 && y <= y0 + h + 4).length;
@@ -154,13 +219,13 @@
       legend.forEach(([label, color, dash], i) => {
         const y = y0 + 9.5 + 13 * i;
         parts.push(`<line x1="${x0 + 4}" x2="${x0 + 20}" y1="${y}" y2="${y}" stroke="${color}" stroke-width="2"${dash}/>`);
-        parts.push(`<text x="${x0 + 24}" y="${y + 3.5}">${escape(label)}</text>`);
+        parts.push(`<text x="${x0 + 24}" y="${y + 3.5}">${svgMath(label)}</text>`);
       });
     }
-    if (spec.title) parts.push(`<text x="${MARGIN.left + plotW / 2}" y="14" text-anchor="middle" class="cx-title">${escape(spec.title)}</text>`);
-    if (spec.xlabel) parts.push(`<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 6}" text-anchor="middle">${escape(spec.xlabel)}</text>`);
-    if (spec.ylabel) parts.push(`<text transform="translate(11 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">${escape(spec.ylabel)}</text>`);
-    const name = escape(spec.title || spec.ylabel || "plot");
+    if (spec.title) parts.push(`<text x="${MARGIN.left + plotW / 2}" y="14" text-anchor="middle" class="cx-title">${svgMath(spec.title, 12)}</text>`);
+    if (spec.xlabel) parts.push(`<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 6}" text-anchor="middle">${svgMath(spec.xlabel)}</text>`);
+    if (spec.ylabel) parts.push(`<text transform="translate(11 ${MARGIN.top + plotH / 2}) rotate(-90)" text-anchor="middle">${svgMath(spec.ylabel)}</text>`);
+    const name = escape(plainText(spec.title || spec.ylabel || "plot"));
     return `<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${name}" class="cx-svg"><title>${name}</title>${parts.join("")}</svg>`;
   }
 
@@ -185,5 +250,5 @@
   // The grey ramp, as a lookup table for image().
   const GRAY = Uint8Array.from({ length: 768 }, (_, i) => Math.floor(i / 3));
 
-  CX.plot = { lines, image, format, ticks, GRAY, COLORS };
+  CX.plot = { lines, image, format, ticks, mathRuns, plainText, svgMath, GRAY, COLORS };
 })(CX);
