@@ -22,7 +22,7 @@ the paper), :mod:`~convnorm.experiments.norms` (the normalizations compared),
 :mod:`~.catalog` (each experiment declared once), :mod:`~.context` (building, keying,
 finding or training and storing one training), :mod:`~.runners` (running an experiment),
 :mod:`~.gpu_plan` (what a lent GPU trains and what it costs), :mod:`~.step_timing`
-(a step measured on the device at hand), :mod:`~.worker` (a training process of the GPU
+(a training step measured on the device it will run on), :mod:`~.worker` (a training process of the GPU
 launcher).
 """
 from .catalog import EXPERIMENTS

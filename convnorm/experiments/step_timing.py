@@ -1,4 +1,4 @@
-"""What one training step of a preset's network costs on the device at hand, measured.
+"""What one training step of a preset's network costs on the device that will train it, measured.
 
 :func:`time_steps` runs the trainer itself (:class:`convnorm.training.Trainer`, with the
 preset's batch, recipe, precision, channels-last layout and, on a GPU, the CUDA-graph
