@@ -7,9 +7,11 @@ Prints, for a freshly initialised ``convnorm.models`` ResNet18 (BatchNorm varian
 * the time of :func:`convnorm.spectral.analyse_conv_layers` (spectral norm with and
   without ConvNorm, mean channel condition numbers: the data of the paper's Figure 2).
 
-The spectral functions run single-threaded by design (see ``convnorm.spectral._one_thread``).
+The per-frequency matrices are small, so on a loaded machine one thread is much faster than
+several competing (see :mod:`convnorm.spectral`); the functions use the caller's threads, and
+this script sets them (``--threads``, default 1).
 
-Usage: ``python benchmarks/bench_spectral.py [--repeats R]``.
+Usage: ``python benchmarks/bench_spectral.py [--repeats R] [--threads T]``.
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ from convnorm_book.layer_benchmark import best_time  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = build_model("resnet18", "bn")
     report = analyse_conv_layers(model, 32)
@@ -44,7 +48,7 @@ def main() -> None:
     t_svd = best_time(all_singular_values, args.repeats)
     t_report = best_time(lambda: analyse_conv_layers(model, 32), args.repeats)
     print(f"CIFAR ResNet18, {len(layers)} 3x3 conv layers at 32x32 input, torch {torch.__version__}, "
-          f"best of {args.repeats}")
+          f"{args.threads} thread(s), best of {args.repeats}")
     print(f"  all {count:,} singular values (conv_singular_values): {t_svd:.2f} s")
     print(f"  analyse_conv_layers (norms with/without ConvNorm, condition numbers): {t_report:.2f} s")
 

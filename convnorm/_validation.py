@@ -89,6 +89,12 @@ def check_non_negative_int(name: str, value: int) -> int:
     return int(value)
 
 
+def check_choice(name: str, value, choices: Sequence) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
 def check_divisible(name: str, value: int, divisor_name: str, divisor: int) -> None:
     """Raise ``ValueError`` unless ``divisor`` divides ``value``."""
     if value % divisor:

@@ -51,8 +51,8 @@ def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = N
 
     Args:
         weight: ``(C_out, C_in, *kernel)`` with one or two kernel dimensions.
-        by_convolution: take the grouped convolution; None: as the policy in force says
-            (:meth:`~convnorm._policy.ComputationPolicy.autocorrelation_by_convolution`).
+        by_convolution: take the grouped convolution; None: as the policy in force says (its
+            ``lag_map_max_entries``, see :class:`~convnorm.functional.ComputationPolicy`).
 
     Returns:
         ``(C_out, *(2 * kernel - 1))``; lag :math:`\tau` is stored at index

@@ -5,44 +5,29 @@ Notation as in :mod:`convnorm.fourier`: weight :math:`a \in \mathbb{R}^{C_O \tim
 :math:`n`, padding :math:`p`, stride :math:`s`, and per output channel :math:`k` the
 summed autocorrelation :math:`r_k = \sum_i a_{ki} \star a_{ki}`.
 
-What is computed (the paper's appendix B, made exact; Liu et al. 2021), written out step by
-step in :func:`convnorm.reference.conv_norm_reference`, against which every computation here
-is tested:
-
-``padding_mode='zeros'`` (padding :math:`0 \le p \le m - 1`)
-    1. the *full* cross-correlation :math:`y = a \star x` (input zero-padded by
-       :math:`m - 1`), of size :math:`L = n + m - 1`;
-    2. per channel the circular normalization at size :math:`L`,
-       :math:`\tilde y_k = \mathcal{F}_L^{-1}\bigl[\hat v_k \odot \mathcal{F}_L y_k\bigr]`
-       with :math:`\hat v_k = (\mathcal{F}_L r_k + \varepsilon)^{-1/2}`;
-    3. the optional affine kernel :math:`\rho_k` (the paper's :math:`r_k`; renamed here
-       because :math:`r_k` is the autocorrelation), applied as a *circular*
-       cross-correlation at size :math:`L`, centred on index
-       :math:`\lfloor (m_\rho - 1)/2 \rfloor` (so a centred delta is the identity), as in
-       the paper's Algorithm 1;
-    4. crop :math:`m - 1 - p` samples at the start (the output of ``nn.Conv2d`` with
-       padding :math:`p` starts there) and keep every :math:`s`-th sample:
-       :math:`z[t] = \bar y[m - 1 - p + s t]`, :math:`0 \le t < \lfloor (n + 2p - m)/s \rfloor + 1`;
-    5. add the bias.
-
-``padding_mode='circular'`` (padding :math:`p = (m - 1)/2`, ``m`` odd)
-    The circular cross-correlation :math:`A_k x` at size :math:`n`, normalized at size
-    :math:`n`: per output channel the layer applies
-    :math:`Q_k = (A_k A_k^\top)^{-1/2} A_k` (with :math:`\varepsilon = 0`), so
-    :math:`Q_k Q_k^\top = I`; then affine, stride and bias as above.
+What is computed is the equation, the paper's appendix procedure made exact (Liu et al. 2021):
+:func:`convnorm.reference.conv_norm_reference` states it step by step, and every computation
+here is tested against it. With circular padding (:math:`p = (m - 1)/2`, ``m`` odd) output
+channel :math:`k` applies :math:`Q_k = (A_k A_k^\top)^{-1/2} A_k` (with :math:`\varepsilon = 0`), so
+:math:`Q_k Q_k^\top = I`; with zero padding the full output of size :math:`L = n + m - 1` is
+normalized at size :math:`L`, then cropped and strided. The affine kernel :math:`\rho_k` (the
+paper's :math:`r_k`; renamed because :math:`r_k` is the autocorrelation here) is a circular
+cross-correlation at size :math:`L` centred on tap :math:`\lfloor (m_\rho - 1)/2 \rfloor`, before
+the crop, as in the paper's Algorithm 1.
 
 Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version of size
 :math:`d(m-1)+1` (whose autocorrelation is :math:`r_k` zero-stuffed). Groups are exact:
 :math:`A_k` only involves the input channels of its group, so the sum in :math:`r_k`
 runs over those.
 
-How it is computed. :func:`conv_norm` checks its arguments, sets the precision, takes the
-kernels' summed autocorrelation (or the layer's running average of it), asks the
-:class:`ComputationPolicy` in force for a :class:`~convnorm._policy.Plan` (the one place where
-the computation, its transforms and its chunks are chosen; :func:`chosen_computation` says
-which computation; :func:`use_policy` and :func:`computation` set the policy for a block of
-code), computes :math:`\hat v` (:func:`~convnorm.fourier.normalizer_from_autocorrelation`) and
-hands these values to one of three computations of the same output:
+How it is computed. :func:`conv_norm` checks its arguments, sets the precision, asks the
+:class:`ComputationPolicy` in force for a plan (``ComputationPolicy.plan``, the one place where
+the computation, its transforms, its chunks and the autocorrelation's method are chosen;
+:func:`chosen_computation` says which computation; :func:`use_policy` and :func:`computation`
+set the policy for a block of code), takes the kernels' summed autocorrelation (or the layer's
+running average of it), computes :math:`\hat v` from it
+(:func:`~convnorm.fourier.normalizer_from_autocorrelation`) and hands these values to one of
+three computations of the same output:
 
 - ``"pointwise"`` (1x1 kernels): :math:`\hat v_k` is the constant
   :math:`(\sum_i a_{ki}^2 + \varepsilon)^{-1/2}`, folded into the weight of one convolution;
@@ -60,7 +45,7 @@ cached bases by one matrix product each; :func:`clear_caches` frees every cached
 
 Stop-gradient (the argument ``stop_gradient``): by default :math:`\hat v_k` is computed from
 the *detached* weight, so the weight gradient flows through the convolution only (the
-paper's choice). Mixed precision (:mod:`convnorm._precision`), set once per call: under
+paper's choice). Mixed precision (``convnorm._precision``), set once per call: under
 ``torch.autocast`` the whole computation runs in float32 (FFTs of half-precision data lose
 too much) and the result is cast to the autocast dtype, like the output of a convolution
 under autocast; float16 and bfloat16 inputs outside autocast (a ``model.half()``) are
