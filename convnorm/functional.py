@@ -132,6 +132,7 @@ def conv_norm(
     region, out_dtype = fp32_region(input)
     with region:
         input, weight, bias, affine_weight = (as_float(t, out_dtype) for t in (input, weight, bias, affine_weight))
+        # Without a gradient to take, v-hat is a constant either way: the stop-gradient computations apply.
         stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
         plan = current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient)
         autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight,

@@ -29,10 +29,10 @@ Applies, per output channel :math:`k`,
 
 where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
 :math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
-kernel and :math:`b_k` the bias (see :mod:`convnorm.functional` for the exact
-procedure, circular padding and 1x1 kernels). With ``padding_mode='circular'`` the
-normalized operator of channel :math:`k` is :math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a
-tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
+kernel and :math:`b_k` the bias (see :mod:`convnorm.reference` for the exact procedure,
+step by step, and :mod:`convnorm.functional` for how it is computed). With
+``padding_mode='circular'`` the normalized operator of channel :math:`k` is
+:math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
 
 Where things happen:
 
