@@ -39,9 +39,11 @@ __all__ = ["conv_norm_reference"]
 def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride=1,
                         padding=0, dilation=1, groups: int = 1, padding_mode: str = "zeros", eps: float = 1e-5,
                         affine_weight: torch.Tensor | None = None, stop_gradient: bool = True) -> torch.Tensor:
-    """ConvNorm by the five steps of the module docstring. Same arguments, checks, shapes and
-    result as :func:`convnorm.functional.conv_norm` (without a running average); computes in
-    the input's dtype (use float64 for checks), so call it outside ``torch.autocast``."""
+    """ConvNorm by the five steps of the module docstring: ``input`` ``(N, C_in, *n)`` and
+    ``weight`` ``(C_out, C_in / groups, *m)`` (one or two axes) give ``(N, C_out, *out)``, the
+    shape of the convolution with the same arguments. Same arguments, checks and result as
+    :func:`convnorm.functional.conv_norm` (without a running average); computes in the input's
+    dtype (use float64 for checks), so call it outside ``torch.autocast``."""
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
     eps = check_non_negative("eps", eps)
     d = len(geometry.size)
@@ -53,7 +55,8 @@ def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.T
     else:
         y = CONV[d](F.pad(input, [p for p in reversed(geometry.padding) for _ in range(2)], mode="circular"), kernel,
                     groups=geometry.groups)
-    # 2. normalize: v-hat from the spectra of the kernels zero-padded to L
+    # 2. normalize: v-hat from the spectra of the kernels zero-padded to L (|a-hat|^2 as re^2 + im^2,
+    #    whose gradient is defined where a-hat vanishes)
     a_hat = torch.fft.fftn(kernel.detach() if stop_gradient else kernel, s=geometry.length, dim=axes)
     v_hat = ((a_hat.real ** 2 + a_hat.imag ** 2).sum(1) + eps) ** -0.5
     y = torch.fft.ifftn(v_hat * torch.fft.fftn(y, dim=axes), dim=axes).real
