@@ -4,8 +4,9 @@ The layer (``ConvNorm2d``, ``ConvNorm1d``) and its functional form, the one-call
 conversion (``convert``), ``clear_caches`` (frees the cached transform matrices) and the
 spectral analysis of conv layers (``conv_singular_values``, ``analyse_conv_layers``) are
 available at the top level;
-everything else lives in submodules named after what they hold (``convnorm.fourier``,
-``convnorm.circulant``, ``convnorm.data``, ``convnorm.experiments``, ...).
+everything else lives in submodules named after what they hold (``convnorm.reference``, the
+equation in one function; ``convnorm.fourier``, ``convnorm.circulant``, ``convnorm.data``,
+``convnorm.experiments``, ...).
 """
 from __future__ import annotations
 

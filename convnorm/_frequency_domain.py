@@ -11,14 +11,14 @@ per frequency :math:`\omega` of the ``rfftn`` grid of size :math:`L`
 
 .. math::
 
-    Z_{\cdot k}(\omega) = G_k(\omega) \sum_i X_{\cdot i}(\omega)\, A_{ki}(\omega), \qquad
+    Z_{\cdot k}(\omega) = M_k(\omega) \sum_i X_{\cdot i}(\omega)\, A_{ki}(\omega), \qquad
     A_{ki}(\omega) = \sum_j a_{ki}[j]\, e^{2\pi i \langle \omega, j - c\rangle / L}, \qquad
-    G_k = \hat v_k\, \hat\rho_k\, e^{2\pi i \langle\omega, \text{shift}\rangle / L},
+    M_k = \hat v_k\, \hat\rho_k\, e^{2\pi i \langle\omega, \text{shift}\rangle / L},
 
 with :math:`X` the DFT of the input zero-padded to :math:`L` (so the circular correlation is
 the full linear one: the wrapped samples are the zero padding), :math:`c = m - 1` for zero
 padding and :math:`c = p` for circular padding, :math:`\hat v_k` the normalizer, and
-:math:`G_k` the affine kernel's spectrum with the crop offset as a phase. The output is the
+:math:`M_k` the multiplier: the normalizer times the affine kernel's spectrum, with the crop offset as a phase. The output is the
 inverse DFT evaluated on the strided output grid only (dense matrices, so crop and stride
 are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real flops against
 :math:`2 m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
@@ -55,14 +55,14 @@ kernel spectra :math:`A` are built chunk by chunk from the weights by one small 
 product with a cached basis into one buffer (and the chunk's products into another), both
 reused by every chunk, so no tensor of :math:`F C_\text{out} C_\text{in}` complex numbers is
 ever allocated (large fresh allocations page-fault on every step on Linux). The products
-with :math:`G` (and, backward, with :math:`\bar G` and the affine kernel's
-:math:`\partial G`) are taken chunk by chunk too, while the chunk is in cache, into
+with :math:`M` (and, backward, with :math:`\bar M` and the affine kernel's
+:math:`\partial M`) are taken chunk by chunk too, while the chunk is in cache, into
 buffers reused by every chunk as well. The forward pass keeps the input's stacked spectrum at
 the distinct frequencies (about :math:`(L/n)^2` times the input's size) for the backward pass, which then
 transforms nothing but the output gradient. The
 backward pass (hand-written, stop-gradient: :math:`\hat v` is a constant) uses, per
 frequency, :math:`\partial X = \partial U \bar A`, :math:`\partial A = \partial U^\top \bar X`
-with :math:`\partial U = \bar G\, \partial Z`, and :math:`\partial G = \sum_n \partial Z\, \bar U`;
+with :math:`\partial U = \bar M\, \partial Z`, and :math:`\partial M = \sum_n \partial Z\, \bar U`;
 the gradients of the real weights and affine kernels are the real parts of the same bases'
 adjoints.
 """
@@ -75,23 +75,27 @@ import torch
 
 from ._caches import cached
 from ._geometry import LayerGeometry
-from ._policy import ComputationPolicy
 from ._transforms import dense_dft, kernel_basis
 
 
 def frequency_domain_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                                geometry: LayerGeometry, gain: torch.Tensor, affine_weight: torch.Tensor,
-                               shift: tuple[int, int], policy: ComputationPolicy) -> torch.Tensor:
+                               shift: tuple[int, int], dense_input: bool, dense_output: bool,
+                               frequencies_per_chunk: int | None) -> torch.Tensor:
     r"""The layer's output (see the module docstring): ``input`` ``(N, C_in, n_0, n_1)``,
     ``weight`` ``(C_out, C_in, m_0, m_1)``, the normalizer ``gain`` (:math:`\hat v`,
     ``(C_out, L_0, K)``, no gradient), the affine kernel ``affine_weight`` (``(C_out, *taps)``,
-    tap 0 at lag ``shift`` from the output sample), plus ``bias``."""
-    g = geometry
-    conv_shift = tuple(-p for p in g.padding) if g.padding_mode == "circular" else tuple(1 - m for m in g.kernel)
-    pixels = g.size[0] * g.size[1], g.out_size[0] * g.out_size[1]
-    constants = _constants(g.size, g.length, g.stride, g.out_size, g.kernel, conv_shift, tuple(affine_weight.shape[1:]),
-                           shift, input.dtype, input.device, *(p <= policy.dense_2d_max_pixels for p in pixels))
-    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants, policy.chunk_bytes)
+    tap 0 at lag ``shift`` from the output sample), plus ``bias``; the input and the output
+    transformed by one dense 2D map each if ``dense_input``/``dense_output``, and the kernel
+    spectra built ``frequencies_per_chunk`` frequencies at a time (None: all at once)."""
+    if geometry.padding_mode == "circular":
+        conv_shift = tuple(-p for p in geometry.padding)
+    else:
+        conv_shift = tuple(1 - m for m in geometry.kernel)
+    constants = _constants(geometry.size, geometry.length, geometry.stride, geometry.out_size, geometry.kernel,
+                           conv_shift, tuple(affine_weight.shape[1:]), shift, input.dtype, input.device,
+                           dense_input, dense_output)
+    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants, frequencies_per_chunk)
     return z if bias is None else z + bias.reshape(-1, 1, 1)
 
 
@@ -228,14 +232,12 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     return constants
 
 
-def _chunks(frequencies: int, bytes_per_frequency: int, device: torch.device, chunk_bytes: int) -> list[slice]:
-    """``range(frequencies)`` cut, on a CPU, into the fewest consecutive slices holding at
-    most ``chunk_bytes`` of kernel spectra each (at least one frequency), of sizes differing
-    by at most one; on other devices one slice (a GPU has no such cache to stay in, and each
-    chunk is several kernel launches)."""
-    if device.type != "cpu":
+def _chunks(frequencies: int, frequencies_per_chunk: int | None) -> list[slice]:
+    """``range(frequencies)`` cut into the fewest consecutive slices of at most
+    ``frequencies_per_chunk`` each, of sizes differing by at most one (one slice if None)."""
+    if frequencies_per_chunk is None:
         return [slice(0, frequencies)]
-    count = -(-frequencies // max(1, chunk_bytes // bytes_per_frequency))
+    count = -(-frequencies // frequencies_per_chunk)
     bounds = [frequencies * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
@@ -337,9 +339,9 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
 
 
 class FrequencyDomainConvNorm(torch.autograd.Function):
-    r"""``z = sample(F^{-1}[G ⊙ (X A^T)])``, see the module docstring.
+    r"""``z = sample(F^{-1}[M ⊙ (X A^T)])``, see the module docstring.
 
-    ``forward(x, weight, affine_weight, gain, constants, chunk_bytes)`` with ``x``
+    ``forward(x, weight, affine_weight, gain, constants, frequencies_per_chunk)`` with ``x``
     ``(N, C_in, n_0, n_1)``, ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight``
     ``(C_out, *taps)``, ``gain`` :math:`\hat v` ``(C_out, L_0, K)`` (no gradient), the layer
     geometry's :class:`FrequencyDomainConstants` and the chunk size (:func:`_chunks`).
@@ -348,7 +350,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x, weight, affine_weight, gain, constants, chunk_bytes):
+    def forward(ctx, x, weight, affine_weight, gain, constants, frequencies_per_chunk):
         layout = constants.layout
         n, c_in = x.shape[:2]
         c_out = weight.shape[0]
@@ -358,11 +360,11 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
         affine = (affine_weight.reshape(c_out, -1) @ constants.affine_basis).view(c_out, frequencies, 2)
         v = gain.reshape(c_out, -1)[:, constants.distinct_grid, None]                    # v-hat, (C_out, F_d, 1)
-        g = v * affine                                                                    # G, (C_out, F_d, 2)
-        g = g.permute(1, 2, 0).unsqueeze(2).contiguous()                                  # (F_d, 2, 1, C_out)
+        multiplier = v * affine                                                           # M, (C_out, F_d, 2)
+        multiplier = multiplier.permute(1, 2, 0).unsqueeze(2).contiguous()                # (F_d, 2, 1, C_out)
         z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
-        z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = G U
-        chunks = _chunks(frequencies, 2 * c_out * c_in * x.element_size(), x.device, chunk_bytes)
+        z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
+        chunks = _chunks(frequencies, frequencies_per_chunk)
         spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
@@ -370,12 +372,12 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
                          out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
             # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
             r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
-            u_r, u_i, g_r, g_i = u[part, :n], u[part, n:], g[part, 0], g[part, 1]
+            u_r, u_i, m_r, m_i = u[part, :n], u[part, n:], multiplier[part, 0], multiplier[part, 1]
             _into(torch.sub, r[:, :n, :c_out], r[:, n:, c_out:], out=u_r)  # U_r = X_r A_r^T - X_i A_i^T
             _into(torch.add, r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
-            _into(torch.mul, u_r, g_r, out=z[part, :n]).addcmul_(u_i, g_i, value=-1)  # while the chunk is in cache
-            _into(torch.mul, u_i, g_r, out=z[part, n:]).addcmul_(u_r, g_i)
-        ctx.save_for_backward(stacked, u, weight, affine_weight, v, g)
+            _into(torch.mul, u_r, m_r, out=z[part, :n]).addcmul_(u_i, m_i, value=-1)  # while the chunk is in cache
+            _into(torch.mul, u_i, m_r, out=z[part, n:]).addcmul_(u_r, m_i)
+        ctx.save_for_backward(stacked, u, weight, affine_weight, v, multiplier)
         ctx.constants, ctx.chunks = constants, chunks
         ctx.size = tuple(x.shape[2:])
         return _inverse_transform(z_all, constants)
@@ -383,7 +385,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        stacked, u, weight, affine_weight, v, g = ctx.saved_tensors
+        stacked, u, weight, affine_weight, v, multiplier = ctx.saved_tensors
         constants = ctx.constants
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
@@ -397,23 +399,24 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_all[layout.distinct.stop:].zero_()
             grad_stacked = grad_all[layout.distinct]
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
-        grad_g = g.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
+        grad_multiplier = multiplier.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
         chunks = ctx.chunks
         spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
         for part in chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
             w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
-            dz_r, dz_i, g_r, g_i = grad_z[part, :n], grad_z[part, n:], g[part, 0], g[part, 1]
-            if grad_g is not None:  # dG = sum_n dZ conj(U), while the chunk is in cache (w as scratch)
+            dz_r, dz_i, m_r, m_i = grad_z[part, :n], grad_z[part, n:], multiplier[part, 0], multiplier[part, 1]
+            if grad_multiplier is not None:  # dM = sum_n dZ conj(U), while the chunk is in cache (w as scratch)
                 u_r, u_i = u[part, :n], u[part, n:]
-                _into(torch.sum, _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out]), 1, out=grad_g[part, 0])
+                _into(torch.sum, _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out]), 1,
+                      out=grad_multiplier[part, 0])
                 _into(torch.sum, _into(torch.mul, dz_i, u_r, out=w[:, :n, c_out:]).addcmul_(dz_r, u_i, value=-1), 1,
-                      out=grad_g[part, 1])
-            # W = [[dU_r, dU_i], [dU_i, -dU_r]] with dU = conj(G) dZ:
+                      out=grad_multiplier[part, 1])
+            # W = [[dU_r, dU_i], [dU_i, -dU_r]] with dU = conj(M) dZ:
             # [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
-            _into(torch.mul, dz_r, g_r, out=w[:, :n, :c_out]).addcmul_(dz_i, g_i)
-            _into(torch.mul, dz_i, g_r, out=w[:, :n, c_out:]).addcmul_(dz_r, g_i, value=-1)
+            _into(torch.mul, dz_r, m_r, out=w[:, :n, :c_out]).addcmul_(dz_i, m_i)
+            _into(torch.mul, dz_i, m_r, out=w[:, :n, c_out:]).addcmul_(dz_r, m_i, value=-1)
             w[:, n:, :c_out].copy_(w[:, :n, c_out:])
             _into(torch.neg, w[:, :n, :c_out], out=w[:, n:, c_out:])
             a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
@@ -427,8 +430,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
-        if grad_g is not None:  # d rho = Re(conj(basis) v dG)
-            grad_g = grad_g * v.permute(1, 2, 0)
-            grad_affine = grad_g.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
+        if grad_multiplier is not None:  # d rho = Re(conj(basis) v dM)
+            grad_spectrum = grad_multiplier * v.permute(1, 2, 0)
+            grad_affine = grad_spectrum.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None, None, None

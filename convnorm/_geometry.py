@@ -12,7 +12,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from ._validation import int_tuple, is_int
+from ._validation import check_tensor, check_weight, int_tuple, is_int
 
 PADDING_MODES = ("zeros", "circular")
 
@@ -49,7 +49,8 @@ def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: 
     the argument) for anything ConvNorm cannot honour exactly: other padding modes,
     zeros padding larger than ``dilation * (kernel_size - 1)`` (the full output would
     not contain the requested one), circular padding other than half the (odd) effective
-    kernel (the operator would not be a circulant on the input), ``'same'`` with a
+    kernel (the operator would not be a circulant on the input; ``'valid'`` is padding 0,
+    so it is refused with circular padding unless the kernel has one tap), ``'same'`` with a
     stride or an even effective kernel.
     """
     if padding_mode not in PADDING_MODES:
@@ -58,9 +59,9 @@ def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: 
             f"circular padding only), got padding_mode={padding_mode!r}"
         )
     span = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel_size, dilation))
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0,) * len(span)
+    if padding == "valid":
+        padding = (0,) * len(span)
+    elif isinstance(padding, str):
         if padding != "same":
             raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
         if any(s != 1 for s in stride):
@@ -89,27 +90,29 @@ def conv_arguments(d: int, stride, padding, dilation) -> tuple[tuple[int, ...], 
     return int_tuple("stride", stride, d, 1), padding, int_tuple("dilation", dilation, d, 1)
 
 
-def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, dilation, groups,
-                   padding_mode: str) -> LayerGeometry:
-    """Check the shapes and convolution arguments of :func:`convnorm.functional.conv_norm`
+def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, dilation, groups, padding_mode: str,
+                   bias: torch.Tensor | None = None, affine_weight: torch.Tensor | None = None) -> LayerGeometry:
+    """Check the tensors and convolution arguments of :func:`convnorm.functional.conv_norm`
     (``ValueError`` naming the argument) and return the layer's :class:`LayerGeometry`."""
+    check_tensor("input", input)
+    d = check_weight(weight)
     for name, tensor in (("input", input), ("weight", weight)):
-        if not isinstance(tensor, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    d = weight.dim() - 2
-    if d not in (1, 2):
-        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+        if not tensor.is_floating_point():
+            raise ValueError(f"{name} must be a floating-point tensor, got dtype {tensor.dtype}")
     if input.dim() != d + 2:
         layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
         raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
-    if not is_int(groups) or groups < 1 or weight.shape[0] % groups:
-        raise ValueError(f"groups must be a positive int dividing C_out = {weight.shape[0]}, got {groups!r}")
+    c_out = weight.shape[0]
+    if not is_int(groups) or groups < 1 or c_out % groups:
+        raise ValueError(f"groups must be a positive int dividing C_out = {c_out}, got {groups!r}")
     groups = int(groups)
     if input.shape[1] != weight.shape[1] * groups:
         raise ValueError(
             f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
             f"(weight {tuple(weight.shape)}, groups={groups})"
         )
+    if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (c_out,)):
+        raise ValueError(f"bias must have shape ({c_out},) or be None, got {getattr(bias, 'shape', bias)!r}")
     stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
     padding = resolve_padding(tuple(weight.shape[2:]), stride, padding, dilation, padding_mode)
     kernel = tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))
@@ -124,4 +127,20 @@ def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, d
     out_size = tuple((n + 2 * p - m) // s + 1 for n, p, m, s in zip(size, padding, kernel, stride))
     if any(o < 1 for o in out_size):
         raise ValueError(f"input size {size} is too small for kernel {kernel} with padding {padding}")
+    if affine_weight is not None:
+        _check_affine_weight(affine_weight, c_out, kernel, length)
     return LayerGeometry(stride, padding, dilation, groups, padding_mode, kernel, size, length, offset, out_size)
+
+
+def _check_affine_weight(affine_weight, c_out: int, kernel: tuple[int, ...], length: tuple[int, ...]) -> None:
+    """``ValueError`` unless ``affine_weight`` is ``(C_out, *taps)`` with taps that fit the
+    normalization size ``length`` (one tap for a 1x1 kernel)."""
+    if not isinstance(affine_weight, torch.Tensor) or affine_weight.dim() != len(kernel) + 1 \
+            or affine_weight.shape[0] != c_out:
+        raise ValueError(f"affine_weight must have shape (C_out, *taps) with C_out = {c_out}, "
+                         f"got {tuple(getattr(affine_weight, 'shape', ()))}")
+    taps = tuple(affine_weight.shape[1:])
+    if all(m == 1 for m in kernel) and any(t != 1 for t in taps):
+        raise ValueError(f"affine_weight of a 1x1 layer must have one tap per channel, got {tuple(affine_weight.shape)}")
+    if any(t > n for t, n in zip(taps, length)):
+        raise ValueError(f"affine kernel {taps} is larger than the normalization size {length}")

@@ -14,11 +14,12 @@ from ._geometry import CONV, LayerGeometry
 
 
 def pointwise_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
-                        eps: float, affine_weight: torch.Tensor | None, autocorrelation: torch.Tensor) -> torch.Tensor:
-    """The layer's output for a 1x1 ``weight`` with summed autocorrelation ``autocorrelation``
-    ``(C_out, 1[, 1])`` and one-tap ``affine_weight`` (or None)."""
+                        gain: torch.Tensor, affine_weight: torch.Tensor | None) -> torch.Tensor:
+    """The layer's output for a 1x1 ``weight`` ``(C_out, C_in/g, 1[, 1])`` with normalizer
+    ``gain`` (:math:`\\hat v`, one value per channel, ``(C_out, 1[, 1])``) and one-tap
+    ``affine_weight`` (or None)."""
     c_out, d = weight.shape[0], weight.dim() - 2
-    scale = (autocorrelation.reshape(c_out) + eps).rsqrt()
+    scale = gain.reshape(c_out)
     if affine_weight is not None:
         scale = scale * affine_weight.reshape(c_out)
     weight = weight * scale.reshape(c_out, *([1] * (d + 1)))

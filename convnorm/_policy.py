@@ -1,11 +1,13 @@
-"""Which computation :func:`convnorm.functional.conv_norm` uses for a layer: an explicit,
-immutable policy, set for a block of code by a context manager.
+"""How :func:`convnorm.functional.conv_norm` computes a layer: an explicit, immutable policy,
+set for a block of code by a context manager, and the :class:`Plan` it makes for one call.
 
 Three computations give the same layer (see :mod:`convnorm.functional`): ``"pointwise"``
 (1x1 kernels), ``"spatial"`` (the full convolution, then the per-channel filter) and
-``"frequency_domain"`` (one matrix product per frequency). Which is fastest depends on the
-device and the layer's size, so the choice is a :class:`ComputationPolicy`. The policy in
-force is held per thread (a :class:`threading.local`, which ``torch.compile`` traces and
+``"frequency_domain"`` (one matrix product per frequency). Which is fastest, and how each
+transforms and chunks its work, depends on the device and the layer's size, so every such
+choice is a field of a :class:`ComputationPolicy`, and :meth:`ComputationPolicy.plan` is the one
+place that makes them: the computations receive its :class:`Plan` as plain values. The policy
+in force is held per thread (a :class:`threading.local`, which ``torch.compile`` traces and
 guards on): each thread sees its own, :func:`use_policy` sets it for a ``with`` block only
 and restores the previous one on exit, whatever happens, and nothing else can change it.
 """
@@ -16,19 +18,35 @@ import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import torch
 
-FREQUENCY_DOMAIN_MAX_SIZE = 32
-"""Default of :attr:`ComputationPolicy.frequency_domain_max_size`."""
-
-DENSE_DFT_MAX_LENGTH = 50
-"""Default of :attr:`ComputationPolicy.dense_dft_max_length`."""
+from ._geometry import LayerGeometry
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""
 
 _FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+class Plan(NamedTuple):
+    """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
+    :meth:`ComputationPolicy.plan` before anything is computed."""
+
+    computation: str
+    """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
+    autocorrelation_by_convolution: bool
+    """Whether the kernels' summed autocorrelation is a grouped convolution (large kernels)
+    rather than the Gram matrices summed along each lag."""
+    dense_transforms: bool
+    """Spatial: the transforms are dense DFT matrix products (else FFTs)."""
+    dense_input: bool
+    """Frequency domain: the input is transformed by one dense 2D map (else per axis)."""
+    dense_output: bool
+    """Frequency domain: the output likewise."""
+    frequencies_per_chunk: int | None
+    """Frequency domain: how many frequencies' kernel spectra are built at once; None for all."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +68,7 @@ class ComputationPolicy:
     """Device types on which the frequency domain may be used. A CPU only: on a CUDA GPU
     the spatial computation with cuFFT was faster for every layer of a CIFAR ResNet18
     (``bench_layer_per_layer_cuda_batch128.json``)."""
-    frequency_domain_max_size: float = FREQUENCY_DOMAIN_MAX_SIZE
+    frequency_domain_max_size: float = 32
     """Largest input size (per axis) of a stride-1 layer computed in the frequency domain:
     on a CPU every stride-1 layer of a CIFAR ResNet18 was at least as fast there, the 32x32
     ones about as fast (``bench_layer_per_layer.json``); for larger maps the spatial
@@ -59,7 +77,7 @@ class ComputationPolicy:
     """Whether strided layers go to the frequency domain whatever their size: the spatial
     computation needs the full, unstrided convolution, the frequency domain computes the
     strided output only (``bench_layer_per_layer.json``: 0.6-0.7 of the spatial time)."""
-    dense_dft_max_length: int = DENSE_DFT_MAX_LENGTH
+    dense_dft_max_length: int = 50
     """Largest normalization size :math:`L` (per axis, 2D) whose transforms are dense DFT
     matrix products on a CPU rather than FFTs: at these sizes, often with large prime
     factors, the products are faster. The frequency domain needs them."""
@@ -69,7 +87,14 @@ class ComputationPolicy:
     matrix library (``bench_compare_056432f_d3cdc7c.json``)."""
     chunk_bytes: int = 8 * 2**20
     """Bytes of kernel spectra the frequency domain builds at once on a CPU: few enough to
-    stay in the processor's cache while the products read them."""
+    stay in the processor's cache while the products read them. On other devices it builds
+    them all at once (a GPU has no such cache to stay in, and each chunk costs several kernel
+    launches)."""
+    lag_map_max_entries: int = 2**20
+    """Largest lag map (:math:`\\text{taps}^2 \\times \\prod (2k - 1)` entries) by which the
+    kernels' summed autocorrelation is computed from their Gram matrices
+    (:func:`convnorm.fourier.kernel_autocorrelation`); larger kernels take a grouped
+    convolution, whose cost grows more slowly with the kernel size."""
 
     def __post_init__(self) -> None:
         if isinstance(self.frequency_domain_devices, str) or not all(
@@ -77,32 +102,44 @@ class ComputationPolicy:
             raise ValueError("frequency_domain_devices must be a tuple of device types such as ('cpu',), "
                              f"got {self.frequency_domain_devices!r}")
         object.__setattr__(self, "frequency_domain_devices", tuple(self.frequency_domain_devices))
-        for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes"):
+        for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes",
+                     "lag_map_max_entries"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
 
-    def choose(self, input: torch.Tensor, kernel: tuple[int, ...], length: tuple[int, ...], stride: tuple[int, ...],
-               dilation: tuple[int, ...], groups: int, differentiable: bool) -> str:
-        """``"pointwise"``, ``"frequency_domain"`` or ``"spatial"`` for a layer with effective
-        kernel ``kernel`` and normalization size ``length`` on ``input`` (its shape, device and
-        dtype), ``differentiable`` if the gradient flows through :math:`\\hat v`."""
-        if all(k == 1 for k in kernel):
-            return "pointwise"
-        frequency_domain = (
-            input.device.type in self.frequency_domain_devices and input.dim() == 4 and groups == 1
-            and all(d == 1 for d in dilation) and not differentiable and input.dtype in _FLOAT_DTYPES
-            and max(length) <= self.dense_dft_max_length
-            and ((self.frequency_domain_strided and max(stride) > 1)
-                 or max(input.shape[2:]) <= self.frequency_domain_max_size))
-        return "frequency_domain" if frequency_domain else "spatial"
+    def plan(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry,
+             stop_gradient: bool) -> Plan:
+        """The :class:`Plan` for a layer of weight shape ``weight_shape`` and ``geometry`` on
+        ``input`` (its shape, device and dtype: the dtype it is computed in), with the gradient
+        flowing through :math:`\\hat v` unless ``stop_gradient``."""
+        d = len(geometry.size)
+        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in _FLOAT_DTYPES
+        small = max(geometry.length) <= self.dense_dft_max_length
+        if all(k == 1 for k in geometry.kernel):
+            computation = "pointwise"
+        elif (input.device.type in self.frequency_domain_devices and d == 2 and geometry.groups == 1
+              and all(dl == 1 for dl in geometry.dilation) and stop_gradient and float_dtype and small
+              and ((self.frequency_domain_strided and max(geometry.stride) > 1)
+                   or max(geometry.size) <= self.frequency_domain_max_size)):
+            computation = "frequency_domain"
+        else:
+            computation = "spatial"
+        frequency_domain = computation == "frequency_domain"
+        bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
+        return Plan(
+            computation, self.autocorrelation_by_convolution(tuple(weight_shape[2:])),
+            dense_transforms=computation == "spatial" and on_cpu and d == 2 and small and float_dtype,
+            dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
+            dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
+            frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
+            else None)
 
-    def dense_transforms(self, y: torch.Tensor, length: tuple[int, ...]) -> bool:
-        """Whether the spatial computation transforms ``y`` (of normalization size ``length``) by
-        dense DFT matrices: on a CPU, 2D, float32/64, up to ``dense_dft_max_length``; FFTs
-        otherwise (on a GPU, cuFFT's batched transforms beat many tiny batched products)."""
-        return (y.device.type == "cpu" and len(length) == 2 and max(length) <= self.dense_dft_max_length
-                and y.dtype in _FLOAT_DTYPES)
+    def autocorrelation_by_convolution(self, kernel: tuple[int, ...]) -> bool:
+        """Whether :func:`convnorm.fourier.kernel_autocorrelation` computes the summed
+        autocorrelation of kernels of size ``kernel`` by a grouped convolution."""
+        taps = math.prod(kernel)
+        return taps * taps * math.prod([2 * k - 1 for k in kernel]) > self.lag_map_max_entries
 
     def forcing(self, way: str) -> ComputationPolicy:
         """This policy with every layer that can take either computation computed ``way``

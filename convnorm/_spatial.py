@@ -10,7 +10,7 @@ which also carries the crop offset :math:`c` as a phase, so that the crop become
 first samples"; the inverse transform is evaluated on the strided output grid only.
 
 The transforms are dense DFT matrix products on a CPU for small 2D sizes
-(:meth:`~convnorm._policy.ComputationPolicy.dense_transforms`), whose inverse matrices keep
+(:attr:`~convnorm._policy.Plan.dense_transforms`), whose inverse matrices keep
 only the output rows and columns :math:`s t`, so crop and stride cost nothing; otherwise
 ``rfftn``/``irfftn``, with a stride :math:`s` that divides :math:`L` along the first axis
 folded into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s`
@@ -26,30 +26,28 @@ import torch.nn.functional as F
 
 from ._caches import cached
 from ._geometry import CONV, LayerGeometry
-from ._policy import ComputationPolicy
-from ._transforms import DenseDFT, dense_dft, kernel_basis, kernel_spectrum
+from ._transforms import DenseDFT, dense_dft, kernel_basis, shifted_kernel_spectrum
 
 
 def spatial_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
-                      gain: torch.Tensor, affine_weight: torch.Tensor, shift: tuple[int, ...],
-                      policy: ComputationPolicy) -> torch.Tensor:
+                      gain: torch.Tensor, affine_weight: torch.Tensor, shift: tuple[int, ...], dense: bool,
+                      stop_gradient: bool) -> torch.Tensor:
     r"""The layer's output: the full convolution of ``input`` by ``weight``, filtered per
     channel by the normalizer ``gain`` (:math:`\hat v`, ``(C_out, *half spectrum)``) and the
     affine kernel ``affine_weight`` (``(C_out, *taps)``, tap 0 at lag ``shift`` from the output
-    sample), cropped, strided, plus ``bias``."""
-    g = geometry
+    sample), cropped, strided, plus ``bias``; transformed by dense DFT matrices if ``dense``
+    (2D), else by FFTs; the gradient does not flow through ``gain`` if ``stop_gradient``."""
     conv = CONV[weight.dim() - 2]
-    if g.padding_mode == "circular":
-        pad = [p for p in reversed(g.padding) for _ in range(2)]
-        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, g.dilation, g.groups)
+    if geometry.padding_mode == "circular":
+        pad = [p for p in reversed(geometry.padding) for _ in range(2)]
+        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, geometry.dilation, geometry.groups)
     else:
-        y = conv(input, weight, None, 1, tuple(m - 1 for m in g.kernel), g.dilation, g.groups)
-    dense = policy.dense_transforms(y, g.length)
-    if gain.requires_grad:  # no stop-gradient: let autograd differentiate through v-hat too
-        z = _filtered(y, gain * kernel_spectrum(affine_weight, shift, g.length), g, dense)[1]
-    else:
-        z = _SpectralFilter.apply(y, affine_weight, gain, g, shift, dense)
-    return z if bias is None else z + bias.reshape(-1, *([1] * len(g.size)))
+        y = conv(input, weight, None, 1, tuple(m - 1 for m in geometry.kernel), geometry.dilation, geometry.groups)
+    if stop_gradient:
+        z = _SpectralFilter.apply(y, affine_weight, gain, geometry, shift, dense)
+    else:  # autograd differentiates through v-hat too
+        z = _filtered(y, gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length), geometry, dense)[1]
+    return z if bias is None else z + bias.reshape(-1, *([1] * len(geometry.size)))
 
 
 def _dense_rfft2(y: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
@@ -63,12 +61,12 @@ def _dense_irfft2_sample(spectrum: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
     return torch.view_as_real(torch.matmul(dft.idft_rows, spectrum)).flatten(-2) @ dft.irfft_cols
 
 
-def _sample(spectrum: torch.Tensor, g: LayerGeometry) -> torch.Tensor:
+def _sample(spectrum: torch.Tensor, geometry: LayerGeometry) -> torch.Tensor:
     r"""Inverse ``rfftn`` of ``spectrum`` at size :math:`L`, then ``z[s t]`` for ``t < out_size``.
 
     A stride dividing the first axis of a 2D signal is folded into the spectrum: the DFT
     of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased sub-spectra."""
-    length, stride, out_size = g.length, g.stride, g.out_size
+    length, stride, out_size = geometry.length, geometry.stride, geometry.out_size
     d = len(length)
     first = stride[0]
     if d == 2 and first > 1 and length[0] % first == 0:
@@ -79,11 +77,11 @@ def _sample(spectrum: torch.Tensor, g: LayerGeometry) -> torch.Tensor:
     return z[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_size, stride)))]
 
 
-def _embed_spectrum(grad: torch.Tensor, g: LayerGeometry) -> torch.Tensor:
+def _embed_spectrum(grad: torch.Tensor, geometry: LayerGeometry) -> torch.Tensor:
     r"""``rfftn`` of the adjoint of :func:`_sample`'s sampling: ``grad`` placed at positions
     ``s t`` of a zero signal of size :math:`L`. The spectrum of a signal upsampled by
     :math:`s` along an axis is the spectrum at size :math:`L/s` repeated :math:`s` times."""
-    length, stride = g.length, g.stride
+    length, stride = geometry.length, geometry.stride
     d = len(length)
     first = stride[0]
     fold = d == 2 and first > 1 and length[0] % first == 0
@@ -99,17 +97,17 @@ def _embed_spectrum(grad: torch.Tensor, g: LayerGeometry) -> torch.Tensor:
     return spectrum.repeat(*([1] * (spectrum.dim() - 2)), first, 1) if fold else spectrum
 
 
-def _filtered(y: torch.Tensor, multiplier: torch.Tensor, g: LayerGeometry,
+def _filtered(y: torch.Tensor, multiplier: torch.Tensor, geometry: LayerGeometry,
               dense: bool) -> tuple[torch.Tensor, torch.Tensor]:
     r"""``(Y, z)``: the half spectrum :math:`Y` of ``y`` and
     :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices if ``dense``,
     else FFTs. Differentiable by autograd (used as such without stop-gradient)."""
     if dense:
-        dft = dense_dft(g.length, g.stride, g.out_size, y.dtype, y.device)
+        dft = dense_dft(geometry.length, geometry.stride, geometry.out_size, y.dtype, y.device)
         spectrum = _dense_rfft2(y, dft)
         return spectrum, _dense_irfft2_sample(spectrum * multiplier, dft)
-    spectrum = torch.fft.rfftn(y, dim=tuple(range(-len(g.length), 0)))
-    return spectrum, _sample(spectrum * multiplier, g)
+    spectrum = torch.fft.rfftn(y, dim=tuple(range(-len(geometry.length), 0)))
+    return spectrum, _sample(spectrum * multiplier, geometry)
 
 
 class _SpectralFilter(torch.autograd.Function):
@@ -130,7 +128,7 @@ class _SpectralFilter(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, y, affine_weight, gain, geometry, shift, dense):
-        multiplier = gain * kernel_spectrum(affine_weight, shift, geometry.length)
+        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length)
         ctx.geometry, ctx.shift, ctx.dense = geometry, shift, dense
         spectrum, z = _filtered(y, multiplier, geometry, dense)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
@@ -141,10 +139,10 @@ class _SpectralFilter(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         spectrum, gain, multiplier = ctx.saved_tensors
-        g = ctx.geometry
+        geometry = ctx.geometry
         grad_y = grad_affine = None
         if ctx.dense:
-            dft = dense_dft(g.length, g.stride, g.out_size, grad.dtype, grad.device)
+            dft = dense_dft(geometry.length, geometry.stride, geometry.out_size, grad.dtype, grad.device)
             # Adjoint of _dense_irfft2_sample: gradient of the product spectrum M Y.
             grad_product = torch.matmul(dft.idft_rows_h,
                                         torch.view_as_complex((grad @ dft.irfft_cols_t).unflatten(-1, (-1, 2))))
@@ -154,17 +152,17 @@ class _SpectralFilter(torch.autograd.Function):
             if ctx.needs_input_grad[1]:
                 # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
                 weighted = torch.view_as_real(_sum_conj_products(spectrum, grad_product) * gain).flatten(1)
-                basis = kernel_basis(ctx.taps, ctx.shift, g.length, grad.dtype, grad.device)
+                basis = kernel_basis(ctx.taps, ctx.shift, geometry.length, grad.dtype, grad.device)
                 grad_affine = (weighted @ basis.T).reshape(-1, *ctx.taps)
             return grad_y, grad_affine, None, None, None, None
-        dims = tuple(range(-len(g.length), 0))
-        grad_spectrum = _embed_spectrum(grad, g)
+        dims = tuple(range(-len(geometry.length), 0))
+        grad_spectrum = _embed_spectrum(grad, geometry)
         if ctx.needs_input_grad[0]:
-            grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=g.length, dim=dims)
+            grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=geometry.length, dim=dims)
         if ctx.needs_input_grad[1]:
             cross = (grad_spectrum.conj() * spectrum).sum(0) * gain
-            cross = torch.fft.irfftn(cross, s=g.length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
-            grad_affine = cross[(slice(None), *_lag_index(ctx.taps, ctx.shift, g.length, grad.device))]
+            cross = torch.fft.irfftn(cross, s=geometry.length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
+            grad_affine = cross[(slice(None), *_lag_index(ctx.taps, ctx.shift, geometry.length, grad.device))]
         return grad_y, grad_affine, None, None, None, None
 
 

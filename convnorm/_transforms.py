@@ -8,7 +8,6 @@ matrices are the rounded exact ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
@@ -72,46 +71,29 @@ def dense_dft(length: tuple[int, int], stride: tuple[int, int], out_size: tuple[
                     idft_rows.mH.contiguous(), irfft_cols.T.contiguous())
 
 
-def shifted_kernel_spectrum(kernel: torch.Tensor, shift: Sequence[int], size: Sequence[int]) -> torch.Tensor:
-    r"""Half spectrum :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}`.
-
-    This is the multiplier, on the ``rfftn`` grid of size ``size`` (:math:`L`), of the
-    circular cross-correlation :math:`y[t] = \sum_j \rho[j]\, x[t + j + \text{shift}]`.
-    Computed with one small DFT matrix per axis (the kernel has few taps).
-
-    Args:
-        kernel: ``(C, *taps)``, one or two tap dimensions.
-        shift: one int per tap dimension.
-        size: :math:`L`, one int per tap dimension.
-
-    Returns:
-        Complex ``(C, L_1, …, L_d // 2 + 1)``.
-    """
-    d = kernel.dim() - 1
-    result = kernel.to(complex_dtype(kernel.dtype))
-    for axis, (taps, sh, n) in enumerate(zip(kernel.shape[1:], shift, size), start=1):
-        freqs = torch.arange(n // 2 + 1 if axis == d else n, device=kernel.device, dtype=kernel.dtype)
-        lags = torch.arange(taps, device=kernel.device, dtype=kernel.dtype) + sh
-        basis = torch.polar(torch.ones((), dtype=kernel.dtype, device=kernel.device),
-                            2 * math.pi * torch.outer(lags, freqs) / n)
-        result = torch.movedim(torch.tensordot(torch.movedim(result, axis, -1), basis, dims=1), -1, axis)
-    return result
-
-
 @cached(maxsize=128)
 def kernel_basis(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[int, ...],
                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``(Π taps, 2F)`` real: :func:`shifted_kernel_spectrum` of each unit kernel (real and
-    imaginary parts interleaved), so that ``kernel @ basis`` is the spectrum of ``kernel``."""
-    units = torch.eye(math.prod(taps), dtype=torch.float64).reshape(-1, *taps)
-    spectra = torch.view_as_real(shifted_kernel_spectrum(units, shift, length))
-    return spectra.reshape(math.prod(taps), -1).to(dtype=dtype, device=device)
+    r"""``(Π taps, 2F)`` real: row :math:`j` is :math:`e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}`
+    over the ``rfftn`` grid of size ``length`` (:math:`L`, ``F`` frequencies), real and imaginary
+    parts interleaved, so that ``kernel @ basis`` is the half spectrum
+    :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}` of a kernel
+    :math:`\rho` of ``taps``: the multiplier of the circular cross-correlation
+    :math:`y[t] = \sum_j \rho[j]\, x[t + j + \text{shift}]`."""
+    d = len(taps)
+    angles = []
+    for axis, (t, sh, n) in enumerate(zip(taps, shift, length)):
+        frequencies = torch.arange(n // 2 + 1 if axis == d - 1 else n)
+        angles.append(_angle(torch.arange(t) + sh, frequencies, n))
+    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
+    basis = torch.stack([angle.cos(), angle.sin()], -1)
+    return basis.reshape(math.prod(taps), -1).to(dtype=dtype, device=device)
 
 
-def kernel_spectrum(kernel: torch.Tensor, shift: tuple[int, ...], length: tuple[int, ...]) -> torch.Tensor:
-    """:func:`shifted_kernel_spectrum` of ``kernel`` ``(C, *taps)`` by one product with the
-    cached :func:`kernel_basis` (few operations per call, which matters on a GPU where each
-    is a kernel launch)."""
+def shifted_kernel_spectrum(kernel: torch.Tensor, shift: tuple[int, ...], length: tuple[int, ...]) -> torch.Tensor:
+    """Complex ``(C, L_0, …, L_{d-1} // 2 + 1)``: the half spectrum of each kernel of ``kernel``
+    ``(C, *taps)`` as :func:`kernel_basis` defines it, by one product with the cached basis (few
+    operations per call, which matters on a GPU where each is a kernel launch)."""
     c, *taps = kernel.shape
     basis = kernel_basis(tuple(taps), tuple(shift), tuple(length), kernel.dtype, kernel.device)
     half = (*length[:-1], length[-1] // 2 + 1)

@@ -13,17 +13,21 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import torch
 
-ArrayLike = np.ndarray | torch.Tensor
+ArrayLike = np.ndarray | Sequence[float]
+"""What the NumPy teaching functions accept: anything ``numpy.asarray`` makes a real array of."""
+
+WEIGHT_LAYOUTS = {1: "(C_out, C_in, k)", 2: "(C_out, C_in, k_h, k_w)"}
+"""The layout of a conv weight with one or two kernel dimensions, as error messages state it."""
 
 
-def check_finite(name: str, value: ArrayLike) -> None:
+def check_finite(name: str, value: np.ndarray | torch.Tensor) -> None:
     """Raise ``ValueError`` if ``value`` contains NaN or infinity."""
     finite = torch.isfinite(value).all() if isinstance(value, torch.Tensor) else np.isfinite(value).all()
     if not bool(finite):
         raise ValueError(f"{name} contains non-finite values (NaN or inf)")
 
 
-def check_ndim(name: str, value: ArrayLike, ndim: int | Sequence[int], meaning: str) -> None:
+def check_ndim(name: str, value: np.ndarray | torch.Tensor, ndim: int | Sequence[int], meaning: str) -> None:
     """Raise ``ValueError`` unless ``value.ndim`` is ``ndim`` (or one of them).
 
     ``meaning`` describes the expected layout, e.g. ``"(C_out, C_in, k)"``.
@@ -33,6 +37,44 @@ def check_ndim(name: str, value: ArrayLike, ndim: int | Sequence[int], meaning: 
         raise ValueError(f"{name} must have shape {meaning}, got {tuple(value.shape)}")
 
 
+def check_tensor(name: str, value) -> None:
+    """Raise ``ValueError`` unless ``value`` is a ``torch.Tensor``."""
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+
+
+def check_weight(weight, kernel_dims: Sequence[int] = (1, 2)) -> int:
+    """The number of kernel dimensions of a conv ``weight`` ``(C_out, C_in, *kernel)``, one of
+    ``kernel_dims``; ``ValueError`` stating the expected layout otherwise."""
+    check_tensor("weight", weight)
+    d = weight.dim() - 2
+    if d not in kernel_dims:
+        layouts = " or ".join(WEIGHT_LAYOUTS[k] for k in kernel_dims)
+        raise ValueError(f"weight must have shape {layouts}, got {tuple(weight.shape)}")
+    return d
+
+
+def as_real_array(name: str, value: ArrayLike, ndim: int | Sequence[int], meaning: str) -> np.ndarray:
+    """``value`` as a non-empty, finite float64 array with ``ndim`` dimensions, else ``ValueError``."""
+    array = np.asarray(value)
+    if np.iscomplexobj(array):
+        raise ValueError(f"{name} must be real, got dtype {array.dtype}")
+    try:
+        array = array.astype(np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric, got dtype {array.dtype}") from error
+    check_ndim(name, array, ndim, meaning)
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+    check_finite(name, array)
+    return array
+
+
+def is_int(value) -> bool:
+    """An integer that is not a bool: a Python or NumPy integer (as ``nn.Conv2d`` accepts)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_positive_int(name: str, value: int) -> int:
     """Return ``value`` if it is a positive integer, else raise ``ValueError``."""
     if not is_int(value) or value < 1:
@@ -40,9 +82,23 @@ def check_positive_int(name: str, value: int) -> int:
     return int(value)
 
 
-def is_int(value) -> bool:
-    """An integer that is not a bool: a Python or NumPy integer (as ``nn.Conv2d`` accepts)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+def check_non_negative_int(name: str, value: int) -> int:
+    """Return ``value`` if it is an integer ``>= 0``, else raise ``ValueError``."""
+    if not is_int(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value, choices: Sequence) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def check_divisible(name: str, value: int, divisor_name: str, divisor: int) -> None:
+    """Raise ``ValueError`` unless ``divisor`` divides ``value``."""
+    if value % divisor:
+        raise ValueError(f"{name} must be divisible by {divisor_name}, got {value} and {divisor_name}={divisor}")
 
 
 def int_tuple(name: str, value: int | Iterable[int], ndim: int, minimum: int = 1) -> tuple[int, ...]:
@@ -66,6 +122,13 @@ def check_non_negative(name: str, value: float) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
             or value < 0:
         raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+    return float(value)
+
+
+def check_positive(name: str, value: float) -> float:
+    """``value`` as a float if it is a finite real number ``> 0``, else ``ValueError``."""
+    if check_non_negative(name, value) == 0:
+        raise ValueError(f"{name} must be a finite positive number, got {value!r}")
     return float(value)
 
 

@@ -1,83 +1,51 @@
-r"""The paper's Algorithm 1 (ConvNorm of a circular 2D conv layer), step by step.
+r"""The paper's Algorithm 1: ConvNorm of the outputs of a circular 2D conv layer.
 
-A teaching reference, written twice: with numpy, one output channel at a time exactly
-as the pseudocode reads, and with torch, all channels at once. The package's layer
-(:class:`convnorm.layers.ConvNorm2d`) computes the same map by a faster route.
-
-Input: the conv outputs :math:`z \in \mathbb{R}^{B \times C_O \times H \times W}`, the
-kernels :math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times k_2}` and optionally the
-affine kernels :math:`r \in \mathbb{R}^{C_O \times t_1 \times t_2}`. For every output
-channel :math:`k`, with 2D DFTs of size :math:`H \times W`:
+Where it differs from the appendix procedure (:func:`convnorm.reference.conv_norm_reference`,
+which starts from the layer's input): it takes the conv outputs
+:math:`z \in \mathbb{R}^{B \times C_O \times H \times W}` as given and normalizes them at
+*their* size, and its affine transform is a circular *convolution* with a kernel :math:`r_k`
+placed at the corner, where the layer applies a centred cross-correlation :math:`\rho_k`
+(:func:`centred_affine_as_convolution` turns one into the other). For every output channel
+:math:`k`, with 2D DFTs of size :math:`H \times W`:
 
 .. math::
 
-    \hat z_k = \mathcal{F} z_k, \quad
-    \hat a_{ki} = \mathcal{F} a_{ki} \ (\text{stop-gradient}), \quad
-    \hat v_k = \Bigl(\sum_i |\hat a_{ki}|^2 + \varepsilon\Bigr)^{-1/2}, \quad
-    \tilde z_k = \mathcal{F}^{-1}(\hat z_k \odot \hat v_k), \quad
-    \bar z_k = r_k * \tilde z_k ,
+    \hat v_k = \Bigl(\sum_i |\mathcal F a_{ki}|^2 + \varepsilon\Bigr)^{-1/2} \ (\text{stop-gradient}), \quad
+    \tilde z_k = \mathcal{F}^{-1}(\hat v_k \odot \mathcal F z_k), \quad
+    \bar z_k = r_k * \tilde z_k .
 
-where :math:`*` is circular convolution at size :math:`H \times W` (:math:`r_k`
-zero-padded at the top-left corner). The paper's pseudocode has :math:`\varepsilon = 0`.
+The paper's pseudocode has :math:`\varepsilon = 0`.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-from ._validation import check_finite
+from ._validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
+from .fourier import normalizer_spectrum
 
-__all__ = ["algorithm1_numpy", "algorithm1_torch", "centred_affine_as_convolution"]
-
-
-def _check(z_shape: tuple[int, ...], a_shape: tuple[int, ...], r_shape: tuple[int, ...] | None, eps: float) -> None:
-    if len(z_shape) != 4:
-        raise ValueError(f"z_out must have shape (B, C_O, H, W), got {z_shape}")
-    if len(a_shape) != 4:
-        raise ValueError(f"weight must have shape (C_O, C_I, k_1, k_2), got {a_shape}")
-    if z_shape[1] != a_shape[0]:
-        raise ValueError(f"z_out has {z_shape[1]} channels but weight has C_O = {a_shape[0]}")
-    if any(k > n for k, n in zip(a_shape[2:], z_shape[2:])):
-        raise ValueError(f"kernel size {a_shape[2:]} is larger than the output size {z_shape[2:]}")
-    if r_shape is not None and (len(r_shape) != 3 or r_shape[0] != a_shape[0]
-                                or any(t > n for t, n in zip(r_shape[1:], z_shape[2:]))):
-        raise ValueError(f"affine must have shape (C_O, t_1, t_2) with C_O = {a_shape[0]} and taps "
-                         f"no larger than {z_shape[2:]}, got {r_shape}")
-    if not eps >= 0:
-        raise ValueError(f"eps must be non-negative, got {eps}")
+__all__ = ["algorithm1", "centred_affine_as_convolution"]
 
 
-def algorithm1_numpy(z_out: np.ndarray, weight: np.ndarray, affine: np.ndarray | None = None,
-                     eps: float = 0.0) -> np.ndarray:
-    """Algorithm 1 with ``numpy.fft``, one output channel per loop iteration (float64)."""
-    z_out, weight = np.asarray(z_out, dtype=np.float64), np.asarray(weight, dtype=np.float64)
-    r = None if affine is None else np.asarray(affine, dtype=np.float64)
-    _check(z_out.shape, weight.shape, None if r is None else r.shape, eps)
-    check_finite("z_out", z_out)
-    check_finite("weight", weight)
-    size = z_out.shape[2:]
-    result = np.empty_like(z_out)
-    for k in range(weight.shape[0]):
-        z_hat = np.fft.fft2(z_out[:, k])                       # FFT of the conv output
-        a_hat = np.fft.fft2(weight[k], s=size)                 # FFT of the C_I kernels
-        v_hat = (np.sum(np.abs(a_hat) ** 2, axis=0) + eps) ** -0.5
-        z_tilde = np.fft.ifft2(z_hat * v_hat).real             # circular convolution with v_k
-        if r is not None:
-            z_tilde = np.fft.ifft2(np.fft.fft2(r[k], s=size) * np.fft.fft2(z_tilde)).real
-        result[:, k] = z_tilde
-    return result
-
-
-def algorithm1_torch(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
-                     eps: float = 0.0) -> torch.Tensor:
-    """Algorithm 1 with ``torch.fft``, all channels at once; differentiable, with
-    :math:`\\hat a` detached (stop-gradient) as in the paper."""
-    _check(tuple(z_out.shape), tuple(weight.shape), None if affine is None else tuple(affine.shape), eps)
-    check_finite("weight", weight)
+def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
+               eps: float = 0.0) -> torch.Tensor:
+    """Algorithm 1 on the conv outputs ``z_out`` ``(B, C_O, H, W)`` of ``weight``
+    ``(C_O, C_I, k_1, k_2)``, with the affine kernels ``affine`` ``(C_O, t_1, t_2)`` (or None);
+    returns ``(B, C_O, H, W)``. Differentiable in ``z_out`` and ``affine``; :math:`\\hat v` is a
+    constant (from ``weight.detach()``)."""
+    check_ndim("z_out", z_out, 4, "(B, C_O, H, W)")
+    check_weight(weight, (2,))
+    if z_out.shape[1] != weight.shape[0]:
+        raise ValueError(f"z_out has {z_out.shape[1]} channels but weight has C_O = {weight.shape[0]}")
     size = tuple(z_out.shape[2:])
-    a_hat = torch.fft.fft2(weight.detach(), s=size)            # (C_O, C_I, H, W)
-    v_hat = (a_hat.abs().square().sum(1) + eps).rsqrt()        # (C_O, H, W)
-    spectrum = torch.fft.fft2(z_out) * v_hat
+    check_kernel_fits(weight.shape[2:], size, "output")
+    if affine is not None and (affine.dim() != 3 or affine.shape[0] != weight.shape[0]):
+        raise ValueError(f"affine must have shape (C_O, t_1, t_2) with C_O = {weight.shape[0]}, "
+                         f"got {tuple(affine.shape)}")
+    if affine is not None:
+        check_kernel_fits(affine.shape[1:], size, "output")
+    eps = check_non_negative("eps", eps)
+    check_finite("weight", weight)
+    spectrum = torch.fft.fft2(z_out) * normalizer_spectrum(weight.detach(), size, eps, onesided=False)
     if affine is not None:
         spectrum = spectrum * torch.fft.fft2(affine, s=size)
     return torch.fft.ifft2(spectrum).real
@@ -104,3 +72,19 @@ def centred_affine_as_convolution(rho: torch.Tensor, size: tuple[int, int]) -> t
     r = rho.new_zeros(rho.shape[0], *size)
     r[:, rows[0][:, None], rows[1][None, :]] = rho
     return r
+
+
+def algorithm1_torch(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
+                     eps: float = 0.0) -> torch.Tensor:
+    """:func:`algorithm1`: kept importable while the book's chapters 4-6 call it by this name;
+    remove it once they call :func:`algorithm1`."""
+    return algorithm1(z_out, weight, affine, eps)
+
+
+def algorithm1_numpy(z_out, weight, affine=None, eps: float = 0.0):
+    """:func:`algorithm1` on NumPy arrays (float64), returning one: kept importable while the
+    book's chapter 5 calls it; remove it once it compares :func:`algorithm1` with
+    :func:`convnorm.reference.conv_norm_reference` instead."""
+    z_out, weight = (torch.as_tensor(a, dtype=torch.float64) for a in (z_out, weight))
+    affine = None if affine is None else torch.as_tensor(affine, dtype=torch.float64)
+    return algorithm1(z_out, weight, affine, eps).numpy()

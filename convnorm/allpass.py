@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import check_kernel_fits, check_positive_int
-from .circulant import ArrayLike, as_real_array, circulant, circular_convolve, inverse_sqrt_psd, zero_pad
+from ._validation import (ArrayLike, as_real_array, check_kernel_fits, check_non_negative, check_positive,
+                          check_positive_int)
+from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
 from .fourier import normalizer_spectrum
 
 
@@ -52,8 +53,7 @@ def normalizer_filter(kernels: ArrayLike, n: int, eps: float = 0.0) -> np.ndarra
     array = as_real_array("kernels", kernels, (1, 2), "(k,) or (C_I, k)")
     n = check_positive_int("n", n)
     check_kernel_fits(array.shape[-1:], (n,))
-    if not np.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps must be a finite non-negative number, got {eps}")
+    eps = check_non_negative("eps", eps)
     weight = torch.from_numpy(array.reshape(1, -1, array.shape[-1]))
     v_hat = normalizer_spectrum(weight, n, eps=eps, onesided=False)[0].numpy()
     if eps == 0 and not v_hat.max() * np.sqrt(np.finfo(np.float64).eps) < v_hat.min():
@@ -98,7 +98,6 @@ def sample_normalizer_filter(outputs: ArrayLike, variance: float = 1.0, eps: flo
         ``(n,)`` float64 array.
     """
     z = as_real_array("outputs", outputs, 2, "(m, n)")
-    if not np.isfinite(variance) or variance <= 0:
-        raise ValueError(f"variance must be a finite positive number, got {variance}")
+    variance = check_positive("variance", variance)
     m, n = z.shape
     return normalizer_filter(z * np.sqrt(1.0 / (n * variance * m)), n, eps)

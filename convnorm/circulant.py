@@ -15,29 +15,9 @@ A kernel shorter than the signal is zero-padded at the end to length :math:`n` f
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from ._validation import check_finite, check_kernel_fits, check_ndim, check_positive_int
-
-ArrayLike = np.ndarray | Sequence[float]
-
-
-def as_real_array(name: str, value: ArrayLike, ndim: int, meaning: str) -> np.ndarray:
-    """``value`` as a non-empty, finite float64 array with ``ndim`` dimensions, else ``ValueError``."""
-    array = np.asarray(value)
-    if np.iscomplexobj(array):
-        raise ValueError(f"{name} must be real, got dtype {array.dtype}")
-    try:
-        array = array.astype(np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric, got dtype {array.dtype}") from error
-    check_ndim(name, array, ndim, meaning)
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
-    check_finite(name, array)
-    return array
+from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_non_negative, check_positive_int
 
 
 def zero_pad(a: ArrayLike, n: int) -> np.ndarray:
@@ -136,8 +116,7 @@ def inverse_sqrt_psd(matrix: ArrayLike, eps: float = 0.0) -> np.ndarray:
         raise ValueError(f"matrix must be square, got shape {m.shape}")
     if not np.allclose(m, m.T, rtol=1e-10, atol=1e-12 * max(np.abs(m).max(), 1e-300)):
         raise ValueError("matrix must be symmetric")
-    if not np.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps must be a finite non-negative number, got {eps}")
+    eps = check_non_negative("eps", eps)
     eigenvalues, vectors = np.linalg.eigh(m)
     shifted = eigenvalues + eps
     if shifted.min() <= np.finfo(np.float64).eps * max(abs(shifted).max(), np.finfo(np.float64).tiny):

@@ -34,8 +34,11 @@ def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | Co
 
     ``kwargs`` (``affine``, ``eps``, ``ramp_steps``, ``ramp_floor``, ``stop_gradient``)
     go to the new layer. The copy is on ``conv``'s device and dtype and in its
-    train/eval mode; its running average starts empty (``num_steps_tracked == 0``), so
-    until the first training step eval mode normalizes with the copied weight.
+    train/eval mode, and as trainable as ``conv``: its weight and bias require gradients as
+    ``conv``'s do, and a frozen weight freezes the new affine kernel too (at its identity
+    start), so a frozen convolution stays frozen. Its running average starts empty
+    (``num_steps_tracked == 0``), so until the first training step eval mode normalizes with
+    the copied weight.
     """
     cls = _TARGETS[type(conv)] if type(conv) in _TARGETS else None
     if cls is None:
@@ -48,6 +51,11 @@ def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | Co
         layer.weight.copy_(conv.weight)
         if conv.bias is not None:
             layer.bias.copy_(conv.bias)
+    layer.weight.requires_grad_(conv.weight.requires_grad)
+    if conv.bias is not None:
+        layer.bias.requires_grad_(conv.bias.requires_grad)
+    if layer.affine_weight is not None:
+        layer.affine_weight.requires_grad_(conv.weight.requires_grad)
     return layer.train(conv.training)
 
 

@@ -20,6 +20,8 @@ Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from 
 :math:`(2k_1 - 1) \times \dots` taps: :math:`s_k = \mathcal{F}_n(r_k)` once the lags of
 :math:`r_k` are wrapped circularly onto size :math:`n`; since :math:`r_k` is symmetric this is
 one product with a (cached) cosine matrix for all output channels.
+:func:`normalizer_from_autocorrelation` is the one function that computes :math:`\hat v`:
+the layer, its functional form and the spectral analysis all take it from there.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ import torch
 
 from ._caches import cached
 from ._geometry import CONV
-from ._validation import as_size, check_finite, check_non_negative
+from ._policy import current_policy
+from ._validation import as_size, check_finite, check_non_negative, check_weight
 
 
 def complex_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -39,37 +42,29 @@ def complex_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.complex128 if dtype == torch.float64 else torch.complex64
 
 
-
-def _kernel_dims(weight: torch.Tensor) -> int:
-    if not isinstance(weight, torch.Tensor):
-        raise ValueError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
-    if weight.dim() not in (3, 4):
-        raise ValueError(
-            "weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), "
-            f"got {tuple(weight.shape)}"
-        )
-    return weight.dim() - 2
-
-
-def kernel_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
+def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = None) -> torch.Tensor:
     r"""Summed autocorrelation :math:`r_k[\tau] = \sum_i \sum_t a_{ki}[t]\, a_{ki}[t + \tau]`.
 
     Computed from the per-channel Gram matrices :math:`G_k[s, t] = \sum_i a_{ki}[s]\, a_{ki}[t]`
-    (one small batched matmul) by summing each :math:`G_k` along its lag :math:`\tau = t - s`;
-    large kernels use a grouped convolution instead.
+    (one small batched matmul) by summing each :math:`G_k` along its lag :math:`\tau = t - s`,
+    or, for large kernels, by a grouped convolution of the kernels with themselves.
 
     Args:
         weight: ``(C_out, C_in, *kernel)`` with one or two kernel dimensions.
+        by_convolution: take the grouped convolution; None: as the policy in force says (its
+            ``lag_map_max_entries``, see :class:`~convnorm.functional.ComputationPolicy`).
 
     Returns:
         ``(C_out, *(2 * kernel - 1))``; lag :math:`\tau` is stored at index
         :math:`\tau + k - 1`, so the zero lag sits in the middle.
     """
-    d = _kernel_dims(weight)
+    d = check_weight(weight)
     c_out, c_in, *kernel = weight.shape
     taps = math.prod(kernel)
     lags = [2 * k - 1 for k in kernel]
-    if taps * taps * math.prod(lags) > 2**20:  # the lag map would be large: grouped convolution
+    if by_convolution is None:
+        by_convolution = current_policy().autocorrelation_by_convolution(tuple(kernel))
+    if by_convolution:
         signal = weight.reshape(1, c_out * c_in, *kernel)
         # Group k correlates the C_in kernels of output channel k with themselves, summed over i.
         return CONV[d](signal, weight, padding=[k - 1 for k in kernel], groups=c_out)[0]
@@ -165,20 +160,38 @@ def kernel_power_spectrum(
     Returns:
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
     """
-    d = _kernel_dims(weight)
-    as_size("size", size, d)
-    check_finite("weight", weight)
-    real = weight if weight.is_floating_point() else weight.double()
-    return autocorrelation_power_spectrum(kernel_autocorrelation(real), size, onesided)
+    return autocorrelation_power_spectrum(_checked_weight_autocorrelation(weight, size), size, onesided)
 
 
 def normalizer_spectrum(
     weight: torch.Tensor, size: int | Sequence[int], eps: float = 0.0, onesided: bool = True
 ) -> torch.Tensor:
-    r"""The ConvNorm normalizer :math:`\hat v_k(\omega) = (s_k(\omega) + \varepsilon)^{-1/2}`.
+    r"""The ConvNorm normalizer :math:`\hat v_k(\omega) = (s_k(\omega) + \varepsilon)^{-1/2}` of ``weight``
+    (``(C_out, C_in, *kernel)``) at signal size ``size``, shaped as :func:`kernel_power_spectrum`.
 
     With ``eps = 0`` a frequency where every kernel of a channel vanishes gives
     ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
     """
     eps = check_non_negative("eps", eps)
-    return (kernel_power_spectrum(weight, size, onesided) + eps).rsqrt()
+    return normalizer_from_autocorrelation(_checked_weight_autocorrelation(weight, size), size, eps, onesided)
+
+
+def _checked_weight_autocorrelation(weight: torch.Tensor, size: int | Sequence[int]) -> torch.Tensor:
+    """:func:`kernel_autocorrelation` of ``weight`` (integer weights in float64) once ``weight``
+    and ``size`` are checked."""
+    as_size("size", size, check_weight(weight))
+    check_finite("weight", weight)
+    return kernel_autocorrelation(weight if weight.is_floating_point() else weight.double())
+
+
+def normalizer_from_autocorrelation(
+    autocorrelation: torch.Tensor, size: int | Sequence[int], eps: float = 0.0, onesided: bool = True,
+    dilation: int | Sequence[int] = 1,
+) -> torch.Tensor:
+    r""":math:`\hat v_k = (\mathcal F_n r_k + \varepsilon)^{-1/2}`: the normalizer from a summed
+    autocorrelation (:func:`kernel_autocorrelation`, or a running average of it), at signal size
+    ``size``, for the kernels dilated by ``dilation``; arguments and shape as
+    :func:`autocorrelation_power_spectrum`. Where the layer, its functional form and the spectral
+    analysis all compute :math:`\hat v`."""
+    eps = check_non_negative("eps", eps)
+    return (autocorrelation_power_spectrum(autocorrelation, size, onesided, dilation) + eps).rsqrt()

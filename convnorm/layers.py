@@ -3,20 +3,19 @@ that normalize every output channel spectrally (Liu et al. 2021).
 
 The math lives in :func:`convnorm.functional.conv_norm`; this module keeps the
 bookkeeping: the parameters (``weight``, ``bias``, ``affine_weight``), the running
-average and its step count (buffers), and the train/eval switch.
+average and its step count (buffers), the averaging factor's ramp, and the train/eval
+switch. A forward is one call of :func:`~convnorm.functional.conv_norm` with all of them,
+as ``nn.BatchNorm2d``'s is one call of ``torch.nn.functional.batch_norm``.
 """
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 import torch.nn as nn
 
 from ._geometry import conv_arguments, resolve_padding
-from ._precision import fp32_region
-from ._validation import check_non_negative, check_positive_int, int_tuple
-from .fourier import kernel_autocorrelation
+from ._validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
 from .functional import conv_norm
 
 _DOC = r"""{title}
@@ -30,10 +29,10 @@ Applies, per output channel :math:`k`,
 
 where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
 :math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
-kernel and :math:`b_k` the bias (see :mod:`convnorm.functional` for the exact
-procedure, circular padding and 1x1 kernels). With ``padding_mode='circular'`` the
-normalized operator of channel :math:`k` is :math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a
-tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
+kernel and :math:`b_k` the bias (see :mod:`convnorm.reference` for the exact procedure,
+step by step, and :mod:`convnorm.functional` for how it is computed). With
+``padding_mode='circular'`` the normalized operator of channel :math:`k` is
+:math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
 
 Where things happen:
 
@@ -124,8 +123,6 @@ Example::
 
 
 class _ConvNormNd(nn.Module):
-    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "eps", "ramp_steps",
-                     "ramp_floor", "stop_gradient", "in_channels", "out_channels", "kernel_size"]
     _ndim = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
@@ -136,21 +133,18 @@ class _ConvNormNd(nn.Module):
         in_channels = check_positive_int("in_channels", in_channels)
         out_channels = check_positive_int("out_channels", out_channels)
         groups = check_positive_int("groups", groups)
-        if in_channels % groups:
-            raise ValueError(f"in_channels must be divisible by groups, got {in_channels} and groups={groups}")
-        if out_channels % groups:
-            raise ValueError(f"out_channels must be divisible by groups, got {out_channels} and groups={groups}")
+        check_divisible("in_channels", in_channels, "groups", groups)
+        check_divisible("out_channels", out_channels, "groups", groups)
         kernel_size = int_tuple("kernel_size", kernel_size, d, 1)
         stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
-        resolve_padding(kernel_size, stride, padding, dilation, padding_mode)
+        padding = resolve_padding(kernel_size, stride, padding, dilation, padding_mode)  # 'same', 'valid': ints
         eps = check_non_negative("eps", eps)
         ramp_steps = check_positive_int("ramp_steps", ramp_steps)
-        if isinstance(ramp_floor, bool) or not isinstance(ramp_floor, numbers.Real) or not 0 <= ramp_floor <= 1:
-            raise ValueError(f"ramp_floor must be in [0, 1], got {ramp_floor!r}")
+        ramp_floor = check_fraction("ramp_floor", ramp_floor)
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode, self.eps = padding_mode, eps
-        self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, float(ramp_floor), bool(stop_gradient)
+        self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, ramp_floor, bool(stop_gradient)
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels // groups, *kernel_size, **factory))
         self.register_parameter("bias", nn.Parameter(torch.empty(out_channels, **factory)) if bias else None)
@@ -189,35 +183,11 @@ class _ConvNormNd(nn.Module):
         t = torch.as_tensor(step, dtype=torch.float64).clamp(max=self.ramp_steps)
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 
-    @torch.no_grad()
-    def _update_running(self, autocorrelation: torch.Tensor) -> None:
-        running = self.running_autocorrelation
-        f = self.ramp_factor(self.num_steps_tracked).to(running.dtype)
-        finite = torch.isfinite(autocorrelation).all()
-        updated = torch.lerp(running, autocorrelation.to(running.dtype), f)
-        running.copy_(torch.where(finite, updated, running))  # in place: DataParallel keeps it
-        self.num_steps_tracked.add_(finite.to(torch.long))
-
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        region, out_dtype = fp32_region(input)
-        with region:  # r in float32 under autocast or in half precision, like the FFTs
-            weight = self.weight if out_dtype is None else self.weight.float()
-            current = kernel_autocorrelation(weight.detach() if self.stop_gradient else weight)
-        if self.training:
-            self._update_running(current.detach())
-            autocorrelation = current
-        else:
-            autocorrelation = self.evaluation_autocorrelation(current.detach())
+        factor = self.ramp_factor(self.num_steps_tracked) if self.training else None
         return conv_norm(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
-                         self.padding_mode, self.eps, self.affine_weight, autocorrelation)
-
-    def evaluation_autocorrelation(self, current: torch.Tensor) -> torch.Tensor:
-        """The autocorrelation the layer normalizes with in evaluation mode: the running
-        average once a training step has updated it, else ``current`` (the weights' own,
-        in ``current``'s dtype). ``torch.where``, not a Python branch, so a captured CUDA
-        graph keeps the choice."""
-        started = self.num_steps_tracked > 0
-        return torch.where(started, self.running_autocorrelation.to(current.dtype), current)
+                         self.padding_mode, self.eps, self.affine_weight, self.stop_gradient,
+                         self.running_autocorrelation, self.num_steps_tracked, self.training, factor)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

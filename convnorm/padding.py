@@ -10,15 +10,8 @@ Signals and kernels are indexed from 0; :math:`x \in \mathbb{R}^n`, :math:`a \in
   :math:`(a \star_p x)[t] = (\operatorname{flip}(a) \circledast x)[t + m - 1 - p]`.
 * Linear convolution is circular convolution after zero padding both to :math:`n + m - 1`.
 
-The four-step ConvNorm procedure for a zero-padded, strided layer (the paper's
-appendix B), implemented plainly by :func:`convnorm_four_step`:
-
-1. zero-pad the input by :math:`m - 1` on each side;
-2. cross-correlate: the *full* output, of length :math:`L = n + m - 1`;
-3. normalize every output channel circularly at length :math:`L` with
-   :math:`\hat v_k = (s_k + \varepsilon)^{-1/2}` (:mod:`convnorm.fourier`);
-4. crop :math:`m - 1 - p` samples at each end (:math:`(m-1)/2` for "same" padding),
-   then keep every :math:`s`-th sample (stride).
+These are the pieces of the ConvNorm procedure for a zero-padded, strided layer (the paper's
+appendix B), which :func:`convnorm.reference.conv_norm_reference` puts together.
 """
 from __future__ import annotations
 
@@ -26,12 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from ._geometry import CONV
-from ._validation import check_finite, check_non_negative, check_positive_int
-from .circulant import ArrayLike, as_real_array, circular_convolve, zero_pad
-from .fourier import normalizer_spectrum
+from ._validation import ArrayLike, as_real_array, check_non_negative_int, check_weight, int_tuple
+from .circulant import circular_convolve, zero_pad
 
 __all__ = [
     "linear_convolve",
@@ -40,7 +30,6 @@ __all__ = [
     "crop",
     "downsample",
     "dilate_kernel",
-    "convnorm_four_step",
     "channel_blocks",
     "tight_frame_distance",
 ]
@@ -70,8 +59,7 @@ def linear_cross_correlate(a: ArrayLike, x: ArrayLike, padding: int = 0) -> np.n
     Computed from the definition, one shifted window per kernel tap.
     """
     a, x = _signal_and_kernel(a, x)
-    if isinstance(padding, bool) or not isinstance(padding, (int, np.integer)) or padding < 0:
-        raise ValueError(f"padding must be a non-negative int, got {padding!r}")
+    padding = check_non_negative_int("padding", padding)
     padded = np.concatenate([np.zeros(padding), x, np.zeros(padding)])
     length = padded.size - a.size + 1
     if length < 1:
@@ -122,77 +110,10 @@ def dilate_kernel(weight: torch.Tensor, dilation: int | Sequence[int]) -> torch.
 
     A convolution with dilation :math:`d` equals an undilated one with this kernel.
     """
-    d = weight.dim() - 2
-    if d not in (1, 2):
-        raise ValueError(f"weight must have shape (C_out, C_in, k) or (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
-    dil = (dilation,) * d if isinstance(dilation, (int, np.integer)) else tuple(dilation)
-    dil = tuple(check_positive_int("dilation", v) for v in dil)
-    if len(dil) != d:
-        raise ValueError(f"dilation must have {d} entries, got {dilation!r}")
+    dil = int_tuple("dilation", dilation, check_weight(weight), 1)
     out = weight.new_zeros(*weight.shape[:2], *((k - 1) * v + 1 for k, v in zip(weight.shape[2:], dil)))
     out[(..., *(slice(None, None, v) for v in dil))] = weight
     return out
-
-
-def convnorm_four_step(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    padding: int = 0,
-    stride: int = 1,
-    eps: float = 0.0,
-    padding_mode: str = "zeros",
-) -> torch.Tensor:
-    r"""ConvNorm of a conv layer by the appendix procedure, written step by step (reference form).
-
-    ``padding_mode='zeros'``: pad by :math:`m-1`, cross-correlate (length
-    :math:`L = n + m - 1` per axis), multiply each channel's spectrum by
-    :math:`\hat v_k` at size :math:`L`, crop :math:`m - 1 - p` at both ends, downsample by
-    the stride. The result has the shape of ``conv(x, weight, padding=p, stride=s)``.
-
-    ``padding_mode='circular'``: needs :math:`p = (m-1)/2` (odd kernels); the circular
-    cross-correlation at size :math:`n` is normalized at size :math:`n`, then downsampled.
-
-    Args:
-        x: ``(N, C_in, n)`` or ``(N, C_in, n_h, n_w)``.
-        weight: ``(C_out, C_in, *kernel)`` with as many kernel dims as ``x`` has spatial dims.
-        padding: :math:`0 \le p \le m - 1` (same on every axis and both sides).
-        stride: :math:`s \ge 1`.
-        eps: :math:`\varepsilon \ge 0` in :math:`\hat v_k`.
-        padding_mode: ``'zeros'`` or ``'circular'``.
-    """
-    d = weight.dim() - 2
-    if d not in (1, 2) or x.dim() != d + 2:
-        raise ValueError(
-            f"x and weight must be (N, C_in, *size) and (C_out, C_in, *kernel) with 1 or 2 spatial dims, "
-            f"got x {tuple(x.shape)} and weight {tuple(weight.shape)}"
-        )
-    if x.shape[1] != weight.shape[1]:
-        raise ValueError(f"x has {x.shape[1]} channels but weight expects C_in = {weight.shape[1]}")
-    check_finite("x", x)
-    stride = check_positive_int("stride", stride)
-    check_non_negative("eps", eps)
-    kernel, size = tuple(weight.shape[2:]), tuple(x.shape[2:])
-    if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
-        raise ValueError(f"padding must be a non-negative int, got {padding!r}")
-    dims = tuple(range(2, d + 2))
-    if padding_mode == "zeros":
-        if any(padding > m - 1 for m in kernel):
-            raise ValueError(f"padding must be at most kernel_size - 1 = {tuple(m - 1 for m in kernel)}, got {padding}")
-        full = CONV[d](x, weight, padding=tuple(m - 1 for m in kernel))  # steps 1-2
-        length = tuple(full.shape[2:])
-        v_hat = normalizer_spectrum(weight.detach(), length, eps)
-        normalized = torch.fft.irfftn(torch.fft.rfftn(full, dim=dims) * v_hat, s=length, dim=dims)  # step 3
-        cropped = crop(normalized, tuple(m - 1 - padding for m in kernel))  # step 4
-    elif padding_mode == "circular":
-        if any(2 * padding != m - 1 for m in kernel):
-            raise ValueError(f"padding_mode='circular' needs an odd kernel and padding = (m - 1)/2, got kernel "
-                             f"{kernel} and padding {padding}")
-        out = CONV[d](F.pad(x, [padding] * (2 * d), mode="circular"), weight)
-        v_hat = normalizer_spectrum(weight.detach(), size, eps)
-        cropped = torch.fft.irfftn(torch.fft.rfftn(out, dim=dims) * v_hat, s=size, dim=dims)
-    else:
-        raise ValueError(f"padding_mode must be 'zeros' or 'circular', got {padding_mode!r}")
-    return downsample(cropped, (stride,) * d)
 
 
 def channel_blocks(matrix: torch.Tensor, channels: int) -> list[torch.Tensor]:
@@ -216,3 +137,13 @@ def tight_frame_distance(block: torch.Tensor, ord: int | str = 2) -> float:
         raise ValueError(f"ord must be 2 or 'fro', got {ord!r}")
     gram = block @ block.T
     return float(torch.linalg.matrix_norm(gram - torch.eye(gram.shape[0], dtype=gram.dtype), ord=ord))
+
+
+def convnorm_four_step(x: torch.Tensor, weight: torch.Tensor, padding: int = 0, stride: int = 1, eps: float = 0.0,
+                       padding_mode: str = "zeros") -> torch.Tensor:
+    """``conv_norm_reference(x, weight, stride=stride, padding=padding, padding_mode=padding_mode,
+    eps=eps)``: kept importable while the book's chapters 4-6 and ``convnorm_book`` call it from
+    here; remove it once they call :func:`convnorm.reference.conv_norm_reference`."""
+    from .reference import conv_norm_reference
+
+    return conv_norm_reference(x, weight, stride=stride, padding=padding, padding_mode=padding_mode, eps=eps)

@@ -1,4 +1,4 @@
-r"""Exact singular values of circular 2D convolution layers, with and without ConvNorm.
+r"""Exact singular values of circular 1D and 2D convolution layers, with and without ConvNorm.
 
 A multichannel layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times k_2}`
 acting *circularly* on images of size :math:`n = (n_1, n_2)` is a linear map
@@ -11,10 +11,10 @@ diagonal matrix with one :math:`C_O \times C_I` block per frequency
 .. math:: \hat A(\omega)_{ki} = \hat a_{ki}(\omega), \qquad
           \sigma(\text{layer}) = \bigcup_{\omega} \sigma\bigl(\hat A(\omega)\bigr)
 
-(Sedghi, Gupta and Long, 2019). PyTorch's cross-correlation conjugates
-:math:`\hat A(\omega)` and multiplies it by a phase, which changes no singular value.
-Since the weight is real, :math:`\hat A(-\omega) = \overline{\hat A(\omega)}`, so the
-half-spectrum of ``torch.fft.rfft2`` holds every distinct block.
+(Sedghi, Gupta and Long, 2019); a 1D layer is the same with one axis. PyTorch's
+cross-correlation conjugates :math:`\hat A(\omega)` and multiplies it by a phase, which changes
+no singular value. Since the weight is real, :math:`\hat A(-\omega) = \overline{\hat A(\omega)}`,
+so the half-spectrum of ``torch.fft.rfftn`` holds every distinct block.
 
 ConvNorm multiplies row :math:`k` of every block by :math:`\hat v_k(\omega) =
 (s_k(\omega) + \varepsilon)^{-1/2}` (see :mod:`convnorm.fourier`), which gives each row
@@ -23,26 +23,27 @@ operator :math:`A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}]`, with singular values
 :math:`\sqrt{s_k(\omega)}` over all :math:`\omega`: its condition number is
 :math:`\sqrt{\max_\omega s_k / \min_\omega s_k}`.
 
-The functions that batch LAPACK calls (:func:`spectrum_singular_values` and what calls
-it, :func:`layer_spectral_norm`, :func:`analyse_conv_layers`) run on one thread and
-restore torch's thread count afterwards: on small matrices and a shared CPU that was
-measured to be much faster than letting threads compete.
+The per-frequency matrices are small (at most a few hundred rows), and batched LAPACK calls
+on many small matrices run on torch's threads: on a loaded machine one thread
+(``torch.set_num_threads(1)``, the caller's choice) was measured 5-12x faster than two
+threads competing, on an idle one threads gained at most 1.5x.
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from ._validation import as_size, check_finite, check_kernel_fits, check_non_negative
-from .fourier import autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum, normalizer_spectrum
+from ._validation import as_size, check_finite, check_kernel_fits, check_non_negative, check_weight
+from .fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_from_autocorrelation, normalizer_spectrum
+from .functional import normalizing_autocorrelation
 
 __all__ = [
-    "kernel_spectrum",
-    "normalized_kernel_spectrum",
+    "conv_spectrum",
+    "convnorm_spectrum",
     "spectrum_singular_values",
     "conv_singular_values",
     "convnorm_singular_values",
@@ -56,76 +57,60 @@ __all__ = [
 ]
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run the wrapped function on one thread, then restore the thread count.
-
-    The per-frequency matrices are small (at most a few hundred rows); on a loaded
-    2-core machine a multi-threaded batched ``svdvals`` was measured 5-12x *slower* than
-    a single-threaded one (threads spin waiting for each other), while on an idle
-    machine threads gained at most 1.5x.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _check_weight_2d(weight: torch.Tensor) -> None:
-    if not isinstance(weight, torch.Tensor):
-        raise ValueError(f"weight must be a torch.Tensor, got {type(weight).__name__}")
-    if weight.dim() != 4:
-        raise ValueError(f"weight must have shape (C_out, C_in, k_h, k_w), got {tuple(weight.shape)}")
+def _checked_size(weight: torch.Tensor, input_size: int | Sequence[int]) -> tuple[int, ...]:
+    """``input_size`` as one int per kernel axis of ``weight``, once ``weight`` (a finite
+    ``(C_out, C_in, *kernel)`` tensor) and the size are checked and the kernel fits."""
+    size = as_size("input_size", input_size, check_weight(weight))
     check_finite("weight", weight)
+    check_kernel_fits(weight.shape[2:], size, "input")
+    return size
 
 
-def kernel_spectrum(weight: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
-    r"""The per-frequency matrices :math:`\hat A(\omega)_{ki} = \hat a_{ki}(\omega)`.
+def conv_spectrum(weight: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
+    r"""The per-frequency matrices :math:`\hat A(\omega)_{ki} = \hat a_{ki}(\omega)` of the circular conv layer.
 
-    Each kernel is zero-padded (at the top-left corner) to ``input_size`` and
-    transformed with ``rfft2``; the kernel must fit in the image.
+    Each kernel is zero-padded (at the start of each axis) to ``input_size`` and
+    transformed with ``rfftn``; the kernel must fit in the signal.
 
     Args:
-        weight: ``(C_out, C_in, k_h, k_w)`` real tensor.
-        input_size: the circular image size :math:`(n_1, n_2)` (or one int for both).
+        weight: ``(C_out, C_in, k)`` or ``(C_out, C_in, k_h, k_w)`` real tensor.
+        input_size: the circular signal size :math:`n` (or one int for every axis).
 
     Returns:
-        complex ``(n_1, n_2 // 2 + 1, C_out, C_in)``: one :math:`C_O \times C_I` matrix
-        per frequency of the half-spectrum.
+        complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` (1D: ``(n // 2 + 1, C_out, C_in)``): one
+        :math:`C_O \times C_I` matrix per frequency of the half-spectrum.
     """
-    _check_weight_2d(weight)
-    size = as_size("input_size", input_size, 2)
-    check_kernel_fits(weight.shape[2:], size, "input")
+    size = _checked_size(weight, input_size)
     real = weight if weight.is_floating_point() else weight.double()
-    spectrum = torch.fft.rfft2(real, s=size)  # (C_out, C_in, n1, n2//2+1)
-    return spectrum.permute(2, 3, 0, 1)
+    axes = tuple(range(2, weight.dim()))
+    return torch.fft.rfftn(real, s=size, dim=axes).permute(*axes, 0, 1)
 
 
-def normalized_kernel_spectrum(
-    weight: torch.Tensor, input_size: int | Sequence[int], eps: float = 0.0
-) -> torch.Tensor:
-    r"""Per-frequency matrices of the ConvNorm layer: :math:`\hat v_k(\omega)\,\hat a_{ki}(\omega)`.
+def convnorm_spectrum(weight: torch.Tensor, input_size: int | Sequence[int], eps: float = 0.0) -> torch.Tensor:
+    r"""The per-frequency matrices of the ConvNorm layer: :math:`\hat v_k(\omega)\,\hat a_{ki}(\omega)`.
 
     With ``eps = 0`` every row of every matrix has unit Euclidean norm (a frequency
     where a channel's kernels all vanish gives ``nan``; use ``eps > 0`` there).
-    Same shape as :func:`kernel_spectrum`.
+    Same shape as :func:`conv_spectrum`.
     """
-    spectrum = kernel_spectrum(weight, input_size)
-    v_hat = normalizer_spectrum(weight.detach(), as_size("input_size", input_size, 2), eps=eps)
-    return spectrum * v_hat.permute(1, 2, 0).unsqueeze(-1)  # (n1, m2, C_out, 1)
+    spectrum = conv_spectrum(weight, input_size)
+    return spectrum * _row_gain(normalizer_spectrum(weight.detach(), input_size, eps=eps))
 
 
-def _full_grid_index(n1: int, n2: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """Map every frequency of the full ``n1 x n2`` grid to its half-spectrum partner."""
-    rows = torch.arange(n1, device=device).unsqueeze(1).expand(n1, n2)
-    cols = torch.arange(n2, device=device).unsqueeze(0).expand(n1, n2)
-    mirrored = cols > n2 // 2  # these are conjugates of (-ω1, -ω2)
-    return torch.where(mirrored, (-rows) % n1, rows), torch.where(mirrored, n2 - cols, cols)
+def _row_gain(gain: torch.Tensor) -> torch.Tensor:
+    """A per-channel, per-frequency gain ``(C_out, *half spectrum)`` laid out to multiply the rows
+    of per-frequency matrices ``(*half spectrum, C_out, C_in)``."""
+    return gain.movedim(0, -1).unsqueeze(-1)
 
 
-@_one_thread()
+def _full_grid_index(size: tuple[int, ...], device: torch.device) -> tuple[torch.Tensor, ...]:
+    """Map every frequency of the full grid of ``size`` to its half-spectrum partner: a
+    frequency past the middle of the last axis is the conjugate of :math:`-\\omega`."""
+    grids = torch.meshgrid(*[torch.arange(n, device=device) for n in size], indexing="ij")
+    mirrored = grids[-1] > size[-1] // 2
+    return tuple(torch.where(mirrored, (-grid) % n, grid) for grid, n in zip(grids, size))
+
+
 def spectrum_singular_values(spectrum: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
     r"""All singular values of the circular layer whose half-spectrum is ``spectrum``.
 
@@ -134,64 +119,61 @@ def spectrum_singular_values(spectrum: torch.Tensor, input_size: int | Sequence[
     frequency :math:`-\omega`, whose block is the complex conjugate.
 
     Args:
-        spectrum: complex ``(n_1, n_2 // 2 + 1, C_out, C_in)``, e.g. from :func:`kernel_spectrum`.
-        input_size: :math:`(n_1, n_2)`; needed because ``n_2`` is not recoverable from
-            the half-spectrum.
+        spectrum: complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` (or ``(n // 2 + 1, C_out, C_in)``),
+            e.g. from :func:`conv_spectrum`.
+        input_size: :math:`n`; needed because the last size is not recoverable from the
+            half-spectrum.
 
     Returns:
-        ``(n_1 n_2 \min(C_O, C_I),)`` real tensor, sorted in decreasing order: the
-        singular values, with multiplicity, of the dense
-        :math:`C_O n_1 n_2 \times C_I n_1 n_2` operator.
+        ``(\prod n \cdot \min(C_O, C_I),)`` real tensor, sorted in decreasing order: the
+        singular values, with multiplicity, of the dense operator.
     """
-    n1, n2 = as_size("input_size", input_size, 2)
-    if spectrum.dim() != 4 or tuple(spectrum.shape[:2]) != (n1, n2 // 2 + 1):
-        raise ValueError(
-            f"spectrum must have shape ({n1}, {n2 // 2 + 1}, C_out, C_in) for input_size "
-            f"{(n1, n2)}, got {tuple(spectrum.shape)}"
-        )
-    half = torch.linalg.svdvals(spectrum.contiguous())  # (n1, m2, min(C_O, C_I))
-    rows, cols = _full_grid_index(n1, n2, half.device)
-    return half[rows, cols].flatten().sort(descending=True).values
+    size = as_size("input_size", input_size, spectrum.dim() - 2 if spectrum.dim() in (3, 4) else 2)
+    half = (*size[:-1], size[-1] // 2 + 1)
+    if spectrum.dim() not in (3, 4) or tuple(spectrum.shape[:-2]) != half:
+        raise ValueError(f"spectrum must have shape {(*half, 'C_out', 'C_in')} for input_size {size}, "
+                         f"got {tuple(spectrum.shape)}")
+    values = torch.linalg.svdvals(spectrum.contiguous())  # (*half, min(C_O, C_I))
+    return values[_full_grid_index(size, values.device)].flatten().sort(descending=True).values
 
 
 def conv_singular_values(weight: torch.Tensor, input_size: int | Sequence[int]) -> torch.Tensor:
-    r"""Exact singular values of the circular 2D conv layer ``weight`` on ``input_size`` images.
+    r"""Exact singular values of the circular conv layer ``weight`` on signals of ``input_size``.
 
     :math:`\sigma(\text{layer}) = \bigcup_\omega \sigma(\hat A(\omega))`: one batched
-    ``rfft2`` of the kernels and one batched ``svdvals``. Valid for a stride-1,
+    ``rfftn`` of the kernels and one batched ``svdvals``. Valid for a stride-1,
     ungrouped, undilated layer with circular padding (the padding amount only shifts
     the output, which leaves the singular values unchanged).
 
     Args:
-        weight: ``(C_out, C_in, k_h, k_w)``.
-        input_size: :math:`(n_1, n_2)` or an int; each kernel side must be at most
-            the image side.
+        weight: ``(C_out, C_in, k_h, k_w)`` or ``(C_out, C_in, k)``.
+        input_size: :math:`n` or an int; each kernel side must be at most the signal's.
 
     Returns:
-        ``(n_1 n_2 \min(C_O, C_I),)``, sorted in decreasing order.
+        ``(\prod n \cdot \min(C_O, C_I),)``, sorted in decreasing order.
 
     Example:
         >>> w = torch.randn(4, 3, 3, 3, dtype=torch.float64)
         >>> conv_singular_values(w, 8).shape
         torch.Size([192])
     """
-    return spectrum_singular_values(kernel_spectrum(weight, input_size), input_size)
+    return spectrum_singular_values(conv_spectrum(weight, input_size), input_size)
 
 
 def convnorm_singular_values(
     weight: torch.Tensor, input_size: int | Sequence[int], eps: float = 0.0
 ) -> torch.Tensor:
-    """Singular values of the circular layer after ConvNorm (see :func:`normalized_kernel_spectrum`).
+    """Singular values of the circular layer after ConvNorm (see :func:`convnorm_spectrum`).
 
     Same shape and order as :func:`conv_singular_values`.
     """
-    return spectrum_singular_values(normalized_kernel_spectrum(weight, input_size, eps), input_size)
+    return spectrum_singular_values(convnorm_spectrum(weight, input_size, eps), input_size)
 
 
 def channel_condition_numbers(
     weight: torch.Tensor, input_size: int | Sequence[int], normalized: bool = False, eps: float = 0.0
 ) -> torch.Tensor:
-    r"""Condition number of each output channel's operator :math:`A_k` (or :math:`Q_k`).
+    r"""Condition number of each output channel's operator :math:`A_k` (or :math:`Q_k`), 1D or 2D.
 
     :math:`A_k A_k^\top` is circulant with eigenvalues :math:`s_k(\omega)`, so
     :math:`\kappa(A_k) = \sqrt{\max_\omega s_k(\omega) / \min_\omega s_k(\omega)}`. With
@@ -201,11 +183,9 @@ def channel_condition_numbers(
     Returns:
         ``(C_out,)``; ``inf`` for a channel whose spectrum vanishes somewhere.
     """
-    _check_weight_2d(weight)
-    size = as_size("input_size", input_size, 2)
-    check_kernel_fits(weight.shape[2:], size, "input")
-    check_non_negative("eps", eps)
-    power = kernel_power_spectrum(weight.detach(), size)  # (C_out, n1, m2)
+    size = _checked_size(weight, input_size)
+    eps = check_non_negative("eps", eps)
+    power = kernel_power_spectrum(weight.detach(), size)  # (C_out, *half spectrum)
     if normalized:
         power = power / (power + eps)
     flat = power.flatten(1)
@@ -225,10 +205,11 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
         M(\omega) = \operatorname{diag}_k\big(|\hat g_k(\omega)|\,\bar v_k(\omega)\big)\,\hat A(\omega),
         \qquad \bar v_k = (\mathcal F_n(\bar r_k) + \varepsilon)^{-1/2},
 
-    with :math:`\bar r_k` the running average of the kernels' summed autocorrelation
-    (the current one before any training step) and :math:`\hat g_k` the spectrum of the
-    affine kernel, so it analyses what the network computes at test time rather than
-    the raw :math:`P_k A_k`. Only the moduli of the diagonal factors enter: a unimodular
+    with :math:`\bar r_k` the autocorrelation the layer normalizes with in evaluation mode
+    (:func:`~convnorm.functional.normalizing_autocorrelation`: the running average, or the
+    current one before any training step) and :math:`\hat g_k` the spectrum of the affine
+    kernel, so it analyses what the network computes at test time rather than the raw
+    :math:`P_k A_k`. Only the moduli of the diagonal factors enter: a unimodular
     diagonal (the affine kernel's phase) leaves the singular values unchanged. A
     ``batchnorm`` that follows in evaluation mode multiplies row :math:`k` by
     :math:`|\gamma_k| / \sqrt{\sigma_k^2 + \varepsilon}`, a gain that no
@@ -239,23 +220,25 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
         complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` in float64: pass it to
         :func:`spectrum_singular_values` or :func:`deployed_channel_condition_numbers`.
     """
-    from .layers import ConvNorm2d
+    from .layers import ConvNorm1d, ConvNorm2d
 
-    size = as_size("input_size", input_size, 2)
-    if getattr(module, "groups", 1) != 1 or tuple(getattr(module, "dilation", (1, 1))) != (1, 1):
+    if getattr(module, "groups", 1) != 1 or any(d != 1 for d in getattr(module, "dilation", (1,))):
         raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
     weight = module.weight.detach().double()
-    spectrum = kernel_spectrum(weight, size)
-    gain = torch.ones(weight.shape[0], *spectrum.shape[:2], dtype=torch.float64, device=weight.device)
-    if isinstance(module, ConvNorm2d):
-        r = module.evaluation_autocorrelation(kernel_autocorrelation(weight))
-        gain = gain * (autocorrelation_power_spectrum(r, size) + module.eps).rsqrt()
+    size = _checked_size(weight, input_size)
+    spectrum = conv_spectrum(weight, size)
+    gain = torch.ones(weight.shape[0], *spectrum.shape[:-2], dtype=torch.float64, device=weight.device)
+    if isinstance(module, (ConvNorm1d, ConvNorm2d)):
+        r = normalizing_autocorrelation(kernel_autocorrelation(weight), module.running_autocorrelation,
+                                        module.num_steps_tracked, training=False)
+        gain = gain * normalizer_from_autocorrelation(r, size, module.eps)
         if module.affine_weight is not None:
-            gain = gain * torch.fft.rfft2(module.affine_weight.detach().double(), s=size).abs()
+            axes = tuple(range(1, weight.dim() - 1))
+            gain = gain * torch.fft.rfftn(module.affine_weight.detach().double(), s=size, dim=axes).abs()
     if batchnorm is not None:
         scale = batchnorm.weight.detach().double() / (batchnorm.running_var.double() + batchnorm.eps).sqrt()
-        gain = gain * scale.abs()[:, None, None]
-    return spectrum * gain.permute(1, 2, 0).unsqueeze(-1)
+        gain = gain * scale.abs().reshape(-1, *[1] * len(size))
+    return spectrum * _row_gain(gain)
 
 
 def deployed_channel_condition_numbers(spectrum: torch.Tensor) -> torch.Tensor:
@@ -264,23 +247,20 @@ def deployed_channel_condition_numbers(spectrum: torch.Tensor) -> torch.Tensor:
     with eigenvalues :math:`\|M(\omega)_{k,:}\|^2` of its Gram matrix, so
     :math:`\kappa_k = \max_\omega \|M(\omega)_{k,:}\| / \min_\omega \|M(\omega)_{k,:}\|`
     (the mirrored half of the spectrum repeats the same norms). Returns ``(C_out,)``."""
-    rows = spectrum.abs().square().sum(-1).flatten(0, 1)  # (frequencies, C_out)
+    rows = spectrum.abs().square().sum(-1).flatten(0, -2)  # (frequencies, C_out)
     return (rows.amax(0) / rows.amin(0)).sqrt()
 
 
-@_one_thread()
 def layer_spectral_norm(
     weight: torch.Tensor, input_size: int | Sequence[int], normalized: bool = False, eps: float = 0.0
 ) -> torch.Tensor:
-    r"""Largest singular value of the circular layer, :math:`\max_\omega \|\hat A(\omega)\|_2`.
+    r"""Largest singular value of the circular layer (1D or 2D), :math:`\max_\omega \|\hat A(\omega)\|_2`.
 
     With ``normalized=True``, that of the ConvNorm layer, which is at most
     :math:`\sqrt{C_O}` because every row of :math:`\hat v \odot \hat A(\omega)` has unit norm.
     Computed as :math:`\sqrt{\lambda_{\max}}` of the smaller Gram matrix per frequency.
     """
-    spectrum = (
-        normalized_kernel_spectrum(weight, input_size, eps) if normalized else kernel_spectrum(weight, input_size)
-    )
+    spectrum = convnorm_spectrum(weight, input_size, eps) if normalized else conv_spectrum(weight, input_size)
     # sigma_max^2 is the largest eigenvalue of the smaller Gram matrix (cheaper than an SVD)
     gram = spectrum.mH @ spectrum if spectrum.shape[-1] <= spectrum.shape[-2] else spectrum @ spectrum.mH
     top = torch.linalg.eigvalsh(gram)[..., -1]
@@ -302,9 +282,7 @@ def operator_matrix(fn: Callable[[torch.Tensor], torch.Tensor], input_shape: Seq
     shape = tuple(int(s) for s in input_shape)
     if not shape or any(s < 1 for s in shape):
         raise ValueError(f"input_shape must be a non-empty tuple of positive ints, got {input_shape!r}")
-    numel = 1
-    for s in shape:
-        numel *= s
+    numel = math.prod(shape)
     basis = torch.eye(numel, dtype=torch.float64).reshape(numel, *shape)
     return fn(basis).reshape(numel, -1).T.contiguous()
 
@@ -351,7 +329,6 @@ def _is_conv2d(module: nn.Module) -> bool:
     )
 
 
-@_one_thread()
 def analyse_conv_layers(
     model: nn.Module, input_size: int | Sequence[int], in_channels: int = 3, skip_pointwise: bool = True
 ) -> list[LayerSpectrum]:
@@ -403,3 +380,8 @@ def analyse_conv_layers(
         if name in seen and not (skip_pointwise and tuple(m.weight.shape[2:]) == (1, 1))
     ]
 
+
+# Names kept importable while the book's chapters 5 and 7 call them; remove them once they call
+# conv_spectrum and convnorm_spectrum.
+kernel_spectrum = conv_spectrum
+normalized_kernel_spectrum = convnorm_spectrum

@@ -12,7 +12,9 @@ signals of length :math:`n` (the paper's section 3.2 and appendix A):
     Q_k = P_k A_k = [C_{v_k * a_{k1}} \cdots C_{v_k * a_{kC_I}}], \qquad Q_k Q_k^\top = I,
     \qquad Q = \begin{bmatrix} Q_1 \\ \vdots \\ Q_{C_O} \end{bmatrix}.
 
-Proposition 3.1: :math:`\|Q\| \le \sqrt{\sum_k \|Q_k\|^2}`.
+Proposition 3.1: :math:`\|Q\| \le \sqrt{\sum_k \|Q_k\|^2}`. The condition numbers of the
+channels and the layer's spectral norm, by the DFT, are :mod:`convnorm.spectral`'s
+(``channel_condition_numbers``, ``layer_spectral_norm``), for 1D layers as for 2D ones.
 """
 from __future__ import annotations
 
@@ -21,9 +23,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._validation import check_kernel_fits, check_positive_int
+from . import spectral
+from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_positive_int
 from .allpass import normalizer_filter
-from .circulant import ArrayLike, as_real_array, circulant, circular_convolve, inverse_sqrt_psd, zero_pad
+from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
 from .fourier import kernel_power_spectrum
 
 
@@ -90,29 +93,6 @@ def channel_singular_values(kernels: ArrayLike, n: int) -> np.ndarray:
     return np.sort(np.sqrt(s))[::-1]
 
 
-def channel_condition_numbers(weight: ArrayLike, n: int) -> np.ndarray:
-    r""":math:`\kappa(A_k) = \sigma_{\max}(A_k) / \sigma_{\min}(A_k) = \sqrt{\max_\omega s_k / \min_\omega s_k}`
-    for every output channel, ``(C_O,)``, the power spectra :math:`s_k` from
-    :func:`convnorm.fourier.kernel_power_spectrum` (``inf`` where a channel's spectrum
-    vanishes); the 1D counterpart of :func:`convnorm.spectral.channel_condition_numbers`."""
-    w, n = _weight(weight, n)
-    s = kernel_power_spectrum(torch.from_numpy(w), n, onesided=False).numpy()
-    with np.errstate(divide="ignore"):
-        return np.sqrt(s.max(1) / s.min(1))
-
-
-def layer_spectral_norm(weight: ArrayLike, n: int) -> float:
-    r"""The spectral norm of the layer matrix :math:`A`, :math:`\max_\omega \|\hat a(\omega)\|_2`, by FFT.
-
-    Conjugating every block by :math:`F` turns :math:`A` into :math:`n` independent
-    :math:`C_O \times C_I` matrices :math:`\hat a(\omega)_{ki} = \hat a_{ki}(\omega)` (Sedghi et al. 2019),
-    so :math:`\|A\|` is the largest of their spectral norms.
-    """
-    w, n = _weight(weight, n)
-    per_frequency = np.moveaxis(np.fft.fft(w, n=n, axis=-1), -1, 0)
-    return float(np.linalg.svd(per_frequency, compute_uv=False)[:, 0].max())
-
-
 def stacked_norm_bound(blocks: Sequence[ArrayLike]) -> float:
     r"""Proposition 3.1's bound :math:`\sqrt{\sum_k \|Q_k\|^2}` on the spectral norm of :math:`[Q_1; \dots; Q_{C_O}]`.
 
@@ -125,3 +105,17 @@ def stacked_norm_bound(blocks: Sequence[ArrayLike]) -> float:
     if len({b.shape[1] for b in arrays}) != 1:
         raise ValueError(f"blocks must have the same number of columns, got {[b.shape for b in arrays]}")
     return float(np.sqrt(sum(np.linalg.norm(b, 2) ** 2 for b in arrays)))
+
+
+def channel_condition_numbers(weight: ArrayLike, n: int) -> np.ndarray:
+    """:func:`convnorm.spectral.channel_condition_numbers` of a NumPy weight: kept importable
+    while the book's chapter 3 calls it from here; remove it once it calls that function."""
+    w, n = _weight(weight, n)
+    return spectral.channel_condition_numbers(torch.from_numpy(w), n).numpy()
+
+
+def layer_spectral_norm(weight: ArrayLike, n: int) -> float:
+    """:func:`convnorm.spectral.layer_spectral_norm` of a NumPy weight: kept importable while the
+    book's chapter 3 calls it from here; remove it once it calls that function."""
+    w, n = _weight(weight, n)
+    return float(spectral.layer_spectral_norm(torch.from_numpy(w), n))

@@ -1,5 +1,9 @@
-"""Shared test configuration: headless plotting, the website built once per session, and
-every test under the package's default computation policy."""
+"""Shared test configuration: headless plotting, the website built once per session, every
+test under the package's default computation policy, and each test's kind.
+
+Kinds are pytest markers (declared in pyproject.toml), given here, by file or by test, so that
+one table says what each test is: ``python -m pytest -m "not slow"`` is the fast loop of unit
+tests; ``python -m pytest -n 2`` runs everything."""
 from __future__ import annotations
 
 import os
@@ -11,6 +15,61 @@ import pytest  # noqa: E402
 
 from convnorm.functional import ComputationPolicy, current_policy  # noqa: E402
 from site_build import build_site  # noqa: E402
+
+KINDS_BY_FILE = {
+    "test_site_browser.py": ("site", "browser"),
+    "test_book_build_errors.py": ("site",),
+    "test_api_page.py": ("docs",),
+    "test_explorers_parity.py": ("javascript",),
+    "test_distributed.py": ("multiprocess",),
+    "test_layer_cuda.py": ("cuda",),
+    "test_training_cuda.py": ("cuda",),
+}
+"""The kinds of every test in a file (``tests/`` or ``benchmarks/``); notebooks are ``notebook``."""
+
+KINDS_BY_TEST = {
+    ("test_gpu_protocol.py", "test_gpu_runs_end_to_end_in_smoke_form"): ("rehearsal",),
+    ("test_gpu_protocol.py", "test_device_session_rehearsed_in_smoke_form"): ("rehearsal",),
+    ("test_gpu_protocol.py", "test_gpu_runs_refuses_bad_requests_in_one_line_before_starting"): ("rehearsal",),
+    ("test_layer.py", "test_distributed_data_parallel_updates_buffers"): ("multiprocess",),
+    ("test_layer.py", "test_torch_compile_matches_eager"): ("compile",),
+    ("test_layer.py", "test_second_derivatives_only_without_stop_gradient"): ("heavy",),
+    ("test_experiments.py", "test_smoke_preset_runs"): ("training",),
+    ("test_experiments.py", "test_an_analysed_training_is_stored_with_its_findings"): ("training",),
+    ("test_experiments.py", "test_resume_reuses_finished_runs"): ("training",),
+    ("test_experiments.py", "test_the_run_time_is_never_assembled_from_runs"): ("training",),
+    ("test_training.py", "test_resume_continues_identically"): ("training",),
+    ("test_training.py", "test_training_reduces_loss_and_history_is_complete"): ("training",),
+    ("test_training.py", "test_mixed_precision_and_truncated_epochs"): ("training",),
+    ("test_training.py", "test_free_training_resets_or_carries_the_perturbation"): ("training",),
+    ("test_training.py", "test_keep_best_restores_the_best_validation_epoch"): ("training",),
+}
+"""The kinds of single tests (by file and function name) in files of otherwise fast unit tests."""
+
+SLOW_KINDS = {"notebook", "site", "browser", "docs", "javascript", "multiprocess", "rehearsal", "compile", "heavy",
+              "training"}
+"""Kinds left out of the fast loop: each of these tests is marked ``slow`` too."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each item with its kinds; a test named in ``KINDS_BY_TEST`` that its file, when
+    collected, does not hold is an error (a renamed test would silently join the fast loop)."""
+    files, named = set(), set()
+    for item in items:
+        path = item.path
+        files.add(path.name)
+        if path.suffix == ".ipynb":
+            kinds = ("notebook",)
+        else:
+            named.add((path.name, item.originalname))
+            kinds = KINDS_BY_FILE.get(path.name, ()) + KINDS_BY_TEST.get((path.name, item.originalname), ())
+        for kind in kinds:
+            item.add_marker(kind)
+        if SLOW_KINDS.intersection(kinds):
+            item.add_marker("slow")
+    missing = sorted(key for key in KINDS_BY_TEST if key[0] in files and key not in named)
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py gives kinds to tests that do not exist: {missing}")
 
 
 @pytest.fixture(scope="session")

@@ -26,12 +26,13 @@ def examples() -> list[tuple[str, str]]:
 
 
 def test_every_documented_object_exists_and_has_an_example():
-    import importlib
+    import importlib.util
 
     text = API_PAGE.read_text()
     for name in DOCUMENTED.findall(text):
         module, _, attribute = name.rpartition(".")
-        assert hasattr(importlib.import_module(module), attribute), name
+        if importlib.util.find_spec(module) is None or not hasattr(importlib.import_module(module), attribute):
+            importlib.import_module(name)  # a module documented with automodule
     sections = text.split("```{eval-rst}")[1:]
     assert all("```python" in section for section in sections), "an autodoc block without an example after it"
 

@@ -1,7 +1,7 @@
-"""How conv_norm chooses a computation: the policy's rule, what chosen_computation says and
-conv_norm then does, the policy set for a block only (restored on exit and after an error,
-per thread), the frequency domain's chunks, and the caches (every one registered and
-clearable)."""
+"""How conv_norm chooses a computation: the policy's plan (computation, transforms, chunks,
+the autocorrelation's method), what chosen_computation says and conv_norm then does, the
+policy set for a block only (restored on exit and after an error, per thread), the frequency
+domain's chunks, and the caches (every one registered and clearable)."""
 from __future__ import annotations
 
 import functools
@@ -16,8 +16,11 @@ import torch
 import convnorm
 from convnorm import _caches
 from convnorm._frequency_domain import _chunks
+from convnorm._geometry import layer_geometry
+from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import (ComputationPolicy, chosen_computation, clear_caches, computation, conv_norm,
-                                 conv_norm_reference, current_policy, use_policy)
+                                 current_policy, use_policy)
+from convnorm.reference import conv_norm_reference
 
 
 def chosen(size, stride=1, groups=1, dilation=1, device="cpu", dtype=torch.float32, stop_gradient=True, kernel=3):
@@ -64,19 +67,48 @@ def test_chosen_computation_is_the_one_conv_norm_runs(size, stride, stop_gradien
     assert want == ("spatial" if size == 20 or not stop_gradient else "frequency_domain")
 
 
+def plan(size, kernel=3, device="cpu", dtype=torch.float32, c_in=4, c_out=4, policy=None):
+    """The plan of the (spatial, unless forced otherwise) policy for a layer on ``size`` inputs."""
+    x = torch.empty(2, c_in, *size, device=device, dtype=dtype)
+    w = torch.empty(c_out, c_in, *[kernel] * len(size), device=device, dtype=dtype)
+    geometry = layer_geometry(x, w, 1, 0, 1, 1, "zeros")
+    return (policy or ComputationPolicy().forcing("spatial")).plan(x, tuple(w.shape), geometry, True)
+
+
 def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
     """The spatial computation's transforms: dense DFT matrices on a CPU up to
     ``dense_dft_max_length``, FFTs beyond it, in 1D, and on any other device (cuFFT on a GPU;
     ``meta`` stands in for it here)."""
-    policy = ComputationPolicy()
+    limit = ComputationPolicy().dense_dft_max_length
+    assert plan((32, 32)).dense_transforms and plan((limit - 2, 3)).dense_transforms
+    assert plan((32, 32), dtype=torch.float64).dense_transforms
+    assert not plan((limit - 1, 3)).dense_transforms and not plan((32,)).dense_transforms
+    assert not plan((32, 32), device="meta").dense_transforms
+    assert not plan((32, 32), dtype=torch.float16).dense_transforms
 
-    def dense(device="cpu", length=(34, 34), dtype=torch.float32):
-        return policy.dense_transforms(torch.empty(1, device=device, dtype=dtype), length)
 
-    limit = policy.dense_dft_max_length
-    assert dense() and dense(length=(limit, 3)) and dense(dtype=torch.float64)
-    assert not dense(length=(limit + 1, 3)) and not dense(length=(34,)) and not dense(device="meta")
-    assert not dense(dtype=torch.float16)
+def test_the_plan_holds_every_threshold():
+    """The frequency domain's dense 2D maps up to ``dense_2d_max_pixels``, its chunks of
+    ``chunk_bytes`` of kernel spectra (on a CPU; all at once elsewhere), and the grouped
+    convolution for the autocorrelation beyond ``lag_map_max_entries``: each a field of the
+    policy, read by the plan only."""
+    forced = ComputationPolicy().forcing("frequency_domain")
+    small, large = plan((8, 8), policy=forced), plan((11, 11), policy=forced)  # outputs 6x6, 9x9
+    assert small.computation == large.computation == "frequency_domain"
+    assert small.dense_input and small.dense_output and not large.dense_input and not large.dense_output
+    per_frequency = 2 * 4 * 4 * 4  # real and imaginary float32 parts of 4 x 4 kernels
+    assert small.frequencies_per_chunk == forced.chunk_bytes // per_frequency
+    assert plan((8, 8), policy=replace(forced, chunk_bytes=1)).frequencies_per_chunk == 1
+    assert plan((8, 8), device="meta", policy=forced).frequencies_per_chunk is None
+    assert not plan((8, 8), kernel=7).autocorrelation_by_convolution  # 49^2 * 169 lags: about 406,000
+    assert plan((16, 16), kernel=11).autocorrelation_by_convolution  # 121^2 * 441: about 6.5 million
+    assert plan((8, 8), kernel=7, policy=replace(forced, lag_map_max_entries=1000)).autocorrelation_by_convolution
+
+
+def test_both_autocorrelation_methods_agree():
+    w = torch.randn(5, 3, 4, 3, dtype=torch.float64)
+    torch.testing.assert_close(kernel_autocorrelation(w, by_convolution=True),
+                               kernel_autocorrelation(w, by_convolution=False))
 
 
 def test_computation_forces_a_way_and_restores_the_policy():
@@ -131,7 +163,8 @@ def test_a_policy_is_per_thread():
 
 
 @pytest.mark.parametrize("field, value", [("chunk_bytes", -1), ("dense_2d_max_pixels", float("nan")),
-                                          ("frequency_domain_max_size", "32"), ("frequency_domain_devices", "cpu")])
+                                          ("frequency_domain_max_size", "32"), ("frequency_domain_devices", "cpu"),
+                                          ("lag_map_max_entries", -1)])
 def test_policy_fields_are_checked(field, value):
     with pytest.raises(ValueError, match=field):
         ComputationPolicy(**{field: value})
@@ -150,7 +183,7 @@ def test_frequency_domain_chunks_of_kernel_spectra_give_the_same_layer():
     frequencies = 11 * 6  # L = 11: rfft grid 11 x 6
     results = []
     for chunk_bytes, count in ((ComputationPolicy().chunk_bytes, 1), (4 * frequency_bytes, 17), (1, 66)):
-        chunks = _chunks(frequencies, frequency_bytes, x.device, chunk_bytes)
+        chunks = _chunks(frequencies, max(1, chunk_bytes // frequency_bytes))
         sizes = [part.stop - part.start for part in chunks]
         assert len(chunks) == count and max(sizes) - min(sizes) <= 1
         assert [part.start for part in chunks[1:]] == [part.stop for part in chunks[:-1]]

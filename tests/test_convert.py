@@ -127,3 +127,21 @@ def test_bad_options_and_skip_names_are_named():
     with pytest.raises(ValueError, match="eps must be a finite non-negative number"):
         convert(net, eps=float("inf"))
     assert not any(isinstance(m, ConvNorm2d) for m in net.modules())
+
+
+def test_frozen_convolutions_stay_frozen():
+    """A convolution whose weight (or bias) does not require gradients gives a layer whose
+    weight (or bias) does not either, and whose new affine kernel is frozen with its weight; a
+    trainable convolution gives a trainable layer, affine kernel included."""
+    net = small_net()
+    frozen, trainable = net[0], net[3][0]
+    frozen.requires_grad_(False)
+    net[3][1].bias.requires_grad_(False)  # a trainable weight with a frozen bias
+    convert(net)
+    assert not any(p.requires_grad for p in net[0].parameters())
+    assert all(p.requires_grad for p in net[3][0].parameters()) and trainable.weight.requires_grad
+    assert net[3][1].weight.requires_grad and net[3][1].affine_weight.requires_grad
+    assert not net[3][1].bias.requires_grad
+    x = torch.randn(1, 3, 8, 8, requires_grad=True)
+    net[0](x).sum().backward()
+    assert x.grad is not None and all(p.grad is None for p in net[0].parameters())

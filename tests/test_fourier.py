@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from convnorm.fourier import (autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum,
-                              normalizer_spectrum)
+                              normalizer_from_autocorrelation, normalizer_spectrum)
 from convnorm_book.explorers.views import normalized_kernel_spectrum
 
 
@@ -47,6 +47,20 @@ def test_normalizer_whitens_each_output_channel(n):
     assert torch.allclose(((a_hat * v_hat[:, None]).abs() ** 2).sum(1), torch.ones(3, n // 2 + 1, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("size", [7, (6, 5)])
+def test_normalizer_from_an_autocorrelation_is_that_of_its_weight(size):
+    """v-hat from r = r(a) is v-hat of a; from an average of r(a) and r(2a), that of sqrt(2.5) a."""
+    d = 1 if isinstance(size, int) else 2
+    weight = torch.randn(3, 2, *[3] * d, dtype=torch.float64)
+    r = kernel_autocorrelation(weight)
+    torch.testing.assert_close(normalizer_from_autocorrelation(r, size, 1e-3), normalizer_spectrum(weight, size, 1e-3))
+    average = 0.5 * r + 0.5 * kernel_autocorrelation(2 * weight)
+    torch.testing.assert_close(normalizer_from_autocorrelation(average, size),
+                               normalizer_spectrum(2.5 ** 0.5 * weight, size))
+    with pytest.raises(ValueError, match="eps must be a finite non-negative number"):
+        normalizer_from_autocorrelation(r, size, -1.0)
+
+
 def test_eps_bounds_the_gain():
     weight = torch.zeros(1, 1, 3, dtype=torch.float64)
     assert torch.isinf(normalizer_spectrum(weight, 8)).all()
@@ -82,11 +96,13 @@ def test_dilated_spectrum_is_that_of_the_zero_stuffed_kernels(size, dilation):
 
 
 def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
-    """Kernels too large for the Gram lag map use a grouped convolution: same result,
-    and the power spectrum from r equals the direct sum of |FFT|²."""
+    """Kernels too large for the Gram lag map use a grouped convolution (the policy's
+    ``lag_map_max_entries``): same result, and the power spectrum from r equals the direct sum
+    of |FFT|²."""
     torch.manual_seed(12)
     w = torch.randn(3, 2, 11, 11, dtype=torch.float64)
     r = kernel_autocorrelation(w)
+    torch.testing.assert_close(r, kernel_autocorrelation(w, by_convolution=False))
     assert r.shape == (3, 21, 21)
     torch.testing.assert_close(r[:, 10, 10], (w ** 2).sum((1, 2, 3)))
     direct = (torch.fft.rfft2(w, s=(16, 13)).abs() ** 2).sum(1)

@@ -1,12 +1,12 @@
-"""convnorm.functional, the numbers: every computation of conv_norm equals a straightforward
-float64 oracle of the paper's appendix procedure written here (independent of the package)
-and the package's own conv_norm_reference; the circular layer is a tight frame per output
-channel, stride is downsampling, 1x1 is division by the kernel norm, and the weight gradient
-is the stop-gradient one. Argument errors are in test_functional_arguments.py, the choice of
-computation in test_computation_policy.py."""
+"""convnorm.functional, the numbers: every computation of conv_norm equals the equation,
+convnorm.reference.conv_norm_reference (itself checked against dense matrices in
+test_reference.py), outputs and gradients; the circular layer is a tight frame per output
+channel, stride is downsampling, 1x1 is division by the kernel norm, the weight gradient is
+the stop-gradient one, and a running average normalizes as the weights it averages. Argument
+errors are in test_functional_arguments.py, the choice of computation in
+test_computation_policy.py."""
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 import pytest
@@ -14,11 +14,10 @@ import torch
 import torch.nn.functional as F
 
 from convnorm.fourier import kernel_autocorrelation
-from convnorm.functional import (conv_norm, conv_norm1d, conv_norm2d,
-                                 conv_norm_reference, current_policy, use_policy)
+from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d, current_policy, use_policy
+from convnorm.reference import conv_norm_reference
 
 CONV = {1: F.conv1d, 2: F.conv2d}
-FFT = {1: lambda t, s: torch.fft.fftn(t, s=s, dim=(-1,)), 2: lambda t, s: torch.fft.fftn(t, s=s, dim=(-2, -1))}
 
 
 @pytest.fixture(params=["spatial", "frequency-domain", "frequency-domain-per-axis"])
@@ -34,46 +33,6 @@ def each_computation(request):
         policy = replace(policy, dense_2d_max_pixels=0)
     with use_policy(policy):
         yield request.param
-
-
-def dilated(weight, dilation):
-    """The zero-stuffed kernel that a dilated convolution applies."""
-    d = weight.dim() - 2
-    span = [dilation * (k - 1) + 1 for k in weight.shape[2:]]
-    out = weight.new_zeros(*weight.shape[:2], *span)
-    out[(..., *([slice(None, None, dilation)] * d))] = weight
-    return out
-
-
-def appendix_reference(x, w, padding, stride, dilation=1, groups=1, eps=0.0, affine=None, bias=None,
-                       padding_mode="zeros", stop_gradient=True):
-    """The paper's procedure, written plainly: pad by m-1, full cross-correlation,
-    per-channel circular normalization with v = (Σ_i |FFT_L(a_ki)|² + eps)^(-1/2) from
-    one FFT per kernel, circular affine, crop m-1-p, keep every s-th sample, bias."""
-    d = w.dim() - 2
-    wd = dilated(w, dilation)
-    m = wd.shape[2:]
-    if padding_mode == "zeros":
-        y = CONV[d](F.pad(x, [k - 1 for k in reversed(m) for _ in range(2)]), wd, groups=groups)
-        crop = [k - 1 - padding for k in m]
-    else:
-        y = CONV[d](F.pad(x, [padding] * 2 * d, mode="circular"), wd, groups=groups)
-        crop = [0] * d
-    L = y.shape[2:]
-    a = wd.detach() if stop_gradient else wd
-    v = ((FFT[d](a, L).abs() ** 2).sum(1) + eps).rsqrt()
-    y = torch.fft.ifftn(torch.fft.fftn(y, dim=tuple(range(2, 2 + d))) * v, dim=tuple(range(2, 2 + d))).real
-    if affine is not None:  # circular cross-correlation centred on (taps - 1) // 2
-        centre = [(t - 1) // 2 for t in affine.shape[1:]]
-        out = torch.zeros_like(y)
-        for j in itertools.product(*(range(t) for t in affine.shape[1:])):
-            shifts = [-(jj - c) for jj, c in zip(j, centre)]
-            out = out + affine[(slice(None), *j)].reshape(-1, *([1] * d)) * torch.roll(y, shifts, tuple(range(2, 2 + d)))
-        y = out
-    n = x.shape[2:]
-    keep = [nn + 2 * padding - k + 1 for nn, k in zip(n, m)]
-    y = y[(..., *(slice(c, c + kk, stride) for c, kk in zip(crop, keep)))]
-    return y if bias is None else y + bias.reshape(-1, *([1] * d))
 
 
 ZEROS_CASES = [
@@ -95,25 +54,26 @@ ZEROS_CASES = [
 
 @pytest.mark.usefixtures("each_computation")
 @pytest.mark.parametrize("d, n, k, padding, stride, dilation, groups", ZEROS_CASES)
-def test_zeros_mode_is_the_appendix_procedure(d, n, k, padding, stride, dilation, groups):
+def test_zeros_mode_is_the_equation(d, n, k, padding, stride, dilation, groups):
     torch.manual_seed(0)
     x = torch.randn(2, 4, *n, dtype=torch.float64)
     w = torch.randn(6, 4 // groups, *([k] * d), dtype=torch.float64)
     b = torch.randn(6, dtype=torch.float64)
     got = conv_norm(x, w, b, stride, padding, dilation, groups, eps=0.0)
-    want = appendix_reference(x, w, padding, stride, dilation, groups, bias=b)
+    want = conv_norm_reference(x, w, b, stride, padding, dilation, groups, eps=0.0)
     assert got.shape == CONV[d](x, w, b, stride, padding, dilation, groups).shape
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.usefixtures("each_computation")
 @pytest.mark.parametrize("d, n, k, stride", [(2, (8, 8), 3, 1), (2, (7, 8), 5, 2), (2, (9, 9), 3, 3), (1, (9,), 3, 2)])
-def test_circular_mode_is_the_appendix_procedure(d, n, k, stride):
+def test_circular_mode_is_the_equation(d, n, k, stride):
     torch.manual_seed(1)
     x = torch.randn(2, 3, *n, dtype=torch.float64)
     w = torch.randn(5, 3, *([k] * d), dtype=torch.float64)
     got = conv_norm(x, w, None, stride, (k - 1) // 2, padding_mode="circular", eps=0.0)
-    torch.testing.assert_close(got, appendix_reference(x, w, (k - 1) // 2, stride, padding_mode="circular"))
+    want = conv_norm_reference(x, w, None, stride, (k - 1) // 2, padding_mode="circular", eps=0.0)
+    torch.testing.assert_close(got, want)
 
 
 def operator_matrix(fn, c_in, size):
@@ -179,23 +139,37 @@ def test_affine_kernel_is_a_circular_filter_before_the_crop():
     w = torch.randn(4, 3, 3, 3, dtype=torch.float64)
     rho = torch.randn(4, 3, 3, dtype=torch.float64)
     got = conv_norm2d(x, w, padding=1, stride=2, affine_weight=rho, eps=0.0)
-    torch.testing.assert_close(got, appendix_reference(x, w, 1, 2, affine=rho))
+    torch.testing.assert_close(got, conv_norm_reference(x, w, None, 2, 1, eps=0.0, affine_weight=rho))
     delta = torch.zeros(4, 3, 3, dtype=torch.float64)
     delta[:, 1, 1] = 1
     torch.testing.assert_close(conv_norm2d(x, w, padding=1, affine_weight=delta), conv_norm2d(x, w, padding=1))
 
 
+GRADIENT_CASES = [((7, 8), 2, "zeros"), ((8, 9), 2, "zeros"), ((9, 9), 1, "zeros"), ((8, 8), 2, "circular"),
+                  ((7, 6), 3, "circular")]
+LARGE_GRADIENT_CASES = [((50, 49), 2, "zeros"), ((51, 52), 2, "circular"), ((49, 50), 1, "zeros")]
+"""Normalized at more than the policy's ``dense_dft_max_length`` per axis, so by FFTs (the GPU's
+transforms) whatever the policy: with the stride folded into the spectrum (52 rows), not (51
+rows), and stride 1."""
+
+
 @pytest.mark.usefixtures("each_computation")
 @pytest.mark.parametrize("stop_gradient", [True, False])
-@pytest.mark.parametrize("size, stride, mode", [((7, 8), 2, "zeros"), ((8, 9), 2, "zeros"), ((9, 9), 1, "zeros"),
-                                                ((8, 8), 2, "circular"), ((7, 6), 3, "circular"),
-                                                ((50, 49), 2, "zeros"), ((51, 52), 2, "circular"),
-                                                ((49, 50), 1, "zeros")])
+@pytest.mark.parametrize("size, stride, mode", GRADIENT_CASES)
 def test_gradients_match_the_reference(stop_gradient, size, stride, mode):
     """Input, weight and affine gradients (the hand-written backward with stop-gradient,
-    autograd without) equal autograd through the plain reference. The last three sizes
-    normalize at more than ``DENSE_DFT_MAX_LENGTH`` per axis: FFTs (the GPU's transforms),
-    with the stride folded into the spectrum (52 rows), not (51 rows), and stride 1."""
+    autograd without) equal autograd through the equation."""
+    gradients_match_the_reference(stop_gradient, size, stride, mode)
+
+
+@pytest.mark.parametrize("stop_gradient", [True, False])
+@pytest.mark.parametrize("size, stride, mode", LARGE_GRADIENT_CASES)
+def test_gradients_match_the_reference_with_ffts(stop_gradient, size, stride, mode):
+    """The same at the sizes only FFTs transform."""
+    gradients_match_the_reference(stop_gradient, size, stride, mode)
+
+
+def gradients_match_the_reference(stop_gradient, size, stride, mode):
     torch.manual_seed(7)
     x = torch.randn(2, 3, *size, dtype=torch.float64, requires_grad=True)
     w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
@@ -203,7 +177,8 @@ def test_gradients_match_the_reference(stop_gradient, size, stride, mode):
     out = conv_norm2d(x, w, None, stride, 1, padding_mode=mode, affine_weight=rho, eps=1e-3,
                       stop_gradient=stop_gradient)
     probe = torch.randn_like(out)
-    want = appendix_reference(x, w, 1, stride, eps=1e-3, affine=rho, padding_mode=mode, stop_gradient=stop_gradient)
+    want = conv_norm_reference(x, w, None, stride, 1, padding_mode=mode, eps=1e-3, affine_weight=rho,
+                               stop_gradient=stop_gradient)
     grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho)) for o in (out, want)]
     for got, want in zip(*grads):
         torch.testing.assert_close(got, want)
@@ -244,9 +219,10 @@ def test_one_dimensional_wrapper_matches_generic():
 
 
 @pytest.mark.usefixtures("each_computation")
-@pytest.mark.parametrize("size", list(itertools.product([2, 3, 4, 5], [2, 3, 4, 5])))
-def test_odd_and_even_sizes_are_the_appendix_procedure(size):
-    """Odd and even normalization sizes per axis (L_1 = 1 and 2 included, with a 1x2 kernel):
+@pytest.mark.parametrize("size", [(2, 2), (2, 5), (3, 4), (4, 3), (5, 2), (3, 3), (4, 4), (5, 5)])
+def test_odd_and_even_sizes_are_the_equation(size):
+    """Odd and even normalization sizes per axis, every pair of parities and every size from 2
+    to 5 on each axis (with a 1x2 kernel too):
     output and input, weight and affine gradients equal the plain reference (in the
     frequency domain the repeated frequencies of the half spectrum are filled in as
     conjugates and their gradients folded back)."""
@@ -257,7 +233,7 @@ def test_odd_and_even_sizes_are_the_appendix_procedure(size):
         taps = [min(3, n + m - 1) for n, m in zip(size, kernel)]
         rho = torch.randn(4, *taps, dtype=torch.float64, requires_grad=True)
         out = conv_norm2d(x, w, None, stride, padding, affine_weight=rho, eps=1e-3)
-        want = appendix_reference(x, w, padding, stride, eps=1e-3, affine=rho)
+        want = conv_norm_reference(x, w, None, stride, padding, eps=1e-3, affine_weight=rho)
         torch.testing.assert_close(out, want)
         probe = torch.randn_like(out)
         grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho)) for o in (out, want)]
@@ -305,29 +281,12 @@ def reference_case(d, n, k, groups, affine_taps, seed):
     return x, w, b, rho
 
 
-@pytest.mark.parametrize("case", REFERENCE_CASES)
-@pytest.mark.parametrize("stop_gradient", [True, False])
-def test_reference_is_the_independent_oracle(case, stop_gradient):
-    """The package's plain conv_norm_reference equals this file's oracle (written without the
-    package): outputs and input, weight, affine and bias gradients."""
-    d, n, k, padding, stride, dilation, groups, mode, taps = case
-    x, w, b, rho = reference_case(d, n, k, groups, taps, seed=sum(n))
-    got = conv_norm_reference(x, w, b, stride, padding, dilation, groups, mode, 1e-3, rho,
-                              stop_gradient=stop_gradient)
-    want = appendix_reference(x, w, padding, stride, dilation, groups, 1e-3, rho, b, mode, stop_gradient)
-    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
-    probe = torch.randn_like(got)
-    grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho, b)) for o in (got, want)]
-    for a, e in zip(*grads):
-        torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-10)
-
-
 @pytest.mark.usefixtures("each_computation")
 @pytest.mark.parametrize("case", REFERENCE_CASES)
 @pytest.mark.parametrize("stop_gradient", [True, False])
 def test_every_computation_is_the_reference(case, stop_gradient):
     """conv_norm, however it computes a layer, equals conv_norm_reference: outputs to 1e-12 and
-    input, weight, affine and bias gradients, with a running autocorrelation passed in too."""
+    input, weight, affine and bias gradients."""
     d, n, k, padding, stride, dilation, groups, mode, taps = case
     x, w, b, rho = reference_case(d, n, k, groups, taps, seed=len(n) + k)
     args = (b, stride, padding, dilation, groups, mode, 1e-3, rho)
@@ -337,16 +296,19 @@ def test_every_computation_is_the_reference(case, stop_gradient):
     grads = [torch.autograd.grad((o * probe).sum(), (x, w, rho, b)) for o in (got, want)]
     for a, e in zip(*grads):
         torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-10)
-    r = 0.5 * kernel_autocorrelation(w.detach()) + 0.5 * kernel_autocorrelation(torch.randn_like(w))
-    torch.testing.assert_close(conv_norm(x, w, *args, autocorrelation=r),  # a running average, say
-                               conv_norm_reference(x, w, *args, autocorrelation=r), rtol=1e-12, atol=1e-12)
 
 
-def test_reference_computes_in_float32_under_autocast():
-    """Autocast does not reach the reference's steps: float32 in, float32 out, equal to float64."""
-    x, w, _, rho = reference_case(2, (8, 8), 3, 1, (3, 3), seed=3)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        got = conv_norm_reference(x.float(), w.float(), None, 2, 1, affine_weight=rho.float())
-    assert got.dtype == torch.float32
-    torch.testing.assert_close(got.double(), conv_norm_reference(x, w, None, 2, 1, affine_weight=rho),
-                               rtol=1e-4, atol=1e-5)
+@pytest.mark.usefixtures("each_computation")
+@pytest.mark.parametrize("case", REFERENCE_CASES)
+def test_a_running_average_normalizes_as_the_weights_it_averages(case):
+    """In evaluation, a running average of the autocorrelation normalizes as a weight whose
+    autocorrelation it is: the average of r(a) and r(2a) is r(sqrt(2.5) a), so with eps = 0 the
+    output is the equation's divided by sqrt(2.5); before any training step, the weight's own."""
+    d, n, k, padding, stride, dilation, groups, mode, taps = case
+    x, w, _, rho = reference_case(d, n, k, groups, taps, seed=len(n) + 2 * k)
+    args = (None, stride, padding, dilation, groups, mode, 0.0, rho)
+    running = 0.5 * kernel_autocorrelation(w.detach()) + 0.5 * kernel_autocorrelation(2 * w.detach())
+    want = conv_norm_reference(x, w, *args)
+    for steps, scale in ((1, 2.5 ** -0.5), (0, 1.0)):
+        got = conv_norm(x, w, *args, running_autocorrelation=running, num_steps_tracked=torch.tensor(steps))
+        torch.testing.assert_close(got, scale * want, rtol=1e-10, atol=1e-10)

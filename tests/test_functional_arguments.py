@@ -1,6 +1,6 @@
 """convnorm.functional's arguments: what the procedure is not defined for raises ValueError
-naming the argument (conv_norm and conv_norm_reference alike), and integer arguments are
-taken as PyTorch's convolutions take them (NumPy integers too)."""
+naming the argument (conv_norm and the equation, conv_norm_reference, alike), and integer
+arguments are taken as PyTorch's convolutions take them (NumPy integers too)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d, conv_norm_reference
+from convnorm.functional import conv_norm, conv_norm1d, conv_norm2d
+from convnorm.reference import conv_norm_reference
 
 X, W = torch.randn(1, 3, 8, 8), torch.randn(4, 3, 3, 3)
 
@@ -33,11 +34,21 @@ X, W = torch.randn(1, 3, 8, 8), torch.randn(4, 3, 3, 3)
     ({"bias": torch.ones(3)}, r"bias must have shape \(4,\)"),
     ({"affine_weight": torch.ones(3, 3, 3)}, "affine_weight must have shape"),
     ({"affine_weight": torch.ones(4, 11, 3)}, "affine kernel .* is larger than the normalization size"),
-    ({"autocorrelation": torch.ones(4, 3, 3)}, "autocorrelation must have shape"),
 ])
 def test_bad_arguments_are_named(function, kwargs, match):
     with pytest.raises(ValueError, match=match):
         function(X, W, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"running_autocorrelation": torch.ones(4, 3, 3)}, r"running_autocorrelation must have shape \(4, 5, 5\)"),
+    ({"running_autocorrelation": torch.ones(4, 5, 5)}, "num_steps_tracked must be a torch.Tensor"),
+    ({"running_autocorrelation": torch.ones(4, 5, 5), "num_steps_tracked": torch.tensor(0), "training": True},
+     "averaging_factor must be given"),
+])
+def test_bad_running_average_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        conv_norm(X, W, **kwargs)
 
 
 def test_bad_shapes_and_types_are_named():
@@ -59,8 +70,6 @@ def test_bad_shapes_and_types_are_named():
         conv_norm(X.numpy(), W)
     with pytest.raises(ValueError, match="input must be a floating-point tensor"):
         conv_norm(X.long(), W)
-    with pytest.raises(ValueError, match="conv_norm_reference computes in float32 or float64"):
-        conv_norm_reference(X.half(), W.half())
 
 
 def test_numpy_integers_are_taken_as_conv2d_takes_them():

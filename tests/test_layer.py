@@ -85,9 +85,11 @@ def test_eval_uses_the_average_train_the_current_weight():
                                                     affine_weight=layer.affine_weight))
     eval_out = layer.eval()(x)
     torch.testing.assert_close(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1, affine_weight=layer.affine_weight,
-                                                   autocorrelation=layer.running_autocorrelation))
+                                                   running_autocorrelation=layer.running_autocorrelation,
+                                                   num_steps_tracked=layer.num_steps_tracked))
     assert not torch.allclose(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1,
-                                                  autocorrelation=kernel_autocorrelation(old)))
+                                                  running_autocorrelation=kernel_autocorrelation(old),
+                                                  num_steps_tracked=torch.tensor(1)))
 
 
 @pytest.mark.parametrize("size", [(5, 5), (9, 12), (16, 16)])
@@ -154,8 +156,7 @@ def test_weight_gradient_is_the_stop_gradient_one():
     probe = torch.randn(2, 3, 7, 7, dtype=torch.float64)
     (layer(x) * probe).sum().backward()
     w = layer.weight.detach().clone().requires_grad_()
-    ref = conv_norm(x, w, layer.bias.detach(), padding=1, affine_weight=layer.affine_weight.detach(),
-                    autocorrelation=kernel_autocorrelation(w.detach()))
+    ref = conv_norm(x, w, layer.bias.detach(), padding=1, affine_weight=layer.affine_weight.detach())
     (g,) = torch.autograd.grad((ref * probe).sum(), w)
     torch.testing.assert_close(layer.weight.grad, g)
     full = ConvNorm2d(2, 3, 3, padding=1, stop_gradient=False).double()
@@ -290,9 +291,10 @@ def test_extra_repr_shows_non_defaults():
     (dict(kernel_size=3.0), "kernel_size must be a positive int"),
     (dict(stride=1.5), "stride must be a positive int"),
     (dict(in_channels=3.0), "in_channels must be a positive integer"),
-    (dict(ramp_floor=float("nan")), r"ramp_floor must be in \[0, 1\]"),
+    (dict(ramp_floor=float("nan")), r"ramp_floor must lie in \[0, 1\]"),
     (dict(ramp_steps=0), "ramp_steps must be a positive integer"),
-    (dict(ramp_floor=1.5), r"ramp_floor must be in \[0, 1\]"),
+    (dict(ramp_floor=1.5), r"ramp_floor must lie in \[0, 1\]"),
+    (dict(padding="valid", padding_mode="circular"), "padding must equal"),
 ])
 def test_constructor_errors_name_the_argument(kwargs, match):
     args = dict(in_channels=3, out_channels=4, kernel_size=3) | kwargs
@@ -318,3 +320,17 @@ def test_forward_errors_name_the_problem():
         layer(torch.randn(1, 2, 8, 8))
     with pytest.raises(ValueError, match="input must have shape"):
         layer(torch.randn(3, 8, 8))
+
+
+@pytest.mark.parametrize("layer_class, size", [(ConvNorm1d, (9,)), (ConvNorm2d, (9, 9))])
+def test_valid_padding_with_circular_mode_is_refused_in_1d_and_2d(layer_class, size):
+    """padding='valid' is padding 0, which circular ConvNorm (the operator (A A^T)^(-1/2) A,
+    circulant on the input) does not honour for kernels of more than one tap: refused when
+    the layer is built, in 1D as in 2D, and by the functional form; a 1x1 kernel is accepted."""
+    with pytest.raises(ValueError, match=r"padding must equal .* got padding=\(0"):
+        layer_class(2, 3, 3, padding="valid", padding_mode="circular")
+    x = torch.randn(1, 2, *size)
+    with pytest.raises(ValueError, match="padding must equal"):
+        conv_norm(x, torch.randn(3, 2, *[3] * len(size)), padding="valid", padding_mode="circular")
+    pointwise = layer_class(2, 3, 1, padding="valid", padding_mode="circular")
+    assert pointwise(x).shape == (1, 3, *size)

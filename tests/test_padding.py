@@ -1,4 +1,6 @@
-"""Tests for convnorm.padding: convolution relations, the four-step procedure, crop and stride."""
+"""Tests for convnorm.padding: convolution relations, crop, stride and dilation, and the pieces
+put together by the equation (convnorm.reference): the shapes of conv1d/conv2d, stride as
+downsampling, tight frames with circular padding only."""
 import numpy as np
 import pytest
 import torch
@@ -8,7 +10,6 @@ from convnorm.circulant import circular_convolve, zero_pad
 from convnorm.functional import conv_norm
 from convnorm.padding import (
     channel_blocks,
-    convnorm_four_step,
     crop,
     dilate_kernel,
     downsample,
@@ -17,7 +18,12 @@ from convnorm.padding import (
     linear_cross_correlate,
     tight_frame_distance,
 )
+from convnorm.reference import conv_norm_reference
 from convnorm.spectral import operator_matrix
+
+
+def four_steps(x, w, padding=0, stride=1, eps=0.0, padding_mode="zeros"):
+    return conv_norm_reference(x, w, stride=stride, padding=padding, padding_mode=padding_mode, eps=eps)
 
 rng = np.random.default_rng(0)
 
@@ -43,13 +49,13 @@ def test_circular_convolution_wraps_unless_padded():
 
 
 @pytest.mark.parametrize("d,m,n", [(1, 3, 9), (1, 4, 8), (2, 3, 6), (2, 2, 5)])
-def test_four_step_matches_package_layer(d, m, n):
+def test_the_steps_match_the_package_layer(d, m, n):
     g = torch.Generator().manual_seed(d * 10 + m)
     for p in range(m):
         for s in (1, 2):
             w = torch.randn(4, 3, *(m,) * d, dtype=torch.float64, generator=g)
             x = torch.randn(2, 3, *(n,) * d, dtype=torch.float64, generator=g)
-            ours = convnorm_four_step(x, w, p, s, eps=1e-3)
+            ours = four_steps(x, w, p, s, eps=1e-3)
             conv = (F.conv1d if d == 1 else F.conv2d)(x, w, padding=p, stride=s)
             assert ours.shape == conv.shape
             torch.testing.assert_close(ours, conv_norm(x, w, padding=p, stride=s, eps=1e-3))
@@ -57,17 +63,17 @@ def test_four_step_matches_package_layer(d, m, n):
 
 def test_stride_is_downsampling_of_normalized_output():
     w, x = torch.randn(3, 2, 3, dtype=torch.float64), torch.randn(1, 2, 11, dtype=torch.float64)
-    torch.testing.assert_close(convnorm_four_step(x, w, 1, 3), downsample(convnorm_four_step(x, w, 1), 3))
+    torch.testing.assert_close(four_steps(x, w, 1, 3), downsample(four_steps(x, w, 1), 3))
 
 
 def test_tight_frame_exact_for_circular_not_for_zero_padding():
     w = torch.randn(2, 3, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    circ = operator_matrix(lambda x: convnorm_four_step(x, w, 1, padding_mode="circular"), (3, 12))
-    zeros = operator_matrix(lambda x: convnorm_four_step(x, w, 1), (3, 12))
+    circ = operator_matrix(lambda x: four_steps(x, w, 1, padding_mode="circular"), (3, 12))
+    zeros = operator_matrix(lambda x: four_steps(x, w, 1), (3, 12))
     assert max(tight_frame_distance(b) for b in channel_blocks(circ, 2)) < 1e-12
     assert min(tight_frame_distance(b) for b in channel_blocks(zeros, 2)) > 1e-3
     # a strided circular ConvNorm channel is still a tight frame: D_s Q_k Q_k^T D_s^T = I
-    strided = operator_matrix(lambda x: convnorm_four_step(x, w, 1, 2, padding_mode="circular"), (3, 12))
+    strided = operator_matrix(lambda x: four_steps(x, w, 1, 2, padding_mode="circular"), (3, 12))
     assert max(tight_frame_distance(b) for b in channel_blocks(strided, 2)) < 1e-12
 
 
@@ -76,7 +82,7 @@ def test_dilation_equals_zero_stuffed_kernel():
     stuffed = dilate_kernel(w, 2)
     assert stuffed.shape == (2, 3, 5, 5)
     torch.testing.assert_close(F.conv2d(x, w, dilation=2), F.conv2d(x, stuffed))
-    torch.testing.assert_close(conv_norm(x, w, padding=2, dilation=2, eps=0.0), convnorm_four_step(x, stuffed, 2))
+    torch.testing.assert_close(conv_norm(x, w, padding=2, dilation=2, eps=0.0), four_steps(x, stuffed, 2))
 
 
 def test_crop_and_downsample_numpy_and_torch():
@@ -101,13 +107,15 @@ def test_bad_input_raises():
         downsample(np.ones(4), 0)
     x, w = torch.randn(1, 2, 8), torch.randn(3, 2, 3)
     with pytest.raises(ValueError, match="padding must be at most"):
-        convnorm_four_step(x, w, padding=3)
-    with pytest.raises(ValueError, match="odd kernel"):
-        convnorm_four_step(x, torch.randn(3, 2, 4), padding=1, padding_mode="circular")
+        four_steps(x, w, padding=3)
+    with pytest.raises(ValueError, match="odd effective kernel"):
+        four_steps(x, torch.randn(3, 2, 4), padding=1, padding_mode="circular")
     with pytest.raises(ValueError, match="padding_mode"):
-        convnorm_four_step(x, w, padding=1, padding_mode="reflect")
+        four_steps(x, w, padding=1, padding_mode="reflect")
     with pytest.raises(ValueError, match="channels"):
-        convnorm_four_step(torch.randn(1, 3, 8), w)
+        four_steps(torch.randn(1, 3, 8), w)
+    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k\) or"):
+        dilate_kernel(torch.ones(3, 3), 2)
     with pytest.raises(ValueError, match="dilation"):
         dilate_kernel(w, 0)
     with pytest.raises(ValueError, match="block must be a matrix"):

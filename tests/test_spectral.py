@@ -1,21 +1,22 @@
-"""Tests for convnorm.spectral: singular values of circular 2D conv layers, checked against dense matrices."""
+"""Tests for convnorm.spectral: singular values of circular 1D and 2D conv layers, checked against
+dense matrices, and no change to torch's threads."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 from convnorm.fourier import kernel_power_spectrum
+from convnorm.reference import conv_norm_reference
 from convnorm.spectral import (
     analyse_conv_layers,
     channel_condition_numbers,
     conv_singular_values,
+    conv_spectrum,
     convnorm_singular_values,
-    kernel_spectrum,
+    convnorm_spectrum,
     layer_spectral_norm,
-    normalized_kernel_spectrum,
     operator_matrix,
     spectrum_singular_values,
 )
-from convnorm.padding import convnorm_four_step
 
 # (C_O, C_I, k_h, k_w, n_1, n_2): wide and tall layers, odd and even sizes, even and 1x1 kernels
 SHAPES = [(3, 2, 3, 3, 5, 6), (2, 4, 3, 2, 4, 5), (3, 3, 1, 1, 3, 4), (2, 3, 2, 2, 6, 3)]
@@ -41,7 +42,8 @@ def test_singular_values_match_dense_operator(shape):
 def test_convnorm_singular_values_match_dense_normalized_operator(shape):
     c_o, c_i, kh, kw, n1, n2 = shape
     weight = torch.randn(c_o, c_i, kh, kw, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
-    dense = operator_matrix(lambda x: convnorm_four_step(x, weight, kh // 2, padding_mode="circular"), (c_i, n1, n2))
+    dense = operator_matrix(lambda x: conv_norm_reference(x, weight, padding=kh // 2, padding_mode="circular", eps=0.0),
+                            (c_i, n1, n2))
     expected = torch.linalg.svdvals(dense)[: n1 * n2 * min(c_o, c_i)]
     torch.testing.assert_close(convnorm_singular_values(weight, (n1, n2)), expected)
     # every output channel becomes a tight frame: Q_k Q_k^T = I
@@ -49,14 +51,51 @@ def test_convnorm_singular_values_match_dense_normalized_operator(shape):
         torch.testing.assert_close(block @ block.T, torch.eye(n1 * n2, dtype=torch.float64))
 
 
-def test_kernel_spectrum_rows_give_power_spectrum_and_unit_rows_after_normalization():
+def test_spectrum_rows_give_power_spectrum_and_unit_rows_after_normalization():
     weight = torch.randn(5, 3, 3, 3, dtype=torch.float64)
-    spectrum = kernel_spectrum(weight, (7, 6))
+    spectrum = conv_spectrum(weight, (7, 6))
     assert spectrum.shape == (7, 4, 5, 3)
     power = spectrum.abs().square().sum(-1).permute(2, 0, 1)
     torch.testing.assert_close(power, kernel_power_spectrum(weight, (7, 6)))
-    rows = normalized_kernel_spectrum(weight, (7, 6)).abs().square().sum(-1)
+    rows = convnorm_spectrum(weight, (7, 6)).abs().square().sum(-1)
     torch.testing.assert_close(rows, torch.ones_like(rows))
+
+
+@pytest.mark.parametrize("c_o, c_i, k, n", [(3, 2, 3, 7), (2, 4, 4, 8), (3, 3, 1, 5)])
+def test_one_dimensional_layers_match_dense_operators(c_o, c_i, k, n):
+    """The same functions take (C_out, C_in, k) weights: singular values, spectral norm and
+    channel condition numbers of the circular 1D layer, with and without ConvNorm."""
+    weight = torch.randn(c_o, c_i, k, dtype=torch.float64, generator=torch.Generator().manual_seed(k))
+    dense = operator_matrix(lambda x: F.conv1d(F.pad(x, (k - 1, 0), mode="circular"), weight), (c_i, n))
+    expected = torch.linalg.svdvals(dense)[: n * min(c_o, c_i)]
+    torch.testing.assert_close(conv_singular_values(weight, n), expected)
+    torch.testing.assert_close(layer_spectral_norm(weight, n), expected[0])
+    assert conv_spectrum(weight, n).shape == (n // 2 + 1, c_o, c_i)
+    channels = [torch.linalg.svdvals(block) for block in dense.reshape(c_o, n, -1)]
+    torch.testing.assert_close(channel_condition_numbers(weight, n), torch.stack([s[0] / s[-1] for s in channels]))
+    torch.testing.assert_close(channel_condition_numbers(weight, n, normalized=True), torch.ones(c_o, dtype=torch.float64))
+    if k % 2:
+        normalized = operator_matrix(
+            lambda x: conv_norm_reference(x, weight, padding=k // 2, padding_mode="circular", eps=0.0), (c_i, n))
+        torch.testing.assert_close(convnorm_singular_values(weight, n),
+                                   torch.linalg.svdvals(normalized)[: n * min(c_o, c_i)])
+
+
+def test_no_function_changes_torch_threads():
+    """The analysis runs on the caller's threads: a forward during analyse_conv_layers sees the
+    thread count the caller set, and it is the same afterwards."""
+    seen = []
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1))
+    model.register_forward_pre_hook(lambda module, args: seen.append(torch.get_num_threads()))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)  # more than one, so that a change to one thread would show
+    try:
+        analyse_conv_layers(model, 8)
+        layer_spectral_norm(model[0].weight.detach(), 8)
+        conv_singular_values(model[0].weight.detach(), 8)
+        assert seen == [2] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
 
 
 def test_condition_numbers_and_norm_bound():
@@ -77,7 +116,7 @@ def test_condition_numbers_and_norm_bound():
 def test_multiplicities_follow_the_half_spectrum():
     weight = torch.randn(2, 2, 3, 3, dtype=torch.float64)
     for size in [(4, 4), (5, 5), (4, 7)]:
-        values = spectrum_singular_values(kernel_spectrum(weight, size), size)
+        values = spectrum_singular_values(conv_spectrum(weight, size), size)
         assert values.numel() == 2 * size[0] * size[1]
         assert torch.all(values[:-1] >= values[1:])
 
@@ -98,7 +137,7 @@ def test_analyse_conv_layers_records_input_sizes_and_skips_pointwise():
 
 def test_bad_input_raises():
     with pytest.raises(ValueError, match="weight must have shape"):
-        conv_singular_values(torch.randn(2, 3, 3), 8)
+        conv_singular_values(torch.randn(2, 3), 8)
     with pytest.raises(ValueError, match="larger than the input"):
         conv_singular_values(torch.randn(2, 3, 5, 5), 4)
     with pytest.raises(ValueError, match="input_size"):
@@ -133,7 +172,7 @@ def test_deployed_spectrum_is_the_evaluation_mode_operator():
         ours = spectrum_singular_values(deployed_spectrum(layer, size), size)
         assert torch.allclose(ours, dense[: len(ours)], rtol=1e-10, atol=1e-12)
         # the raw P_k A_k analysis of the current weights is a different operator
-        raw = spectrum_singular_values(normalized_kernel_spectrum(layer.weight.detach(), size, layer.eps), size)
+        raw = spectrum_singular_values(convnorm_spectrum(layer.weight.detach(), size, layer.eps), size)
         assert not torch.allclose(raw, ours, rtol=1e-3)
 
 

@@ -1,15 +1,16 @@
-"""Identities of the multichannel tight-frame normalisation (convnorm.tightframe) and its input checks."""
+"""Identities of the multichannel tight-frame normalisation (convnorm.tightframe) and its input
+checks; the 1D condition numbers and spectral norm of convnorm.spectral against its dense matrices."""
 import numpy as np
 import pytest
+import torch
 
 from convnorm.circulant import circulant
+from convnorm.spectral import channel_condition_numbers, layer_spectral_norm
 from convnorm.tightframe import (
-    channel_condition_numbers,
     channel_matrix,
     channel_preconditioner_dense,
     channel_singular_values,
     layer_matrix,
-    layer_spectral_norm,
     normalized_weight,
     normalizer_filters,
     stacked_norm_bound,
@@ -50,7 +51,7 @@ def test_singular_values_and_spectral_norm_by_fft(rng, c_o, c_i, k, n):
     np.testing.assert_allclose(
         channel_singular_values(w[0], n), np.linalg.svd(channel_matrix(w[0], n), compute_uv=False), atol=1e-8
     )
-    assert np.isclose(layer_spectral_norm(w, n), np.linalg.norm(layer_matrix(w, n), 2))
+    assert np.isclose(layer_spectral_norm(torch.from_numpy(w), n), np.linalg.norm(layer_matrix(w, n), 2))
 
 
 @pytest.mark.parametrize("c_o,c_i,k,n", SHAPES)
@@ -83,7 +84,7 @@ def test_proposition_3_1_tight_and_loose(rng):
         (lambda: normalizer_filters(np.full((1, 1, 2), np.nan), 4), "weight contains non-finite"),
         (lambda: channel_matrix(np.ones(3), 4), "kernels must have shape"),
         (lambda: channel_singular_values(np.ones((2, 6)), 4), "larger than the signal"),
-        (lambda: layer_spectral_norm(np.ones((1, 1, 2)), 0), "n must be a positive integer"),
+        (lambda: normalized_weight(np.ones((1, 1, 2)), 0), "n must be a positive integer"),
         (lambda: stacked_norm_bound([]), "at least one matrix"),
         (lambda: stacked_norm_bound([np.ones((2, 3)), np.ones((2, 4))]), "same number of columns"),
         (lambda: stacked_norm_bound([np.ones((2, 3)), np.full((2, 3), np.inf)]), r"blocks\[1\] contains non-finite"),
@@ -98,5 +99,6 @@ def test_bad_input_raises(call, message):
 def test_channel_condition_numbers_are_those_of_the_channel_matrices(rng, c_o, c_i, k, n):
     w = rng.standard_normal((c_o, c_i, k))
     dense = [np.linalg.cond(channel_matrix(w_k, n)) for w_k in w]  # sigma_max / sigma_min of (n, C_I n)
-    np.testing.assert_allclose(channel_condition_numbers(w, n), dense, rtol=1e-8)
-    np.testing.assert_allclose(channel_condition_numbers(normalized_weight(w, n), n), 1, atol=1e-8)
+    np.testing.assert_allclose(channel_condition_numbers(torch.from_numpy(w), n), dense, rtol=1e-8)
+    normalized = torch.from_numpy(normalized_weight(w, n))
+    np.testing.assert_allclose(channel_condition_numbers(normalized, n), 1, atol=1e-8)

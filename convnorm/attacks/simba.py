@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 
-from .._validation import check_fraction, check_positive_int
+from .._validation import check_choice, check_fraction, check_positive_int
 from ._checks import check_images
 
 
@@ -44,10 +44,9 @@ def simba_order(shape: tuple[int, int, int], basis: str = "pixel", generator: to
                 initial: int = 8, stride: int = 4) -> torch.Tensor:
     """The order in which SimBA visits the flattened ``(C, H, W)`` coordinates."""
     c, h, w = shape
+    check_choice("basis", basis, ("pixel", "dct"))
     if basis == "pixel":
         return torch.randperm(c * h * w, generator=generator)
-    if basis != "dct":
-        raise ValueError(f"basis must be 'pixel' or 'dct', got {basis!r}")
     u = torch.arange(h)[:, None].expand(h, w)
     v = torch.arange(w)[None, :].expand(h, w)
     level = torch.maximum(u, v)

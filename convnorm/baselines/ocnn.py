@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_ndim, check_positive_int
+from .._validation import check_ndim, check_non_negative, check_positive_int
 
 
 def kernel_orthogonality_penalty(weight: torch.Tensor, stride: int = 1) -> torch.Tensor:
@@ -56,9 +56,7 @@ class OCNNRegularizer:
     """``model -> λ · ocnn_penalty(model)``, the trainer's ``regularizer`` for OCNN."""
 
     def __init__(self, weight: float = 1e-3):
-        if not weight >= 0:
-            raise ValueError(f"weight (lambda) must be non-negative, got {weight}")
-        self.weight = float(weight)
+        self.weight = check_non_negative("weight (lambda)", weight)
 
     def __call__(self, model: nn.Module) -> torch.Tensor:
         return self.weight * ocnn_penalty(model)

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import torch.nn as nn
 from torch.nn.utils.parametrizations import spectral_norm
 
+from .._validation import check_choice
+
 NORMS = ("none", "bn", "convnorm", "convnorm+bn", "sn", "sn+bn", "oni", "oni+bn", "ocnn", "ocnn+bn",
          "cayley")
 
@@ -48,8 +50,7 @@ class NormOptions:
 
 
 def check_norm(norm: str) -> str:
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    check_choice("norm", norm, NORMS)
     return norm
 
 

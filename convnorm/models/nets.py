@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .._validation import check_positive_int
+from .._validation import check_choice, check_positive_int
 from .factory import NormOptions, check_norm, conv_block, linear
 
 CIFAR_STATS = {
@@ -114,10 +114,8 @@ def build_model(arch: str = "resnet18", norm: str = "bn", num_classes: int = 10,
     ``sn_iterations``) build a :class:`NormOptions` when ``options`` is not given.
     Call :func:`convnorm.training.seed_everything` first for a reproducible init.
     """
-    if arch not in ARCHS:
-        raise ValueError(f"arch must be one of {ARCHS}, got {arch!r}")
-    if dataset not in CIFAR_STATS:
-        raise ValueError(f"dataset must be one of {sorted(CIFAR_STATS)}, got {dataset!r}")
+    check_choice("arch", arch, ARCHS)
+    check_choice("dataset", dataset, sorted(CIFAR_STATS))
     check_positive_int("num_classes", num_classes)
     options = options or NormOptions(**option_kwargs)
     stats = CIFAR_STATS[dataset]
