@@ -28,21 +28,28 @@ KINDS_BY_FILE = {
 """The kinds of every test in a file (``tests/`` or ``benchmarks/``); notebooks are ``notebook``."""
 
 KINDS_BY_TEST = {
-    ("test_gpu_protocol.py", "test_gpu_runs_end_to_end_in_smoke_form"): ("rehearsal",),
+    ("test_gpu_protocol.py", "test_a_deadline_cuts_a_training_and_leaves_no_partial_record"): ("rehearsal",),
     ("test_gpu_protocol.py", "test_device_session_rehearsed_in_smoke_form"): ("rehearsal",),
     ("test_gpu_protocol.py", "test_gpu_runs_refuses_bad_requests_in_one_line_before_starting"): ("rehearsal",),
+    ("test_gpu_protocol.py",
+     "test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them"): ("rehearsal",),
     ("test_layer.py", "test_distributed_data_parallel_updates_buffers"): ("multiprocess",),
     ("test_layer.py", "test_torch_compile_matches_eager"): ("compile",),
     ("test_layer.py", "test_second_derivatives_only_without_stop_gradient"): ("heavy",),
     ("test_experiments.py", "test_smoke_preset_runs"): ("training",),
     ("test_experiments.py", "test_an_analysed_training_is_stored_with_its_findings"): ("training",),
-    ("test_experiments.py", "test_resume_reuses_finished_runs"): ("training",),
+    ("test_experiments.py", "test_finished_runs_are_reused_and_leave_no_checkpoint"): ("training",),
+    ("test_experiments.py", "test_a_run_record_states_every_setting_that_defines_the_training"): ("training",),
+    ("test_experiments.py", "test_a_partial_experiment_is_written_with_its_missing_runs_named"): ("training",),
     ("test_experiments.py", "test_the_run_time_is_never_assembled_from_runs"): ("training",),
     ("test_training.py", "test_resume_continues_identically"): ("training",),
     ("test_training.py", "test_training_reduces_loss_and_history_is_complete"): ("training",),
-    ("test_training.py", "test_mixed_precision_and_truncated_epochs"): ("training",),
+    ("test_training.py", "test_mixed_precision_channels_last_and_truncated_epochs"): ("training",),
     ("test_training.py", "test_free_training_resets_or_carries_the_perturbation"): ("training",),
     ("test_training.py", "test_keep_best_restores_the_best_validation_epoch"): ("training",),
+    ("test_training.py", "test_the_trainer_follows_the_one_cycle_schedule_per_minibatch"): ("training",),
+    ("test_results_live.py", "test_the_plan_is_measured_here_and_kept_within_the_budget"): ("training",),
+    ("test_results_live.py", "test_train_keeps_checkpoints_off_the_results_folder"): ("training",),
 }
 """The kinds of single tests (by file and function name) in files of otherwise fast unit tests."""
 

@@ -37,7 +37,7 @@ def test_toc_files_exist():
 
 def test_setup_cell_is_generated_from_config():
     source = setup_source()
-    assert "google.colab" in source and "git clone" in source and "CONVNORM_DOWNLOAD" in source
+    assert "google.colab" in source and '"git", "clone"' in source and "CONVNORM_DOWNLOAD" in source
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
     assert url in source
 

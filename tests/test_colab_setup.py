@@ -2,6 +2,7 @@
 failed clone or install stops it with the URL and the reason."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import types
@@ -27,8 +28,7 @@ def _run_cell(monkeypatch, fail_on: str | None) -> list[list[str]]:
     monkeypatch.setattr(subprocess, "run", fake_run)
     monkeypatch.setattr("os.path.isdir", lambda path: False)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    for name in ("CONVNORM_DATA_DIR", "CONVNORM_RESULTS_DIR", "CONVNORM_DOWNLOAD"):
-        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "environ", {})  # the variables the cell sets stay in this test
     exec(compile(setup_source(), "setup-cell", "exec"), {})
     return calls
 
@@ -36,6 +36,7 @@ def _run_cell(monkeypatch, fail_on: str | None) -> list[list[str]]:
 def test_the_setup_cell_installs_without_dependencies(monkeypatch):
     calls = _run_cell(monkeypatch, None)
     clone, install = calls
+    assert os.environ["CONVNORM_DOWNLOAD"] == "1" and os.environ["CONVNORM_DATA_DIR"] == "/content/data"
     assert clone[:2] == ["git", "clone"] and clone[-1] == "/content/convnorm-book"
     assert "--no-deps" in install and "--quiet" not in install  # nothing Colab has is replaced
     assert not any("vision" in part for part in install)
