@@ -27,7 +27,7 @@ from pathlib import Path
 from .presets import get_preset
 from .catalog import EXPERIMENTS
 from .context import check_seed, run_record_path
-from .runners import planned_runs
+from .runners import check_trains, planned_runs
 
 #: the seeds of the core comparison
 CORE_SEEDS = (0, 1, 2)
@@ -49,11 +49,7 @@ class Request:
     runs: tuple[str, ...] | None = None
 
     def __post_init__(self):
-        if self.experiment not in EXPERIMENTS:
-            raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {self.experiment!r}")
-        if not EXPERIMENTS[self.experiment].trains:
-            raise ValueError(f"{self.experiment} trains nothing (it times steps, alone on its device): run it "
-                             "whole, not as runs beside others")
+        check_trains(self.experiment)
         if not self.seeds:
             raise ValueError(f"{self.experiment}: no seeds asked for")
         for seed in self.seeds:

@@ -34,14 +34,14 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
 
     ``only`` names the runs (``planned_runs``) to train in this call; the others
     are taken from stored run records or skipped. Checkpoints go to ``checkpoints``
-    (default ``<output>/checkpoints``) and are deleted when their run is stored. The result file holds every stored
-    run; a run still to train is ``None`` in it and named in the provenance's
-    ``runs_missing`` (so the stored part of an experiment can be read before the rest is
-    trained). Nothing is written while no run at all is stored. Returns ``{"provenance",
-    "results", "path", "skipped"}`` (``path`` None when nothing was written).
+    (default ``<output>/checkpoints``) and are deleted when their run is stored. The
+    result file holds every stored run; a run still to train is ``None`` in it and named
+    in the provenance's ``runs_missing`` (so the stored part of an experiment can be
+    read before the rest is trained). Nothing is written while no run at all is stored.
+    Returns ``{"provenance", "results", "path", "skipped"}`` (``path`` None when nothing
+    was written).
     """
-    if name not in EXPERIMENTS:
-        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    check_experiment(name)
     seed = check_seed(seed)
     ctx = Context(name, get_preset(preset), data_dir, Path(output), seed, resume, progress,
                   download=download, cuda_graph=cuda_graph, only=None if only is None else frozenset(only),
@@ -57,7 +57,7 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     start = time.perf_counter()
     results = EXPERIMENTS[name].run(ctx)
     block = provenance_block(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
-                        time.perf_counter() - start, ctx.device)
+                             time.perf_counter() - start, ctx.device)
     block["preset_settings"] = ctx.preset.as_dict()
     block["choices"] = {"oni_lr_divisor": ONI_LR_DIVISOR, "ocnn_lambda": OCNN_LAMBDA,
                         "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL, "ramp_fraction": RAMP_FRACTION}
@@ -72,10 +72,17 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     return {"provenance": block, "results": results, "path": str(path), "skipped": skipped}
 
 
+def check_experiment(name: str) -> str:
+    """``name`` if it names an experiment of :data:`EXPERIMENTS`."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    return name
+
+
 def check_trains(name: str) -> None:
     """Refuse to split experiment ``name`` into runs when it trains nothing (the run time
     times steps, and must do so alone on its device)."""
-    if not EXPERIMENTS[name].trains:
+    if not EXPERIMENTS[check_experiment(name)].trains:
         raise ValueError(f"{name} trains nothing (it times steps, alone on its device): run it whole, "
                          "not as runs beside others")
 
@@ -86,8 +93,7 @@ def planned_runs(name: str, preset: str = "smoke", data_dir: str | None = None, 
     read, and downloaded if ``download`` and missing; nothing is trained); with
     ``missing``, only those without a stored run record. Two runs with one
     :func:`run_key` are one training."""
-    if name not in EXPERIMENTS:
-        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    check_experiment(name)
     settings = get_preset(preset)
     if not EXPERIMENTS[name].trains:
         return []
