@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from convnorm.experiments import EXPERIMENTS
 from convnorm_book.results import prose, records, verdicts
 from result_files import record, reference, results_root, write  # noqa: F401 (fixtures)
 
@@ -36,7 +37,7 @@ def test_summary_counts_the_verdicts_before_and_after_the_correction(chapter):
     text = prose.summary(chapter("label-noise"), chapter)
     assert text.startswith("At the reduced scale, we make four comparisons here and test each as a difference in "
                            "the paper's direction.")
-    assert "Tested alone, 2 are supported (ConvNorm+BN − BN, 20% and ConvNorm+BN − BN, 80%)" in text
+    assert "Tested alone, 2 are supported (ConvNorm+BN − BN, 20%; ConvNorm+BN − BN, 80%)" in text
     assert "after Holm's correction for the chapter's four comparisons, one verdict stands (ConvNorm+BN − BN, 80%)" \
         in text
     assert "ConvNorm − vanilla: 1 of 3 seeds diverged" in text
@@ -90,3 +91,29 @@ def test_parity_is_named_with_its_margin(chapter):
 def test_count_words():
     assert prose.count(0, "comparison") == "no comparisons" and prose.count(1, "comparison") == "one comparison"
     assert prose.count(23, "comparison") == "23 comparisons"
+
+
+def test_not_tested_names_networks_and_groups_the_preset_does_not_run(tmp_path, reference):
+    """Label noise at 20 % and 80 % with the four basic networks: the paper's baselines
+    under noise and its 40 % and 60 % rates are not run; nothing is missing where the
+    preset runs everything."""
+    root = results_root(tmp_path)
+    write(root, "label-noise", "cpu", 0, {r: {m: record(0.4) for m in ("none", "bn", "convnorm", "convnorm+bn")}
+                                          for r in ("0.2", "0.8")})
+    data = records.stored("label-noise", root, presets=("cpu",))
+    missing = verdicts.not_run(data, reference)
+    assert missing.comparisons == ("ConvNorm+BN against SN+BN, ONI+BN and OCNN+BN",)
+    assert missing.groups == ("40%", "60%")
+    text = prose.not_tested([data], reference)
+    assert text == ("Not run at the reduced scale, and so not tested: under label noise, ConvNorm+BN against SN+BN, "
+                    "ONI+BN and OCNN+BN (networks this scale does not train) and the paper's label-noise rates 40% "
+                    "and 60%.")
+    assert not any(form in text for form in FORBIDDEN)
+    write(root, "ablation", "cpu", 0, {m: record(0.4) for m in EXPERIMENTS["ablation"].schema.methods})
+    assert prose.not_tested([records.stored("ablation", root, presets=("cpu",))], reference) == ""
+
+
+def test_labels_with_commas_are_listed_with_semicolons():
+    assert prose._named(["vs ONI, PGD-10", "vs ONI, PGD-20"]) == "vs ONI, PGD-10; vs ONI, PGD-20"
+    assert prose._named(["a", "b", "c", "d"]) == "a, b, c and 1 more"
+    assert prose._named(["a, 1", "b", "c", "d"]) == "a, 1; b; c; 1 more"

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from .claims import DIFFERENCE, PARITY
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
-from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, short_labels
-from .words import listing, number, signed
+from .records import Records
+from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, not_run, short_labels
+from .words import listing, number, scale_name, signed
 
 _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradicted", INCONCLUSIVE: "inconclusive"},
                   PARITY: {SUPPORTED: "parity shown", CONTRADICTED: "a difference beyond the margin",
@@ -116,7 +117,7 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
     def listed(chosen, outcome):
         kinds = {v.kind for v in chosen}
         word = _OUTCOME_WORDS[kinds.pop()][outcome] if len(kinds) == 1 else outcome
-        names = listing([labels[id(v)] for v in chosen], most=3)
+        names = _named([labels[id(v)] for v in chosen])
         return f"{len(chosen)} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
 
     alone = [listed(chosen, o) for o in (SUPPORTED, CONTRADICTED) if (chosen := [v for v in tested if v.outcome == o])]
@@ -127,8 +128,17 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
         return text + "."
     stand = [v for v in tested if v.final != INCONCLUSIVE]
     after = (f"{count(len(stand), 'verdict')} {'stands' if len(stand) == 1 else 'stand'} "
-             f"({listing([labels[id(v)] for v in stand], most=3)})" if stand else "none stands")
+             f"({_named([labels[id(v)] for v in stand])})" if stand else "none stands")
     return f"{text}; after Holm's correction for the chapter's {count(len(chapter.tested), 'comparison')}, {after}."
+
+
+def _named(labels: Sequence[str], most: int = 3) -> str:
+    """:func:`~convnorm_book.results.words.listing` of at most ``most`` labels, separated
+    by semicolons where a label holds a comma ("vs ONI, PGD-10; vs ONI, PGD-20")."""
+    if not any("," in label for label in labels):
+        return listing(labels, most=most)
+    shown = list(labels[:most]) + ([f"{len(labels) - most} more"] if len(labels) > most else [])
+    return "; ".join(shown)
 
 
 def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
@@ -148,7 +158,7 @@ def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
     if smaller:
         others.append(f"smaller in {len(smaller)}")
     if opposite:
-        others.append(f"of the opposite sign in {len(opposite)} ({listing([labels[id(v)] for v in opposite], most=3)})")
+        others.append(f"of the opposite sign in {len(opposite)} ({_named([labels[id(v)] for v in opposite])})")
     return text + ("; ours is " + ", ".join(others) if others else "") + "."
 
 
@@ -222,3 +232,31 @@ def multiplicity(chapter: Chapter) -> str:
             "method, which keeps the chance of even one false verdict below "
             f"{_percent(ALPHA)} whatever the dependence between comparisons that share runs. Tested one by one, "
             f"{before}; after the correction, {after}.")
+
+
+#: where a claim is made, in a reader's words, per experiment
+EXPERIMENT_WORDS = {"convergence": "in the convergence study", "generalization": "under the standard protocol",
+                    "ablation": "in the ablation", "adversarial": "after adversarial training",
+                    "simba": "under SimBA", "label-noise": "under label noise", "data-scarcity": "with scarce data",
+                    "conditioning": "in the conditioning study", "runtime": "in the timing"}
+
+
+def not_tested(records: Sequence[Records], reference: dict | None) -> str:
+    """A sentence naming what of the paper's claims the records' presets do not run at
+    all (:func:`~convnorm_book.results.verdicts.not_run`): comparisons with networks they
+    do not train, the paper's data sets, rates or fractions they leave out. Empty when
+    they run everything the paper's tables hold."""
+    parts = []
+    for data in records:
+        missing = not_run(data, reference)
+        what = []
+        if missing.comparisons:
+            what.append(f"{listing(missing.comparisons)} (networks this scale does not train)")
+        if missing.groups:
+            label = data.schema.group.label
+            what.append(f"the paper's {label}{'s' if len(missing.groups) > 1 else ''} {listing(missing.groups)}")
+        if what:
+            parts.append(f"{EXPERIMENT_WORDS[data.experiment]}, {listing(what)}")
+    if not parts:
+        return ""
+    return f"Not run at the {scale_name(records[0])}, and so not tested: " + "; ".join(parts) + "."
