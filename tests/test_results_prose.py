@@ -37,7 +37,7 @@ def test_summary_counts_the_verdicts_before_and_after_the_correction(chapter):
     text = prose.summary(chapter("label-noise"), chapter)
     assert text.startswith("At the reduced scale, we make four comparisons here and test each as a difference in "
                            "the paper's direction.")
-    assert "Tested alone, 2 are supported (ConvNorm+BN − BN, 20%; ConvNorm+BN − BN, 80%)" in text
+    assert "Tested alone, two are supported (ConvNorm+BN − BN, 20%; ConvNorm+BN − BN, 80%)" in text
     assert "after Holm's correction for the chapter's four comparisons, one verdict stands (ConvNorm+BN − BN, 80%)" \
         in text
     assert "ConvNorm − vanilla: 1 of 3 seeds diverged" in text
@@ -47,7 +47,7 @@ def test_summary_counts_the_verdicts_before_and_after_the_correction(chapter):
 def test_summary_sets_sizes_beside_the_papers(chapter):
     text = prose.summary(chapter("label-noise"), chapter)
     # +5 at 80 % against the paper's +15.44: smaller; +1.03 at 20 % against +1.96: outside a narrow interval
-    assert "The paper's difference lies inside our interval in 1 of 4; ours is smaller in 3." in text
+    assert "The paper's difference lies inside our interval in one of four; ours is smaller in three." in text
     assert "Our intervals are 0.0497 to 8.89 points wide, the paper's differences 1.81 to 15.44 points in size." in text
 
 
@@ -68,7 +68,7 @@ def test_multiplicity_states_the_count_the_chance_verdicts_and_the_method(chapte
     assert text.startswith("This chapter tests four comparisons against the paper's claims.")
     assert "about 0.2 of them would come out supported or contradicted by chance alone" in text
     assert "Holm's method" in text
-    assert text.endswith("Tested one by one, 2 are supported and none contradicted; after the correction, 1 is "
+    assert text.endswith("Tested one by one, two are supported and none contradicted; after the correction, one is "
                          "supported and none contradicted.")
     assert prose.multiplicity(verdicts.Chapter(())) == "This chapter tests none of the paper's claims on the " \
                                                       "records shown."

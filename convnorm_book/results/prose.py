@@ -19,6 +19,11 @@ _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradict
 _WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
+def spelled(n: int) -> str:
+    """``n`` in words up to ten (``"three"``), in digits above (``"15"``)."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else f"{n:,}"
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``"no comparison"``, ``"one comparison"``, ``"12 comparisons"``."""
     text = _WORDS[n] if n < len(_WORDS) else f"{n:,}"
@@ -118,7 +123,7 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
         kinds = {v.kind for v in chosen}
         word = _OUTCOME_WORDS[kinds.pop()][outcome] if len(kinds) == 1 else outcome
         names = _named([labels[id(v)] for v in chosen])
-        return f"{len(chosen)} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
+        return f"{spelled(len(chosen))} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
 
     alone = [listed(chosen, o) for o in (SUPPORTED, CONTRADICTED) if (chosen := [v for v in tested if v.outcome == o])]
     if not alone:
@@ -146,19 +151,19 @@ def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
     if not with_paper:
         return ""
     agree = [v for v in with_paper if v.size == AGREE]
-    text = f"The paper's difference lies inside our interval in {len(agree)} of {len(with_paper)}"
+    text = f"The paper's difference lies inside our interval in {spelled(len(agree))} of {spelled(len(with_paper))}"
     larger = [v for v in with_paper if v.size == LARGER]
     smaller = [v for v in with_paper if v.size == SMALLER]
     opposite = [v for v in with_paper if v.size == OPPOSITE]
     others = []
     if larger:
         biggest = max(larger, key=lambda v: abs(v.ratio))
-        others.append(f"larger in {len(larger)}, up to {_times(biggest.ratio)} the paper's "
+        others.append(f"larger in {spelled(len(larger))}, up to {_times(biggest.ratio)} the paper's "
                       f"({labels[id(biggest)]})")
     if smaller:
-        others.append(f"smaller in {len(smaller)}")
+        others.append(f"smaller in {spelled(len(smaller))}")
     if opposite:
-        others.append(f"of the opposite sign in {len(opposite)} ({_named([labels[id(v)] for v in opposite])})")
+        others.append(f"of the opposite sign in {spelled(len(opposite))} ({_named([labels[id(v)] for v in opposite])})")
     return text + ("; ours is " + ", ".join(others) if others else "") + "."
 
 
@@ -193,11 +198,12 @@ def _diverged(verdicts: Sequence[Verdict]) -> str:
 
 
 def _tally(supported: int, contradicted: int) -> str:
-    """``"2 are supported and none contradicted"``, ``"none is supported or contradicted"``."""
+    """``"two are supported and none contradicted"``, ``"none is supported or contradicted"``."""
     if not supported and not contradicted:
         return "none is supported or contradicted"
     verb = "is" if supported == 1 or (not supported and contradicted == 1) else "are"
-    return f"{supported or 'none'} {verb} supported and {contradicted or 'none'} contradicted"
+    return f"{spelled(supported) if supported else 'none'} {verb} supported and " \
+           f"{spelled(contradicted) if contradicted else 'none'} contradicted"
 
 
 def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instead: str) -> str:
@@ -208,7 +214,7 @@ def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instea
     pairs = [(v, w) for v, w in zip(verdicts, others, strict=True) if v.tested]
     same = sum(v.outcome == w.outcome for v, w in pairs)
     return (f"{instead[0].upper()}{instead[1:]} instead gives the same verdict, each comparison tested alone, in "
-            f"{same} of the {len(pairs)} comparisons.")
+            f"{spelled(same)} of the {spelled(len(pairs))} comparisons.")
 
 
 def _percent(fraction: float) -> str:

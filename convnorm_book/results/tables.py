@@ -399,7 +399,8 @@ def _legend(verdicts: Sequence[Verdict], chapter: Chapter | None) -> str:
     marks = [f"{m} {_MARK_WORDS.get(m, 'inconclusive')}" for m in ("✓", "✗", "≈", "≠", "?") if m in shown]
     margins = {number(v.margin) + (f" {v.comparison.unit}" if v.comparison.unit else "") for v in verdicts if v.margin}
     text = (f"Each cell: our mean difference, paired by seed, with its 95 % interval [low, high] at the "
-            f"{verdicts[0].scale}, and the paper's difference below it.")
+            f"{verdicts[0].scale}" + (", and the paper's difference below it." if any(v.paper is not None
+                                                                                      for v in verdicts) else "."))
     if marks:
         text += " " + "; ".join(marks) + "."
     if margins:
