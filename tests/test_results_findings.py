@@ -34,8 +34,8 @@ def test_accuracy_gap_and_ranking(root, reference):
         "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
     # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
     assert findings.ranking(data, reference, "convnorm+bn").startswith(
-        "ConvNorm+BN is the most accurate of the 4 networks in 1 of the 2 pairs of a measure and a seed; the paper "
-        "ranks it first under 1 of its 1")
+        "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; the paper "
+        "ranks it first under one of its one")
 
 
 def test_maximum_optimism_and_scarcity_subsets(root):

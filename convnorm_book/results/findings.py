@@ -17,7 +17,7 @@ from convnorm.experiments import PRESETS
 from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
 from .stats import collect, first_reach, history_band
-from .words import group_name, listing, method_label, number
+from .words import group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
 _SPREAD_RATIO = 0.8
@@ -96,14 +96,14 @@ def ranking(records: Records, reference: dict | None, method: str, group: str | 
             if method in values and None not in values.values():
                 total += 1
                 first += max(values, key=values.get) == method
-    text = (f"{method_label(method)} is the most accurate of the {len(methods)} networks in {first} of the "
-            f"{total} pairs of a measure and a seed")
+    text = (f"{method_label(method)} is the most accurate of the {spelled(len(methods))} networks in "
+            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed")
     if reference is not None:
         paper = [{m: paper_mean(paper_value(reference, records.experiment, m, measure, group)) for m in methods}
                  for measure in measures]
         paper = [p for p in paper if None not in p.values()]
         ranked = sum(max(p, key=p.get) == method for p in paper)
-        text += f"; the paper ranks it first under {ranked} of its {len(paper)}"
+        text += f"; the paper ranks it first under {spelled(ranked)} of its {spelled(len(paper))}"
     return text + "."
 
 

@@ -10,18 +10,13 @@ from .claims import DIFFERENCE, PARITY
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from .records import Records
 from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, not_run, short_labels
-from .words import listing, number, scale_name, signed
+from .words import NUMBER_WORDS as _WORDS
+from .words import listing, number, scale_name, signed, spelled
 
 _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradicted", INCONCLUSIVE: "inconclusive"},
                   PARITY: {SUPPORTED: "parity shown", CONTRADICTED: "a difference beyond the margin",
                            INCONCLUSIVE: "parity not shown"}}
 
-_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-
-
-def spelled(n: int) -> str:
-    """``n`` in words up to ten (``"three"``), in digits above (``"15"``)."""
-    return _WORDS[n] if 0 <= n < len(_WORDS) else f"{n:,}"
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -127,3 +127,14 @@ def optimizer(settings, regularize: bool = True) -> str:
     decay = f" and weight decay {settings.weight_decay:g}" if regularize else " and no weight decay"
     return (f"SGD with {kind} {TrainConfig.momentum:g} at a learning rate of {settings.lr:g} (batch "
             f"{settings.batch_size:,}){decay}")
+
+
+#: whole numbers a reader reads as words
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def spelled(n: int) -> str:
+    """``n`` in words up to ten (``"three"``; ``"none"`` for 0), in digits above (``"15"``)."""
+    if n == 0:
+        return "none"
+    return NUMBER_WORDS[n] if 0 < n < len(NUMBER_WORDS) else f"{n:,}"
