@@ -107,9 +107,9 @@ def _how_tested(verdicts: Sequence[Verdict], tested: Sequence[Verdict]) -> str:
         how = "as a difference in the paper's direction or as parity within a margin, as the paper claims"
     text = f"At the {verdicts[0].scale}, we make {count(len(verdicts), 'comparison')} here"
     if tested:
-        text += f" and test {'each' if not untested else f'{len(tested)} of them'} {how}"
+        text += f" and test {'each' if not untested else f'{spelled(len(tested))} of them'} {how}"
     if untested:
-        text += f"; the paper makes no claim on {'the other' if tested else 'any'} {count(untested, 'one', 'ones')}"
+        text += ("; the paper makes no claim on " + (f"the other {spelled(untested)}" if tested else "any of them"))
     return text + "."
 
 
