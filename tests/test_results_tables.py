@@ -240,7 +240,7 @@ def adversarial(tmp_path):
 def test_verdict_grid_is_baselines_by_attacks(adversarial, reference):
     chapter = verdicts.Chapter.of([adversarial], reference)
     grid = tables.verdict_grid(chapter("adversarial"), chapter=chapter)
-    assert grid.title == "ConvNorm+BN against each"
+    assert grid.title == "Paired differences: ConvNorm+BN against each"
     assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
     assert grid.column(" ") == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
     bn_clean = grid.rows[1][1].split("\n")

@@ -372,7 +372,7 @@ def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapte
     group if it varies, else the measure, else the epoch); each cell our mean difference
     with its 95 % interval and the verdict's mark (:func:`mark`), the paper's difference
     below it, and the count of diverged seeds. ``chapter`` names the correction in the
-    legend; ``title`` defaults to what the comparisons share.
+    legend; ``title`` defaults to "Paired differences: " and what the comparisons share.
 
     Raises:
         ValueError: for no verdicts, or ``columns`` not a facet that varies.
@@ -390,7 +390,8 @@ def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapte
         cells.setdefault(row, {})[facets.get(columns, "ours")] = _cell(v)
     heads = list(dict.fromkeys(head for row in cells.values() for head in row))
     table_rows = [[row] + [shown.get(head, "") for head in heads] for row, shown in cells.items()]
-    return Table(title or shared_label(verdicts) or "Paired differences", [" "] + heads, table_rows,
+    shared = shared_label(verdicts)
+    return Table(title or ("Paired differences" + (f": {shared}" if shared else "")), [" "] + heads, table_rows,
                  [_legend(verdicts, chapter)])
 
 
