@@ -34,8 +34,8 @@ def test_accuracy_gap_and_ranking(root, reference):
         "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
     # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
     assert findings.ranking(data, reference, "convnorm+bn").startswith(
-        "ConvNorm+BN is the most accurate of the 4 networks in 1 of the 2 pairs of a measure and a seed; the paper "
-        "ranks it first under 1 of its 1")
+        "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; the paper "
+        "ranks it first under one of its one")
 
 
 def test_maximum_optimism_and_scarcity_subsets(root):
@@ -91,12 +91,53 @@ def test_layer_and_step_benchmarks(tmp_path):
     assert text.startswith("The layer benchmark (one training step at batch 128 on GPU X) takes 3.00 times the plain "
                            "step run eagerly and 2.00 times")
     assert findings.layer_benchmark([bench(32, 5.0)], [bench(128, 2.0)]) == ""
-    time = {mode: {k: {"relative_to_conv2d_bn": r} for k, r in ratios.items()} for mode, ratios in
-            {"eager": {"conv2d+bn": 1.0, "convnorm2d+bn": 2.0, "authors+bn": 6.0},
-             "cuda_graph": {"conv2d+bn": 1.0, "convnorm2d+bn": 1.5, "authors+bn": 4.5}}.items()}
-    text = findings.step_benchmark(records.Run(tmp_path, {}, {"time": time}))
-    assert "6.00 times the Conv2d+BN step eagerly and 4.50 times as one CUDA graph, against 2.00 and 1.50" in text
-    assert "(3.00 times as one graph)" in text
+
+
+#: a calibration record's run-time part: seconds per step of each network, eagerly and as one graph
+STEPS = {"eager": {"conv2d+bn": 0.010, "convnorm2d+bn": 0.020, "authors+bn": 0.060},
+         "cuda_graph": {"conv2d+bn": 0.008, "convnorm2d+bn": 0.012, "authors+bn": 0.036}}
+
+
+def calibration(tmp_path, steps=STEPS):
+    time = {mode: {k: {"seconds_per_step": s, "relative_to_conv2d_bn": s / values["conv2d+bn"],
+                       "seconds_per_epoch": s * 352} for k, s in values.items()} for mode, values in steps.items()}
+    setup = {"gpu": "GPU X", "model": "CIFAR ResNet18", "batch": 128, "step": "one SGD step",
+             "eager": "interleaved, medians", "cuda_graph": "each network in its own process, 50 replays"}
+    return records.Run(tmp_path / "gpu_calibration_x.json", {}, {"setup": setup, "time": time})
+
+
+def test_step_benchmark_reads_a_calibration_record(tmp_path, reference):
+    text = findings.step_benchmark(calibration(tmp_path))
+    assert text.startswith("On GPU X, at batch 128, a training step with this package's ConvNorm2d+BN takes 2.00 "
+                           "times eagerly and 1.50 times as one CUDA graph as long as with Conv2d+BN")
+    assert "the authors' algorithm in its place, 6.00 times eagerly and 4.50 times as one CUDA graph" in text
+    assert "(3.00 times as one CUDA graph) is the implementation's alone." in text
+    with_paper = findings.step_benchmark(calibration(tmp_path), reference)
+    # an epoch as one graph: 0.008 and 0.012 s a step, 352 steps; the paper's Table 8: 21 and 60 s
+    assert "A 45,000-image epoch as one CUDA graph takes 2.8 s with Conv2d+BN and 4.2 s with ConvNorm2d+BN (1.50 " \
+           "times); the paper's Table 8: 21 s and 60 s (2.86 times) on its GPU." in with_paper
+    eager_only = findings.step_benchmark(calibration(tmp_path, {"eager": STEPS["eager"]}))
+    assert "as one CUDA graph" not in eager_only and "(3.00 times eagerly)" in eager_only
+    assert findings.step_benchmark(calibration(tmp_path, {"eager": {"conv2d+bn": 0.01}})) == ""
+
+
+def test_reached_span_and_singular_layers(root):
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed,
+              {"cifar10": {m: record(a) for m, a in zip(BASIC, (0.20, 0.50, 0.30, 0.52 + 0.02 * seed))}})
+    data = records.stored("generalization", root, presets=("cpu",))
+    assert findings.reached(data, "test_acc") == "vanilla 20.0 %, BN 50.0 %, ConvNorm 30.0 % and ConvNorm+BN 53.0 %"
+    assert findings.span(data, "test_acc") == "20 to 53 %"
+
+    def layers(kappas):
+        return [{"spectral_norm": 1.0, "condition_number": k, "channel_condition_number": 1.0} for k in kappas]
+
+    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((3.0, 4.0))}, "oni": {"layers": layers((1e7, 2e8))}})
+    conditioning = records.stored("conditioning", root, presets=("cpu",))
+    text = findings.singular_layers(conditioning)
+    assert text.startswith("ONI's trained layers have condition numbers from 1.0e+07 to 2.0e+08: their smallest "
+                           "singular value is 5e-09 to 1e-07 of the largest, no more than the rounding error")
+    assert "well above the rounding error" in findings.singular_layers(conditioning, "none")
 
 
 def test_model_selection_mismatches_name_the_run(root):

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from convnorm.experiments import EXPERIMENTS
 from convnorm_book.results import prose, records, verdicts
 from result_files import record, reference, results_root, write  # noqa: F401 (fixtures)
 
@@ -36,7 +37,7 @@ def test_summary_counts_the_verdicts_before_and_after_the_correction(chapter):
     text = prose.summary(chapter("label-noise"), chapter)
     assert text.startswith("At the reduced scale, we make four comparisons here and test each as a difference in "
                            "the paper's direction.")
-    assert "Tested alone, 2 are supported (ConvNorm+BN − BN, 20% and ConvNorm+BN − BN, 80%)" in text
+    assert "Tested alone, two are supported (ConvNorm+BN − BN, 20%; ConvNorm+BN − BN, 80%)" in text
     assert "after Holm's correction for the chapter's four comparisons, one verdict stands (ConvNorm+BN − BN, 80%)" \
         in text
     assert "ConvNorm − vanilla: 1 of 3 seeds diverged" in text
@@ -46,7 +47,7 @@ def test_summary_counts_the_verdicts_before_and_after_the_correction(chapter):
 def test_summary_sets_sizes_beside_the_papers(chapter):
     text = prose.summary(chapter("label-noise"), chapter)
     # +5 at 80 % against the paper's +15.44: smaller; +1.03 at 20 % against +1.96: outside a narrow interval
-    assert "The paper's difference lies inside our interval in 1 of 4; ours is smaller in 3." in text
+    assert "The paper's difference lies inside our interval in one of four; ours is smaller in three." in text
     assert "Our intervals are 0.0497 to 8.89 points wide, the paper's differences 1.81 to 15.44 points in size." in text
 
 
@@ -67,7 +68,7 @@ def test_multiplicity_states_the_count_the_chance_verdicts_and_the_method(chapte
     assert text.startswith("This chapter tests four comparisons against the paper's claims.")
     assert "about 0.2 of them would come out supported or contradicted by chance alone" in text
     assert "Holm's method" in text
-    assert text.endswith("Tested one by one, 2 are supported and none contradicted; after the correction, 1 is "
+    assert text.endswith("Tested one by one, two are supported and none contradicted; after the correction, one is "
                          "supported and none contradicted.")
     assert prose.multiplicity(verdicts.Chapter(())) == "This chapter tests none of the paper's claims on the " \
                                                       "records shown."
@@ -90,3 +91,29 @@ def test_parity_is_named_with_its_margin(chapter):
 def test_count_words():
     assert prose.count(0, "comparison") == "no comparisons" and prose.count(1, "comparison") == "one comparison"
     assert prose.count(23, "comparison") == "23 comparisons"
+
+
+def test_not_tested_names_networks_and_groups_the_preset_does_not_run(tmp_path, reference):
+    """Label noise at 20 % and 80 % with the four basic networks: the paper's baselines
+    under noise and its 40 % and 60 % rates are not run; nothing is missing where the
+    preset runs everything."""
+    root = results_root(tmp_path)
+    write(root, "label-noise", "cpu", 0, {r: {m: record(0.4) for m in ("none", "bn", "convnorm", "convnorm+bn")}
+                                          for r in ("0.2", "0.8")})
+    data = records.stored("label-noise", root, presets=("cpu",))
+    missing = verdicts.not_run(data, reference)
+    assert missing.comparisons == ("ConvNorm+BN against SN+BN, ONI+BN and OCNN+BN",)
+    assert missing.groups == ("40%", "60%")
+    text = prose.not_tested([data], reference)
+    assert text == ("Not run at the reduced scale, and so not tested: under label noise, ConvNorm+BN against SN+BN, "
+                    "ONI+BN and OCNN+BN (networks this scale does not train) and the paper's label-noise rates 40% "
+                    "and 60%.")
+    assert not any(form in text for form in FORBIDDEN)
+    write(root, "ablation", "cpu", 0, {m: record(0.4) for m in EXPERIMENTS["ablation"].schema.methods})
+    assert prose.not_tested([records.stored("ablation", root, presets=("cpu",))], reference) == ""
+
+
+def test_labels_with_commas_are_listed_with_semicolons():
+    assert prose._named(["vs ONI, PGD-10", "vs ONI, PGD-20"]) == "vs ONI, PGD-10; vs ONI, PGD-20"
+    assert prose._named(["a", "b", "c", "d"]) == "a, b, c and 1 more"
+    assert prose._named(["a, 1", "b", "c", "d"]) == "a, 1; b; c; 1 more"

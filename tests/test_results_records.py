@@ -219,3 +219,25 @@ def test_records_list_their_diverged_runs_and_count_them(root):
     assert data.diverged() == [records.DivergedRun(1, "0.8", "bn", 3, "loss is NaN")]
     assert records.diverged_count(1, 3) == "1 of 3 seeds diverged"
     assert records.diverged_count(3, 3) == "all 3 seeds diverged" and records.diverged_count(0, 3) == ""
+
+
+def test_calibration_is_the_newest_record_that_timed_the_networks(tmp_path):
+    from convnorm.training import save_results
+
+    folder = tmp_path / "benchmarks"
+    timed = {"eager": {"conv2d+bn": {"seconds_per_step": 0.01, "relative_to_conv2d_bn": 1.0}}}
+    folder.mkdir()
+    assert records.calibration(folder) is None
+
+    def calibration(name, finished, time):
+        block = {"experiment": "calibrate_gpu", "preset": "fast", "seed": 0, "device": "GPU X",
+                 "finished_utc": finished}
+        save_results(folder / name, block, {"setup": {"gpu": "GPU X"}, "time": time})
+
+    calibration("gpu_calibration_a.json", "2026-11-27T10:00:00+00:00", timed)
+    calibration("gpu_calibration_b.json", "2026-11-27T09:00:00+00:00", timed)
+    calibration("gpu_calibration_c.json", "2026-11-27T11:00:00+00:00", {})  # timed nothing: the budget was spent
+    assert records.calibration(folder).path.name == "gpu_calibration_a.json"
+    (folder / "gpu_calibration_d.json").write_text("{")
+    with pytest.raises(records.RecordError, match="gpu_calibration_d.json: not valid JSON"):
+        records.calibration(folder)

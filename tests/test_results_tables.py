@@ -120,7 +120,13 @@ def test_reference_cell_names_what_is_missing(reference):
 def test_appendix_tables():
     deviations = provenance.deviations_table("cpu")
     assert {"paper", "authors' code", "this book"} >= set(deviations.column("source"))
-    assert provenance.presets_table().columns == ["setting", "cpu", "short-schedule", "paper"]
+    assert deviations.columns == ["setting", "the paper", "here", "source", "reason"]
+    assert all(deviations.column("reason"))
+    presets = provenance.presets_table()
+    assert presets.columns == ["setting", "cpu", "fast", "short-schedule", "paper"]
+    row = dict((r[0], r[1:]) for r in presets.rows)
+    assert row["batch"] == ["128", "512", "128", "128"] and row["training images"][0] == "5,000"
+    assert row["training images"][1] == "the paper's" and row["Nesterov momentum"][:2] == ["no", "yes"]
     assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
 
 
@@ -144,14 +150,18 @@ def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path
 def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     steps = {"eager": {"conv2d+bn": 0.010, "convnorm2d+bn": 0.025, "authors+bn": 0.060},
              "cuda_graph": {"conv2d+bn": 0.008, "convnorm2d+bn": 0.016, "authors+bn": 0.050}}
-    time = {mode: {k: {"seconds_per_step": v, "relative_to_conv2d_bn": v / values["conv2d+bn"]}
-                   for k, v in values.items()} for mode, values in steps.items()}
-    setup = {"model": "CIFAR ResNet18", "batch": 128, "gpu": "GPU X", "step": "one SGD step", "eager_rounds": 30,
-             "graph_rounds": 3, "graph_replays": 100}
+    time = {mode: {k: {"seconds_per_step": v, "relative_to_conv2d_bn": v / values["conv2d+bn"],
+                       "seconds_per_epoch": 352 * v} for k, v in values.items()} for mode, values in steps.items()}
+    setup = {"model": "CIFAR ResNet18", "batch": 128, "gpu": "GPU X", "step": "one SGD step",
+             "eager": "the three networks interleaved in one process, median of the rounds",
+             "cuda_graph": "each network in its own process, 50 replays"}
     table = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, {"setup": setup, "time": time}))
     assert table.column("network")[1] == "ConvNorm2d+BN (this package)" and "GPU X" in table.title
     assert table.column("eager: ms per step") == ["10.00", "25.00", "60.00"]
     assert table.column("one CUDA graph: × Conv2d+BN") == ["1.00×", "2.00×", "6.25×"]
+    assert table.notes == ["CIFAR ResNet18, batch 128, one SGD step, on GPU X. Eager: the three networks interleaved "
+                           "in one process, median of the rounds; as one CUDA graph: each network in its own process, "
+                           "50 replays."]
     results = {"setup": setup, "time": {"eager": time["eager"]}, "graph_errors": {"authors+bn": "capture failed"}}
     eager_only = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, results))
     assert eager_only.column("one CUDA graph: ms per step") == ["—"] * 3
@@ -230,7 +240,7 @@ def adversarial(tmp_path):
 def test_verdict_grid_is_baselines_by_attacks(adversarial, reference):
     chapter = verdicts.Chapter.of([adversarial], reference)
     grid = tables.verdict_grid(chapter("adversarial"), chapter=chapter)
-    assert grid.title == "ConvNorm+BN against each"
+    assert grid.title == "Paired differences: ConvNorm+BN against each"
     assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
     assert grid.column(" ") == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
     bn_clean = grid.rows[1][1].split("\n")
@@ -292,3 +302,41 @@ def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_pa
     assert table.column("diverged") == ["seed 1, CIFAR-10, vanilla at epoch 4 (loss is NaN)"]
     empty = provenance.inventory_table(("short-schedule",), root)
     assert empty.rows == [] and empty.notes == ["No record is stored yet: the appendix says how to make them."]
+
+
+def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
+    """The adversarial study as methods × attacks; label noise as methods × rates of the
+    paper's measure; a diverged run left out and counted in its cell."""
+    root = results_root(tmp_path)
+    for seed, clean in enumerate((0.30, 0.34)):
+        robust = {"clean": clean, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
+        write(root, "adversarial", "cpu", seed, {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
+        write(root, "label-noise", "cpu", seed,
+              {rate: {m: record(0.4, max_test_acc=0.5, diverged=(seed, rate, m) == (1, "0.8", "none"))
+                      for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
+    adversarial = tables.grid(records.stored("adversarial", root, presets=("cpu",)), reference)
+    assert adversarial.columns == ["method", "clean", "FGSM", "PGD-10", "PGD-20"]
+    assert adversarial.rows[0][:2] == ["SN+BN", "32.00 ± 2.83\npaper 82.52 ± 0.22"]
+    assert "Table 1" in adversarial.title and "+-" not in str(adversarial)
+    noise = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference)
+    assert noise.columns == ["method", "20%", "80%"] and "maximum test accuracy" in noise.title
+    assert noise.rows[0][2] == "50.00 (1 of 2 seeds diverged)\npaper 57.20 ± 0.71"
+    selected = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference, measure="test_acc")
+    assert selected.rows[1][1] == "40.00 ± 0.00"  # the paper reports no such number: no second line
+
+
+def test_gpu_plan_table_lists_the_core_then_the_queue():
+    from convnorm.experiments.gpu_plan import CORE, QUEUE
+
+    table = provenance.gpu_plan_table()
+    assert table.column("order") == [str(i) for i in range(1, len(QUEUE) + 2)]
+    assert table.column("what")[0] == "the core comparison" and table.column("what")[1:] == [n for n, _ in QUEUE]
+    assert table.rows[0][2].count("\n") == len(CORE) - 1
+    assert "generalization, seeds 0, 1, 2: cifar10-bn, cifar10-convnorm+bn" in table.rows[0][2]
+
+
+def test_inventory_names_no_commit(tmp_path):
+    root = results_root(tmp_path)
+    write(root, "generalization", "cpu", 0, {"cifar10": {"none": record(0.5)}}, commit="abc1234")
+    table = provenance.inventory_table(("cpu",), root)
+    assert "abc1234" not in str(table) and not any("commit" in column for column in table.columns)

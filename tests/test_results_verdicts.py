@@ -239,4 +239,4 @@ def test_claims_tested_on_another_measure_keep_the_papers_direction(root, refere
     assert [v.outcome for v in selected] == [stats.CONTRADICTED, stats.SUPPORTED]
     assert prose.same_verdicts(paper_metric, selected, "selecting the model on the noisy validation set") == (
         "Selecting the model on the noisy validation set instead gives the same verdict, each comparison tested "
-        "alone, in 2 of the 2 comparisons.")
+        "alone, in two of the two comparisons.")

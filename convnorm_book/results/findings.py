@@ -17,7 +17,7 @@ from convnorm.experiments import PRESETS
 from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
 from .stats import collect, first_reach, history_band
-from .words import group_name, listing, method_label, number
+from .words import group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
 _SPREAD_RATIO = 0.8
@@ -96,14 +96,14 @@ def ranking(records: Records, reference: dict | None, method: str, group: str | 
             if method in values and None not in values.values():
                 total += 1
                 first += max(values, key=values.get) == method
-    text = (f"{method_label(method)} is the most accurate of the {len(methods)} networks in {first} of the "
-            f"{total} pairs of a measure and a seed")
+    text = (f"{method_label(method)} is the most accurate of the {spelled(len(methods))} networks in "
+            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed")
     if reference is not None:
         paper = [{m: paper_mean(paper_value(reference, records.experiment, m, measure, group)) for m in methods}
                  for measure in measures]
         paper = [p for p in paper if None not in p.values()]
         ranked = sum(max(p, key=p.get) == method for p in paper)
-        text += f"; the paper ranks it first under {ranked} of its {len(paper)}"
+        text += f"; the paper ranks it first under {spelled(ranked)} of its {spelled(len(paper))}"
     return text + "."
 
 
@@ -219,18 +219,80 @@ def layer_benchmark(eager: Sequence[Run], graphed: Sequence[Run]) -> str:
             "launch cost, a property of the implementation rather than of the method.")
 
 
-def step_benchmark(run: Run) -> str:
+def step_benchmark(run: Run, reference: dict | None = None) -> str:
     """How this package's layer and the authors' algorithm compare step for step, from a
-    record of ``benchmarks/bench_runtime_gpu.py`` (see
-    :func:`~convnorm_book.results.tables.step_benchmark_table`)."""
-    time = run.results["time"]
-    ratio = {mode: {key: time[mode][key]["relative_to_conv2d_bn"] for key in time[mode]} for mode in time}
-    mode = "cuda_graph" if "cuda_graph" in ratio else "eager"
-    ours, theirs = ratio[mode]["convnorm2d+bn"], ratio[mode]["authors+bn"]
-    graph = (f" and {ratio['cuda_graph']['authors+bn']:.2f} times as one CUDA graph, against "
-             f"{ratio['eager']['convnorm2d+bn']:.2f} and {ratio['cuda_graph']['convnorm2d+bn']:.2f} times"
-             if mode == "cuda_graph" else f", against {ours:.2f} times")
-    return (f"Built with a plain torch.fft port of the authors' algorithm instead of this package's layer, the same "
-            f"network's training step takes {ratio['eager']['authors+bn']:.2f} times the Conv2d+BN step eagerly"
-            f"{graph} with this package's layer. Both compute the same layer, so the difference ({theirs / ours:.2f} "
-            f"times {'as one graph' if mode == 'cuda_graph' else 'eagerly'}) is the implementation's alone.")
+    calibration record (see :func:`~convnorm_book.results.tables.step_benchmark_table`):
+    per mode timed (eager; one CUDA graph, each graph timed in its own process), each
+    step's time relative to Conv2d+BN's; with ``reference``, the seconds of a
+    45,000-image epoch beside the paper's Table 8."""
+    time, setup = run.results["time"], run.results["setup"]
+    keys = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
+    modes = [mode for mode in ("eager", "cuda_graph") if all(k in time.get(mode, {}) for k in keys)]
+    if not modes:
+        return ""
+    words = {"eager": "eagerly", "cuda_graph": "as one CUDA graph"}
+    ratio = {mode: {k: time[mode][k]["relative_to_conv2d_bn"] for k in keys} for mode in modes}
+    ours = listing(f"{ratio[m]['convnorm2d+bn']:.2f} times {words[m]}" for m in modes)
+    theirs = listing(f"{ratio[m]['authors+bn']:.2f} times {words[m]}" for m in modes)
+    best = modes[-1]
+    text = (f"On {setup['gpu']}, at batch {setup['batch']}, a training step with this package's ConvNorm2d+BN takes "
+            f"{ours} as long as with Conv2d+BN; with a plain torch.fft port of the authors' algorithm in its place, "
+            f"{theirs}. Both compute the same layer, so the gap between them "
+            f"({ratio[best]['authors+bn'] / ratio[best]['convnorm2d+bn']:.2f} times {words[best]}) is the "
+            "implementation's alone.")
+    if reference is not None:
+        table = reference["tables"]["runtime"]
+        paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
+        epoch = {k: time[best][k]["seconds_per_epoch"] for k in keys}
+        text += (f" A {training_images(PRESETS['paper']):,}-image epoch {words[best]} takes {epoch['conv2d+bn']:.1f} s with Conv2d+BN and "
+                 f"{epoch['convnorm2d+bn']:.1f} s with ConvNorm2d+BN ({ratio[best]['convnorm2d+bn']:.2f} times); the "
+                 f"paper's {table['label']}: {paper['vanilla']:g} s and {paper['ConvNorm']:g} s "
+                 f"({paper['ConvNorm'] / paper['vanilla']:.2f} times) on its GPU.")
+    return text
+
+
+def means(records: Records, measure: str, group: str | None = None) -> dict[str, float]:
+    """Each method's mean ``measure`` over the seeds that finished (in percent for an
+    accuracy or a rate), in the schema's order of methods."""
+    schema, settings = records.schema, records.settings
+    group = schema.group_keys(settings)[0] if group is None else group
+    chosen = schema.measure(measure, settings)
+    return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0).mean
+            for m in schema.method_keys(settings)}
+
+
+def reached(records: Records, measure: str, group: str | None = None) -> str:
+    """Each method's mean ``measure`` in words: ``"vanilla 26.8 %, BN 52.9 % and
+    ConvNorm+BN 53.3 %"`` (in ``group``, default the first)."""
+    percent = records.schema.measure(measure, records.settings).percent
+    return listing(f"{method_label(m)} {_percent(v) if percent else number(v)}"
+                   for m, v in means(records, measure, group).items())
+
+
+def span(records: Records, measure: str, group: str | None = None) -> str:
+    """The lowest and the highest of the methods' mean ``measure``: ``"27 to 33 %"``, or
+    one value where they round alike."""
+    values = list(means(records, measure, group).values())
+    low, high = f"{min(values):.0f}", f"{max(values):.0f}"
+    unit = " %" if records.schema.measure(measure, records.settings).percent else ""
+    return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"
+
+
+def singular_layers(records: Records, method: str = "oni") -> str:
+    """How near to singular ``method``'s trained layers are: the range of their condition
+    numbers and of their smallest singular value relative to the largest, beside the
+    rounding of single precision, in which the networks are trained (a layer that exact
+    arithmetic makes singular shows a ratio no larger than about that rounding)."""
+    import torch
+
+    layers = [layer["condition_number"] for run in records.runs for layer in (run.results[method].get("layers") or ())
+              if not is_diverged(run.results[method])]
+    if not layers:
+        return f"Every {method_label(method)} training diverged: no layer to look at."
+    eps = torch.finfo(torch.float32).eps
+    return (f"{method_label(method)}'s trained layers have condition numbers from {min(layers):.1e} to "
+            f"{max(layers):.1e}: their smallest singular value is {1 / max(layers):.0e} to {1 / min(layers):.0e} of "
+            f"the largest, " + ("no more than the rounding error of the single precision the networks are trained "
+                                "in" if 1 / min(layers) <= 10 * eps else "well above the rounding error of the single "
+                                "precision the networks are trained in, so no layer is singular to working precision")
+            + f" (relative precision {eps:.1e}).")

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 
 from .claims import DIFFERENCE, PARITY
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
-from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, short_labels
-from .words import listing, number, signed
+from .records import Records
+from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, not_run, short_labels
+from .words import NUMBER_WORDS as _WORDS
+from .words import listing, number, scale_name, signed, spelled
 
 _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradicted", INCONCLUSIVE: "inconclusive"},
                   PARITY: {SUPPORTED: "parity shown", CONTRADICTED: "a difference beyond the margin",
                            INCONCLUSIVE: "parity not shown"}}
 
-_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -106,9 +107,9 @@ def _how_tested(verdicts: Sequence[Verdict], tested: Sequence[Verdict]) -> str:
         how = "as a difference in the paper's direction or as parity within a margin, as the paper claims"
     text = f"At the {verdicts[0].scale}, we make {count(len(verdicts), 'comparison')} here"
     if tested:
-        text += f" and test {'each' if not untested else f'{len(tested)} of them'} {how}"
+        text += f" and test {'each' if not untested else f'{spelled(len(tested))} of them'} {how}"
     if untested:
-        text += f"; the paper makes no claim on {'the other' if tested else 'any'} {count(untested, 'one', 'ones')}"
+        text += ("; the paper makes no claim on " + (f"the other {spelled(untested)}" if tested else "any of them"))
     return text + "."
 
 
@@ -116,8 +117,8 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
     def listed(chosen, outcome):
         kinds = {v.kind for v in chosen}
         word = _OUTCOME_WORDS[kinds.pop()][outcome] if len(kinds) == 1 else outcome
-        names = listing([labels[id(v)] for v in chosen], most=3)
-        return f"{len(chosen)} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
+        names = _named([labels[id(v)] for v in chosen])
+        return f"{spelled(len(chosen))} {'is' if len(chosen) == 1 else 'are'} {word} ({names})"
 
     alone = [listed(chosen, o) for o in (SUPPORTED, CONTRADICTED) if (chosen := [v for v in tested if v.outcome == o])]
     if not alone:
@@ -127,8 +128,17 @@ def _outcomes(tested: Sequence[Verdict], labels: dict, chapter: Chapter | None) 
         return text + "."
     stand = [v for v in tested if v.final != INCONCLUSIVE]
     after = (f"{count(len(stand), 'verdict')} {'stands' if len(stand) == 1 else 'stand'} "
-             f"({listing([labels[id(v)] for v in stand], most=3)})" if stand else "none stands")
+             f"({_named([labels[id(v)] for v in stand])})" if stand else "none stands")
     return f"{text}; after Holm's correction for the chapter's {count(len(chapter.tested), 'comparison')}, {after}."
+
+
+def _named(labels: Sequence[str], most: int = 3) -> str:
+    """:func:`~convnorm_book.results.words.listing` of at most ``most`` labels, separated
+    by semicolons where a label holds a comma ("vs ONI, PGD-10; vs ONI, PGD-20")."""
+    if not any("," in label for label in labels):
+        return listing(labels, most=most)
+    shown = list(labels[:most]) + ([f"{len(labels) - most} more"] if len(labels) > most else [])
+    return "; ".join(shown)
 
 
 def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
@@ -136,19 +146,19 @@ def _sizes(verdicts: Sequence[Verdict], labels: dict) -> str:
     if not with_paper:
         return ""
     agree = [v for v in with_paper if v.size == AGREE]
-    text = f"The paper's difference lies inside our interval in {len(agree)} of {len(with_paper)}"
+    text = f"The paper's difference lies inside our interval in {spelled(len(agree))} of {spelled(len(with_paper))}"
     larger = [v for v in with_paper if v.size == LARGER]
     smaller = [v for v in with_paper if v.size == SMALLER]
     opposite = [v for v in with_paper if v.size == OPPOSITE]
     others = []
     if larger:
         biggest = max(larger, key=lambda v: abs(v.ratio))
-        others.append(f"larger in {len(larger)}, up to {_times(biggest.ratio)} the paper's "
+        others.append(f"larger in {spelled(len(larger))}, up to {_times(biggest.ratio)} the paper's "
                       f"({labels[id(biggest)]})")
     if smaller:
-        others.append(f"smaller in {len(smaller)}")
+        others.append(f"smaller in {spelled(len(smaller))}")
     if opposite:
-        others.append(f"of the opposite sign in {len(opposite)} ({listing([labels[id(v)] for v in opposite], most=3)})")
+        others.append(f"of the opposite sign in {spelled(len(opposite))} ({_named([labels[id(v)] for v in opposite])})")
     return text + ("; ours is " + ", ".join(others) if others else "") + "."
 
 
@@ -183,11 +193,12 @@ def _diverged(verdicts: Sequence[Verdict]) -> str:
 
 
 def _tally(supported: int, contradicted: int) -> str:
-    """``"2 are supported and none contradicted"``, ``"none is supported or contradicted"``."""
+    """``"two are supported and none contradicted"``, ``"none is supported or contradicted"``."""
     if not supported and not contradicted:
         return "none is supported or contradicted"
     verb = "is" if supported == 1 or (not supported and contradicted == 1) else "are"
-    return f"{supported or 'none'} {verb} supported and {contradicted or 'none'} contradicted"
+    return f"{spelled(supported) if supported else 'none'} {verb} supported and " \
+           f"{spelled(contradicted) if contradicted else 'none'} contradicted"
 
 
 def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instead: str) -> str:
@@ -198,7 +209,7 @@ def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instea
     pairs = [(v, w) for v, w in zip(verdicts, others, strict=True) if v.tested]
     same = sum(v.outcome == w.outcome for v, w in pairs)
     return (f"{instead[0].upper()}{instead[1:]} instead gives the same verdict, each comparison tested alone, in "
-            f"{same} of the {len(pairs)} comparisons.")
+            f"{spelled(same)} of the {spelled(len(pairs))} comparisons.")
 
 
 def _percent(fraction: float) -> str:
@@ -222,3 +233,31 @@ def multiplicity(chapter: Chapter) -> str:
             "method, which keeps the chance of even one false verdict below "
             f"{_percent(ALPHA)} whatever the dependence between comparisons that share runs. Tested one by one, "
             f"{before}; after the correction, {after}.")
+
+
+#: where a claim is made, in a reader's words, per experiment
+EXPERIMENT_WORDS = {"convergence": "in the convergence study", "generalization": "under the standard protocol",
+                    "ablation": "in the ablation", "adversarial": "after adversarial training",
+                    "simba": "under SimBA", "label-noise": "under label noise", "data-scarcity": "with scarce data",
+                    "conditioning": "in the conditioning study", "runtime": "in the timing"}
+
+
+def not_tested(records: Sequence[Records], reference: dict | None) -> str:
+    """A sentence naming what of the paper's claims the records' presets do not run at
+    all (:func:`~convnorm_book.results.verdicts.not_run`): comparisons with networks they
+    do not train, the paper's data sets, rates or fractions they leave out. Empty when
+    they run everything the paper's tables hold."""
+    parts = []
+    for data in records:
+        missing = not_run(data, reference)
+        what = []
+        if missing.comparisons:
+            what.append(f"{listing(missing.comparisons)} (networks this scale does not train)")
+        if missing.groups:
+            label = data.schema.group.label
+            what.append(f"the paper's {label}{'s' if len(missing.groups) > 1 else ''} {listing(missing.groups)}")
+        if what:
+            parts.append(f"{EXPERIMENT_WORDS[data.experiment]}, {listing(what)}")
+    if not parts:
+        return ""
+    return f"Not run at the {scale_name(records[0])}, and so not tested: " + "; ".join(parts) + "."

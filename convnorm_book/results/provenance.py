@@ -12,32 +12,69 @@ from .tables import Table
 from .words import group_name, method_label
 
 
-def presets_table(names: Sequence[str] = ("cpu", "short-schedule", "paper")) -> Table:
-    """The settings of the presets side by side."""
-    shown = ("arch", "width", "epochs", "milestones", "adv_epochs", "batch_size", "max_train",
-             "max_val", "max_test", "attack_samples", "simba_samples", "simba_iters", "noise_rates", "fractions",
-             "datasets", "convergence_archs", "robust_norms")
+#: the settings of a preset shown side by side, and how a reader calls each
+PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs", "milestones": "learning rate / 10 after epochs",
+               "schedule": "schedule", "warmup_fraction": "warm-up (share of the steps)", "lr": "learning rate",
+               "batch_size": "batch", "nesterov": "Nesterov momentum", "weight_decay": "weight decay",
+               "precision": "arithmetic", "adv_epochs": "epochs of adversarial training",
+               "max_train": "training images", "max_val": "validation images", "max_test": "test images",
+               "attack_samples": "images attacked (FGSM, PGD)", "pgd_steps": "PGD steps",
+               "simba_samples": "images attacked (SimBA)", "simba_iters": "SimBA iterations",
+               "noise_rates": "label-noise rates", "fractions": "training fractions", "datasets": "data sets",
+               "convergence_archs": "networks (convergence)", "robust_norms": "networks (label noise, scarce data)",
+               "runtime_steps": "timed steps (run time)"}
+
+
+def presets_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
+    """The settings of the presets side by side, in a reader's words (a cap that is not
+    set reads "the paper's"; methods by their labels)."""
     settings = [PRESETS[name].as_dict() for name in names]
 
-    def text(value):
+    def text(key, value):
         if value is None:
-            return "the paper's"
-        return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            return {"arch": "the paper's (ResNet18, VGG16)", "width": "the paper's"}.get(key, "the paper's")
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, (list, tuple)):
+            if key == "robust_norms":
+                return ", ".join(method_label(v) for v in value)
+            return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
+        if isinstance(value, int) and value >= 1000:
+            return f"{value:,}"
+        return f"{value:g}" if isinstance(value, float) else str(value)
 
-    rows = [[key] + [text(s[key]) for s in settings] for key in shown]
+    rows = [[label] + [text(key, s[key]) for s in settings] for key, label in PRESET_ROWS.items()]
     return Table("The presets", ["setting"] + list(names), rows)
 
 
 def deviations_table(name: str) -> Table:
-    """:func:`convnorm.experiments.protocol_deviations` of preset ``name`` as a table."""
-    rows = [[r["setting"], r["paper"], r["here"], r["source"]] for r in protocol_deviations(name)]
-    return Table(f"Protocol deviations of the {name} preset", ["setting", "the paper", "here", "source"], rows)
+    """:func:`convnorm.experiments.protocol_deviations` of preset ``name`` as a table:
+    the setting, what the paper states, what the preset does, where that comes from, and
+    why."""
+    rows = [[r["setting"], r["paper"], r["here"], r["source"], r["reason"]] for r in protocol_deviations(name)]
+    return Table(f"Where the {name} preset departs from the paper's protocol",
+                 ["setting", "the paper", "here", "source", "reason"], rows)
 
 
-def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"), root=None) -> Table:
-    """What is recorded, per experiment and preset that has records: the seeds, the
-    device, the protocol version and code commit, the wall time per seed, the copy of the
-    data, and the trainings that diverged, read from the files."""
+def gpu_plan_table() -> Table:
+    """What a lent GPU trains, in order (:mod:`convnorm.experiments.gpu_plan`): the core
+    comparison first, then the queue, one row per group of requests, each request as
+    the experiment, its seeds and the runs it asks for (every run where it names none)."""
+    from convnorm.experiments.gpu_plan import CORE, QUEUE
+
+    def request(r) -> str:
+        seeds = f"seed{'s' if len(r.seeds) > 1 else ''} {', '.join(map(str, r.seeds))}"
+        return f"{r.experiment}, {seeds}: {', '.join(r.runs) if r.runs else 'every run'}"
+
+    rows = [["1", "the core comparison", "\n".join(map(request, CORE))]]
+    rows += [[str(i), name, "\n".join(map(request, requests))] for i, (name, requests) in enumerate(QUEUE, start=2)]
+    return Table("What a lent GPU trains, in order", ["order", "what", "trainings (experiment, seeds: runs)"], rows)
+
+
+def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:
+    """What is recorded, per experiment and preset that has records (and nothing about
+    what is not): the seeds, the device, the protocol version, the wall time per seed,
+    the copy of the data, and the trainings that diverged, read from the files."""
     rows = []
     for experiment in EXPERIMENTS:
         for preset in presets:
@@ -46,13 +83,12 @@ def inventory_table(presets: Sequence[str] = ("short-schedule", "cpu", "paper"),
                 continue
             stored = Records(experiment, preset, tuple(runs))
             versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
-            commits = ", ".join(dict.fromkeys(run.provenance.get("git_commit", "unknown")[:8] for run in runs))
             minutes = ", ".join(f"{run.provenance['wall_time_s'] / 60:.1f}" for run in runs)
             diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
-            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions, commits,
+            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions,
                          minutes, stored.data if stored.schema.history else "—", diverged])
     notes = [] if rows else ["No record is stored yet: the appendix says how to make them."]
-    return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "protocol version", "code commit",
+    return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "protocol version",
                                     "wall time per seed (min)", "data", "diverged"], rows, notes)
 
 
@@ -69,7 +105,7 @@ def _diverged(schema, run) -> str:
     return f"seed {run.seed}, {where}{when}" + (f" ({run.reason})" if run.reason else "")
 
 
-def changes_table(presets: Sequence[str] = ("short-schedule", "cpu"), root=None) -> Table:
+def changes_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu"), root=None) -> Table:
     """The corrections made to the experiments, and which stored record sets predate
     them (read from the protocol version each record states)."""
     rows = []

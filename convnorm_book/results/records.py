@@ -237,6 +237,26 @@ def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[R
     return [read_record(path, seed_from_name=False) for path in sorted(folder.glob(pattern))]
 
 
+#: the records of the calibration at the start of a GPU window (``benchmarks/calibrate_gpu.py``)
+CALIBRATION_PATTERN = "gpu_calibration_*.json"
+
+
+def calibration(directory: str | Path | None = None) -> Run | None:
+    """The newest calibration record (:data:`CALIBRATION_PATTERN`, in ``directory``,
+    default ``benchmarks/results``) that timed the run-time networks (its ``"time"`` holds
+    at least one mode), by the time it finished (``finished_utc``), else by name; ``None``
+    when there is none.
+
+    Raises:
+        RecordError: for a file that cannot be read as a record (:func:`read_record`).
+    """
+    timed = [run for run in load_benchmarks(CALIBRATION_PATTERN, directory)
+             if isinstance(run.results.get("time"), dict) and any(run.results["time"].values())]
+    if not timed:
+        return None
+    return max(timed, key=lambda run: (str(run.provenance.get("finished_utc", "")), run.path.name))
+
+
 def _check_names(experiment: str | None, preset: str) -> None:
     if experiment is not None and experiment not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {experiment!r}")
@@ -348,10 +368,10 @@ _TIMED = ("arch", "width", "batch_size", "runtime_steps")
 
 
 def runtime_records(root: str | Path | None = None) -> dict[str, Records]:
-    """The run-time records of each preset that has one (the GPU protocol, the paper's,
+    """The run-time records of each preset that has one (the GPU protocols, the paper's,
     the reduced scale), leaving out the paper preset's where it timed what the GPU
     protocol's did (the same network, width, batch and number of steps)."""
-    found = {preset: Records("runtime", preset, tuple(runs)) for preset in ("short-schedule", "paper", "cpu")
+    found = {preset: Records("runtime", preset, tuple(runs)) for preset in ("fast", "short-schedule", "paper", "cpu")
              if (runs := load_runs("runtime", preset, root))}
     if {"short-schedule", "paper"} <= set(found) and all(
             getattr(found["short-schedule"].settings, k) == getattr(found["paper"].settings, k) for k in _TIMED):

@@ -229,6 +229,48 @@ def experiment_table(records: Records, reference: dict | None = None,
     return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference) + caveats(records))
 
 
+def _head(measure: Measure) -> str:
+    """A measure's label as a short column head: "FGSM" for "accuracy under FGSM",
+    "clean" for "clean accuracy"."""
+    label = measure.label
+    return "clean" if label == "clean accuracy" else label.removeprefix("accuracy under ")
+
+
+def grid(records: Records, reference: dict | None = None, measure: str | None = None,
+         measures: Sequence[str] | None = None) -> Table:
+    """Our numbers beside the paper's as a compact grid: one row per method, one column
+    per group (noise rate, training fraction) of ``measure`` (default: the first measure
+    the paper reports) where the records have several groups, else one column per
+    measure (``measures``, default all: the adversarial study as methods × attacks).
+    Each cell: our mean ± standard deviation over the seeds that finished (the diverged
+    ones counted), and the paper's value below it; below the grid, the scale of both and
+    the caveats (:func:`~convnorm_book.results.records.caveats`)."""
+    schema, settings = records.schema, records.settings
+    groups = schema.group_keys(settings)
+    declared = schema.measures_at(settings)
+    if len(groups) > 1:
+        chosen = schema.measure(measure, settings) if measure else next((m for m in declared if m.paper), declared[0])
+        columns = [(g, chosen) for g in groups]
+        heads = [group_name(schema, g) for g in groups]
+        title = f"{TITLES[records.experiment]}: {chosen.label}"
+    else:
+        picked = [m for m in declared if measures is None or m.name in measures]
+        columns = [(groups[0], m) for m in picked]
+        title = TITLES[records.experiment]
+        heads = [_head(m) + (" (%)" if m.percent and "(%)" not in title else "") for m in picked]
+    if reference is not None and schema.reference is not None:
+        title += f", beside the paper's {reference['tables'][schema.reference]['label']}"
+    rows = []
+    for method in schema.method_keys(settings):
+        cells = []
+        for group, m in columns:
+            paper = None if reference is None else paper_value(reference, records.experiment, method, m, group)
+            cells.append(_ours(records, schema.path(group, method, m), m)
+                         + ("" if paper is None else f"\npaper {paper_text(paper)}"))
+        rows.append([method_label(method)] + cells)
+    return Table(title, ["method"] + heads, rows, scale_notes(records, reference) + caveats(records))
+
+
 def comparisons_table(comparisons: Sequence[Paired], title: str) -> Table:
     """One row per paired comparison: our mean difference and its 95 % t-interval, the
     paper's difference (or the sign it claims), and the verdict at our scale."""
@@ -262,32 +304,34 @@ def paper_table(reference: dict, name: str, title: str, skip: Sequence[str] = ()
     return Table(title, [""] + list(table["columns"]), rows, [f"The paper ({table['label']}): {table['setting']}."])
 
 
-#: the networks of the GPU step benchmark (``benchmarks/bench_runtime_gpu.py``)
+#: the networks of the GPU step benchmark (the run-time part of ``benchmarks/calibrate_gpu.py``)
 STEP_BENCHMARK_MODELS = {"conv2d+bn": "Conv2d+BN", "convnorm2d+bn": "ConvNorm2d+BN (this package)",
                          "authors+bn": "the authors' algorithm, +BN"}
+_MODES = {"eager": "eager", "cuda_graph": "one CUDA graph"}
 
 
 def step_benchmark_table(run: Run) -> Table:
     """One training step of a ResNet18 built three ways (Conv2d+BN, this package's
-    ConvNorm2d+BN, the authors' algorithm ported to ``torch.fft`` +BN), timed side by side
-    on one GPU, eagerly and as one CUDA graph: milliseconds per step and the ratio to
-    Conv2d+BN, from a record of ``benchmarks/bench_runtime_gpu.py``."""
+    ConvNorm2d+BN, the authors' algorithm ported to ``torch.fft`` +BN), timed on one GPU
+    eagerly and as one CUDA graph: milliseconds per step and the ratio to Conv2d+BN, from
+    a calibration record (:func:`~convnorm_book.results.records.calibration`; its
+    ``setup`` says how each mode was timed)."""
     setup, time = run.results["setup"], run.results["time"]
-    rows = [[label] + [text for mode in ("eager", "cuda_graph")
+    rows = [[label] + [text for mode in _MODES
                        for text in ((f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
-                                     f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×") if mode in time
-                                    else ("—", "—"))]
+                                     f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×")
+                                    if key in time.get(mode, {}) else ("—", "—"))]
             for key, label in STEP_BENCHMARK_MODELS.items()]
     errors = run.results.get("graph_errors") or {}
-    failed = [f"{STEP_BENCHMARK_MODELS[key]}: {error}" for key, error in errors.items()]
-    notes = ([f"Not timed as one CUDA graph, since a step could not be captured ({'; '.join(failed)})."]
-             if failed else []) + [f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}. Eager: the three "
-             f"steps interleaved in one process, the median of {setup['eager_rounds']} rounds; as one CUDA graph: "
-             f"each network in its own process (a process holds one captured graph), alternating, the median of "
-             f"{setup['graph_rounds']} rounds of {setup['graph_replays']} replays."]
+    failed = [f"{STEP_BENCHMARK_MODELS.get(key, key)}: {error}" for key, error in errors.items()]
+    how = "; ".join(f"{word}: {setup[mode]}" for mode, word in (("eager", "eager"), ("cuda_graph", "as one CUDA graph"))
+                    if setup.get(mode))
+    notes = ([f"Not timed as one CUDA graph ({'; '.join(failed)})."] if failed else []) + [
+        f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}." + (f" {how[0].upper()}"
+                                                                                          f"{how[1:]}." if how else "")]
+    columns = ["network"] + [f"{word}: {unit}" for word in _MODES.values() for unit in ("ms per step", "× Conv2d+BN")]
     return Table(f"One training step on {setup['gpu']}: this package, the authors' algorithm and Conv2d+BN",
-                 ["network", "eager: ms per step", "eager: × Conv2d+BN", "one CUDA graph: ms per step",
-                  "one CUDA graph: × Conv2d+BN"], rows, notes)
+                 columns, rows, notes)
 
 
 #: a verdict's mark in a grid, by the claim's kind and the verdict
@@ -328,7 +372,7 @@ def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapte
     group if it varies, else the measure, else the epoch); each cell our mean difference
     with its 95 % interval and the verdict's mark (:func:`mark`), the paper's difference
     below it, and the count of diverged seeds. ``chapter`` names the correction in the
-    legend; ``title`` defaults to what the comparisons share.
+    legend; ``title`` defaults to "Paired differences: " and what the comparisons share.
 
     Raises:
         ValueError: for no verdicts, or ``columns`` not a facet that varies.
@@ -346,7 +390,8 @@ def verdict_grid(verdicts: Sequence[Verdict], columns: str | None = None, chapte
         cells.setdefault(row, {})[facets.get(columns, "ours")] = _cell(v)
     heads = list(dict.fromkeys(head for row in cells.values() for head in row))
     table_rows = [[row] + [shown.get(head, "") for head in heads] for row, shown in cells.items()]
-    return Table(title or shared_label(verdicts) or "Paired differences", [" "] + heads, table_rows,
+    shared = shared_label(verdicts)
+    return Table(title or ("Paired differences" + (f": {shared}" if shared else "")), [" "] + heads, table_rows,
                  [_legend(verdicts, chapter)])
 
 
@@ -355,7 +400,8 @@ def _legend(verdicts: Sequence[Verdict], chapter: Chapter | None) -> str:
     marks = [f"{m} {_MARK_WORDS.get(m, 'inconclusive')}" for m in ("✓", "✗", "≈", "≠", "?") if m in shown]
     margins = {number(v.margin) + (f" {v.comparison.unit}" if v.comparison.unit else "") for v in verdicts if v.margin}
     text = (f"Each cell: our mean difference, paired by seed, with its 95 % interval [low, high] at the "
-            f"{verdicts[0].scale}, and the paper's difference below it.")
+            f"{verdicts[0].scale}" + (", and the paper's difference below it." if any(v.paper is not None
+                                                                                      for v in verdicts) else "."))
     if marks:
         text += " " + "; ".join(marks) + "."
     if margins:

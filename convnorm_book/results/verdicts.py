@@ -17,7 +17,7 @@ from .claims import CLAIMS, DIFFERENCE, NO_CLAIM, PARITY, Claim
 from .quantities import Measured
 from .records import Records
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, holm, paired_values
-from .words import group_name, method_label, scale_name
+from .words import group_name, listing, method_label, scale_name
 
 #: how the sizes of our effect and the paper's compare (:attr:`Verdict.size`)
 AGREE, LARGER, SMALLER, OPPOSITE, UNKNOWN = "agree", "larger", "smaller", "opposite", "unknown"
@@ -226,3 +226,38 @@ class Chapter:
     def tested(self) -> list[Verdict]:
         """The comparisons that test a claim (those Holm's correction counts)."""
         return [v for v in self.verdicts if v.tested]
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """What of the paper's claims about ``experiment`` the records cannot test, because
+    their preset does not run it: the comparisons (``"A − B"``) of claims about methods it
+    does not train, and the groups (data sets, rates, fractions; the paper's names) of the
+    paper's table it does not run."""
+
+    experiment: str
+    comparisons: tuple[str, ...]
+    groups: tuple[str, ...]
+
+
+def not_run(records: Records, reference: dict | None) -> NotRun:
+    """The paper's claims about ``records``' experiment that its preset cannot test
+    (:class:`NotRun`): claims about a method the preset does not train, and the groups of
+    the paper's table (``reference``) the preset does not run."""
+    schema, settings = records.schema, records.settings
+    methods = set(schema.method_keys(settings))
+    missing = [claim for claim in CLAIMS.get(records.experiment, ()) if not {claim.a, claim.b} <= methods]
+    firsts = {claim.a for claim in missing}
+    if len(firsts) == 1 and not any(claim.label for claim in missing):
+        others = dict.fromkeys(method_label(claim.b) for claim in missing)
+        comparisons = (f"{method_label(firsts.pop())} against {listing(others)}",)
+    else:
+        comparisons = tuple(dict.fromkeys(claim.name for claim in missing))
+    groups: tuple[str, ...] = ()
+    if reference is not None and schema.group is not None and schema.reference is not None \
+            and "group" in schema.layout:
+        table = reference["tables"][schema.reference]
+        paper = list(table["rows"]) if schema.layout[0] == "group" else list(table["columns"])
+        ours = {schema.group.paper_name(g) for g in schema.group_keys(settings)}
+        groups = tuple(group_name(schema, g) if not schema.group.percent else g for g in paper if g not in ours)
+    return NotRun(records.experiment, comparisons, groups)

@@ -45,7 +45,8 @@ def scale_name(records: Records) -> str:
 def number(value: float | None, like: float | None = None) -> str:
     """``value`` with the decimals suited to the size of ``like`` (default: itself): none
     from 100 up, two from 0.1 up, else as many as three significant digits of ``like``
-    take (so numbers shown together, given one ``like``, share their decimals)."""
+    take (so numbers shown together, given one ``like``, share their decimals), and below
+    0.001 as a power of ten (``"2.19 × 10⁻⁵"``)."""
     if value is None or not math.isfinite(value):
         return "—"
     size = abs(value if like is None else like)
@@ -53,6 +54,10 @@ def number(value: float | None, like: float | None = None) -> str:
         return f"{value:,.0f}"
     if size >= 0.1 or size == 0:
         return f"{value:.2f}"
+    if size < 1e-3:  # 2.19 × 10⁻⁵, the mantissa to three significant digits of ``like``
+        power = math.floor(math.log10(size))
+        digits = str(abs(power)).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+        return f"{value / 10 ** power:.2f} × 10{'⁻' if power < 0 else ''}{digits}"
     return f"{value:.{2 - math.floor(math.log10(size))}f}"
 
 
@@ -70,3 +75,66 @@ def listing(items, most: int | None = None) -> str:
     if not items:
         return ""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def percent(fraction: float) -> str:
+    """``0.2`` as ``"20 %"``, ``0.125`` as ``"12.5 %"``."""
+    return f"{fraction * 100:g} %"
+
+
+def data_sizes(settings) -> str:
+    """The training, validation and test images of a preset, in words: ``"5,000
+    training, 1,000 validation and 2,000 test images"`` (the paper's split where the
+    preset caps nothing: 45,000, 5,000 and 10,000)."""
+    from .records import training_images
+
+    val = 5_000 if settings.max_val is None else settings.max_val
+    test = 10_000 if settings.max_test is None else settings.max_test
+    return f"{training_images(settings):,} training, {val:,} validation and {test:,} test images"
+
+
+def schedule(settings, adversarial: bool = False, decay: bool = True) -> str:
+    """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
+    the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
+    schedule (a linear warm-up over 20 % of the steps, then a linear decay to zero)"``;
+    ``adversarial`` for the free adversarial schedule, ``decay=False`` for a constant rate
+    (the convergence study; a one-cycle preset keeps only its warm-up)."""
+    from convnorm.training.trainer import TrainConfig
+
+    epochs = settings.adv_epochs if adversarial else settings.epochs
+    milestones = settings.adv_milestones if adversarial else settings.milestones
+    text = f"{epochs:,} epoch{'s' if epochs != 1 else ''}"
+    if settings.schedule == "one-cycle":
+        warmup = percent(settings.warmup_fraction)
+        if not decay:
+            return text + f" at a constant learning rate after a linear warm-up over {warmup} of the steps"
+        return (text + f" on a one-cycle schedule (a linear warm-up over {warmup} of the steps, then a linear decay "
+                "to zero)")
+    if not decay or not milestones:
+        return text + " at a constant learning rate"
+    divisor = round(1 / TrainConfig.gamma)
+    return text + f", the learning rate divided by {divisor} after epoch{'s' if len(milestones) > 1 else ''} " \
+                  f"{listing(milestones)}"
+
+
+def optimizer(settings, regularize: bool = True) -> str:
+    """The optimizer of a preset, in words: ``"SGD with momentum 0.9 at a learning rate
+    of 0.1 (batch 128) and weight decay 0.0001"`` (``regularize=False``: no weight decay,
+    as in the convergence study)."""
+    from convnorm.training.trainer import TrainConfig
+
+    kind = "Nesterov momentum" if settings.nesterov else "momentum"
+    decay = f" and weight decay {settings.weight_decay:g}" if regularize else " and no weight decay"
+    return (f"SGD with {kind} {TrainConfig.momentum:g} at a learning rate of {settings.lr:g} (batch "
+            f"{settings.batch_size:,}){decay}")
+
+
+#: whole numbers a reader reads as words
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def spelled(n: int) -> str:
+    """``n`` in words up to ten (``"three"``; ``"none"`` for 0), in digits above (``"15"``)."""
+    if n == 0:
+        return "none"
+    return NUMBER_WORDS[n] if 0 < n < len(NUMBER_WORDS) else f"{n:,}"
