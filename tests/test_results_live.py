@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
 from convnorm.experiments import gpu_plan
 from convnorm.experiments.gpu_plan import Request
@@ -49,7 +51,14 @@ def test_the_plan_is_measured_here_and_kept_within_the_budget(cifar_root, tmp_pa
     assert len(generous.estimates) == 3 and generous.chosen == tuple(job for job, _ in generous.estimates)
     assert all(minutes > 0 for _, minutes in generous.estimates)
     first = generous.estimates[0][1]
-    tight = live.plan(requests, first * 1.01, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    from convnorm.experiments import step_timing
+
+    fixed = step_timing.time_steps("smoke", "resnet18", "bn", "cpu", batches=2)  # one measurement for every network
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(step_timing, "time_steps", lambda preset, arch, norm, device, batches: {**fixed, "norm": norm})
+        priced = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+        first = priced.estimates[0][1]
+        tight = live.plan(requests, first * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
     assert len(tight.chosen) == 1 and "left out: over the budget" in str(tight)
     assert "measured just now" in str(tight) and "raise it" in str(tight)
 

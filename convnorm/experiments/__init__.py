@@ -26,13 +26,14 @@ finding or training and storing one training), :mod:`~.runners` (running an expe
 launcher).
 """
 from .catalog import EXPERIMENTS
-from .context import (OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, PROTOCOL_VERSION, RAMP_FRACTION, Analysis,
-                      Context, PlannedRun, run_key, run_record_path)
+from .context import (FREE_REPLAYS, OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, PROTOCOL_VERSION,
+                      RAMP_FRACTION, Analysis, Context, PlannedRun, run_key, run_record_path)
 from .experiment import Experiment
 from .norms import Norm
 from .presets import PRESETS, Preset, get_preset, protocol_deviations
 from .runners import planned_runs, result_path, run_experiment
 
-__all__ = ["EXPERIMENTS", "OCNN_LAMBDA", "OCNN_LAMBDA_ADVERSARIAL", "ONI_LR_DIVISOR", "PRESETS", "PROTOCOL_VERSION",
-           "RAMP_FRACTION", "Analysis", "Context", "Experiment", "Norm", "PlannedRun", "Preset", "get_preset",
-           "planned_runs", "protocol_deviations", "result_path", "run_experiment", "run_key", "run_record_path"]
+__all__ = ["EXPERIMENTS", "FREE_REPLAYS", "OCNN_LAMBDA", "OCNN_LAMBDA_ADVERSARIAL", "ONI_LR_DIVISOR", "PRESETS",
+           "PROTOCOL_VERSION", "RAMP_FRACTION", "Analysis", "Context", "Experiment", "Norm", "PlannedRun", "Preset",
+           "get_preset", "planned_runs", "protocol_deviations", "result_path", "run_experiment", "run_key",
+           "run_record_path"]

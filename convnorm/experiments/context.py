@@ -51,6 +51,9 @@ from ..training.mixed_precision import needs_loss_scaling, resolve_precision
 from .norms import Norm
 from .presets import Preset
 
+#: free adversarial training replays each minibatch this many times (the paper's m = 4)
+FREE_REPLAYS = 4
+#: ONI trains at the base learning rate divided by this (the paper: 0.01 where the others take 0.1)
 ONI_LR_DIVISOR = 10
 OCNN_LAMBDA = 1e-2
 OCNN_LAMBDA_ADVERSARIAL = 1e-4
@@ -151,7 +154,8 @@ class Context:
             lr=p.lr / ONI_LR_DIVISOR if Norm.parse(norm).base == "oni" else p.lr, nesterov=p.nesterov,
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
-            free_replays=4 if adversarial else 0, precision=precision, max_batches_per_epoch=p.max_batches_per_epoch,
+            free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
+            max_batches_per_epoch=p.max_batches_per_epoch,
             # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
             cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
             channels_last=self.device.type == "cuda" and p.precision == "mixed",

@@ -56,9 +56,10 @@ class Experiment:
     returns its results; ``schema``: their shape and the paper's numbers; ``title``: what
     its table shows; ``seeds``: how many its results are averaged over (the paper's
     count where it states one); ``trains``: False for an experiment that times steps
-    alone on its device and has no runs to train apart; ``describe``: what one run
-    trains at a preset; ``paper_protocol``: the paper's protocol in words where
-    ``describe`` of the paper preset would misstate it (what the paper leaves unstated).
+    alone on its device and has no runs to train apart; ``networks``: the network(s)
+    it trains at a preset, in words; ``describe``: what one run trains at a preset;
+    ``paper_protocol``: the paper's protocol in words where ``describe`` of the paper
+    preset would misstate it (what the paper leaves unstated).
     """
 
     name: str
@@ -66,6 +67,7 @@ class Experiment:
     run: Callable[[Context], dict]
     schema: ResultSchema
     title: str
+    networks: Callable[[Preset], str] = network
     describe: Callable[[Preset], str] = trained
     paper_protocol: str | None = None
     seeds: int = 3

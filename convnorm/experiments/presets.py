@@ -197,7 +197,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     ``"authors' code"`` or ``"this book"`` (a compression or a choice of ours); and
     ``reason``.
     """
-    from .context import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
+    from .context import FREE_REPLAYS, OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
 
     p, ref = get_preset(name), PRESETS["paper"]
     rows = []
@@ -249,8 +249,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         "40,000 steps are that share of the paper's 42,240; a fixed 40,000 would leave a short training on the "
         "ramp's first stretch, where evaluation uses the last weights' normalizer alone")
     row("free adversarial training", "the method of Shafahi et al. (length not stated)",
-        _epochs(p.adv_epochs, p.adv_milestones, p.schedule, p.warmup_fraction) + " of 4 replays; the perturbation "
-        "is carried from one minibatch to the next", "this book",
+        _epochs(p.adv_epochs, p.adv_milestones, p.schedule, p.warmup_fraction)
+        + f" of {FREE_REPLAYS} replays; the perturbation is carried from one minibatch to the next", "this book",
         "carrying the perturbation is the method as Shafahi et al. define it (the authors' code resets it each "
         "minibatch)" + ("" if p.adv_epochs == ref.adv_epochs else "; the length is compressed like the main "
                         "schedule (authors' code: 30 epochs, at 10 and 20)"))

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from .claims import PARITY
 from .records import Records, is_diverged
 from .stats import CONTRADICTED, SUPPORTED, Band, Paired, collect, curve_band, history_band
-from .tables import METHOD_LABELS, describe, group_name, method_label, scale_name
+from .tables import describe, group_name, method_label, scale_name
+from .words import method_key
 from .verdicts import Verdict, shared_label, short_labels
 
 #: each method's colour in every figure (a baseline and the same baseline followed by BN alike)
@@ -24,7 +25,7 @@ _AXIS_LABELS = {"steps": "training iterations", "epoch": "epoch", "test_acc": "t
 
 def colour(method: str) -> str | None:
     """The colour of a method key (``"sn+bn"`` as ``"sn"``), or of a paper's label."""
-    key = {label: key for key, label in METHOD_LABELS.items()}.get(method, method)
+    key = method_key(method)
     base = key if key in METHOD_COLOURS else key.removesuffix("+bn")
     return METHOD_COLOURS.get(base)
 

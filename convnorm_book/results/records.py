@@ -32,6 +32,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, Preset
+from convnorm.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
+from convnorm.experiments.experiment import training_images
 from convnorm.experiments.schema import ResultSchema
 from convnorm.layers import ConvNorm2d
 
@@ -388,63 +390,19 @@ def data_copy(descriptions) -> str:
 
 
 def network(settings: Preset, experiment: str) -> str:
-    """The network(s) of ``experiment`` at a preset, in a reader's words."""
-    if experiment == "runtime":
-        return "ResNet18" + ("" if settings.width is None else f" of width {settings.width}")
-    if settings.arch is not None:
-        layers = {"small": "a six-conv network", "resnet18": "ResNet18", "vgg16": "VGG16"}[settings.arch]
-        return f"{layers} of width {settings.width}"
-    if experiment == "convergence":
-        return " and ".join({"vgg16": "VGG16", "resnet18": "ResNet18"}[a] for a in settings.convergence_archs)
-    return "ResNet18"
+    """The network(s) of ``experiment`` at a preset, in a reader's words (its declaration's)."""
+    return EXPERIMENTS[experiment].networks(settings)
 
 
 def scale(settings: Preset, experiment: str) -> str:
-    """What one run of ``experiment`` trains at a preset: network, data, schedule (and
-    the attack budget), e.g. ``"ResNet18, 45,000 training images, 120 epochs"``."""
-    net = network(settings, experiment)
-    if experiment == "runtime":
-        return f"{net}, batch {settings.batch_size}, {settings.runtime_steps} timed steps"
-    images = f"{training_images(settings):,} training images"
-    if experiment == "adversarial":
-        tested = "10,000" if settings.attack_samples is None else f"{settings.attack_samples:,}"
-        return (f"{net}, {images}, {_count(settings.adv_epochs, 'epoch')} of free adversarial training, "
-                f"{tested} test images")
-    epochs = _count(settings.epochs, "epoch")
-    if experiment == "simba":
-        return (f"{net}, {images}, {epochs}; SimBA on {settings.simba_samples:,} images, "
-                f"{simba_iterations(settings):,} iterations")
-    return f"{net}, {images}, {epochs}"
-
-
-def training_images(settings: Preset) -> int:
-    """How many training images a run at ``settings`` sees: the whole 45,000-image
-    training split (CIFAR-10's 50,000 less the 5,000 held out for validation) unless the
-    preset caps it."""
-    return 45_000 if settings.max_train is None else settings.max_train
-
-
-def simba_iterations(settings: Preset) -> int:
-    """SimBA's iterations per image at ``settings``: the preset's, else one per pixel and
-    channel of a CIFAR image (3 × 32 × 32 = 3,072, the paper's)."""
-    return 3 * 32 * 32 if settings.simba_iters is None else settings.simba_iters
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    """What one run of ``experiment`` trains at a preset (its declaration's words), e.g.
+    ``"ResNet18, 45,000 training images, 120 epochs"``."""
+    return EXPERIMENTS[experiment].scale(settings)
 
 
 def paper_scale(experiment: str) -> str:
-    """The paper's protocol for ``experiment``, in the words of :func:`scale` (the
-    length of free adversarial training, which the paper does not state, labelled as
-    the authors' code's; for the run time, what the paper timed)."""
-    paper = PRESETS["paper"]
-    if experiment == "runtime":
-        return "ResNet18, one training epoch of 45,000 images on the authors' GPU"
-    if experiment == "adversarial":
-        return (f"ResNet18, 45,000 training images, free adversarial training (length not stated; the authors' "
-                f"code: {paper.adv_epochs} epochs), 10,000 test images")
-    return scale(paper, experiment)
+    """The paper's protocol for ``experiment``, in the words of :func:`scale`."""
+    return EXPERIMENTS[experiment].paper_scale()
 
 
 # ------------------------------------------------------------------ protocol changes

@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from convnorm.experiments import EXPERIMENTS
 from convnorm.experiments.schema import Measure
 
 from .claims import CLAIMS, DIFFERENCE, PARITY
@@ -17,21 +18,9 @@ from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
 from .verdicts import Chapter, Verdict, shared_label, short_facets, varying
-from .words import (GROUP_NAMES, METHOD_LABELS, METRIC_NAMES, group_name, listing, method_label,  # noqa: F401
+from .words import (GROUP_NAMES, METRIC_NAMES, group_name, listing, method_label,  # noqa: F401
                     number, scale_name, signed)
 
-#: what each experiment's table shows
-TITLES = {
-    "convergence": "Accuracy (%) after the last epoch, without augmentation, weight decay or learning-rate decay",
-    "generalization": "Test accuracy (%) under the standard protocol",
-    "ablation": "Test accuracy (%) of ConvNorm with and without its affine kernel and a following BatchNorm",
-    "adversarial": "Accuracy (%) after free adversarial training, clean and under attack",
-    "simba": "SimBA black-box attack on networks without BatchNorm",
-    "label-noise": "Accuracy (%) under symmetric label noise",
-    "data-scarcity": "Test accuracy (%) after training on part of the training set",
-    "conditioning": "Layer condition-number ratio ρ against the vanilla network",
-    "runtime": "Training time of a ResNet18",
-}
 def mean_std(mean: float, std: float | None) -> str:
     """``mean ± std``, both with the decimals suited to the mean."""
     return number(mean) + ("" if std is None else f" ± {number(std, like=mean)}")
@@ -223,7 +212,7 @@ def experiment_table(records: Records, reference: dict | None = None,
                 rows.append(named + ([_unit(row_measures[0])] if measure_rows else []) + cells + [shown])
     paper_measure = next((m for m in chosen if m.paper), None)
     paper_column = "paper" + ("" if measure_rows or paper_measure is None else f": {paper_measure.paper}")
-    title = TITLES[records.experiment]
+    title = EXPERIMENTS[records.experiment].title
     if reference is not None and schema.reference is not None:
         title += f", beside the paper's {reference['tables'][schema.reference]['label']}"
     return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference) + caveats(records))
@@ -252,11 +241,11 @@ def grid(records: Records, reference: dict | None = None, measure: str | None = 
         chosen = schema.measure(measure, settings) if measure else next((m for m in declared if m.paper), declared[0])
         columns = [(g, chosen) for g in groups]
         heads = [group_name(schema, g) for g in groups]
-        title = f"{TITLES[records.experiment]}: {chosen.label}"
+        title = f"{EXPERIMENTS[records.experiment].title}: {chosen.label}"
     else:
         picked = [m for m in declared if measures is None or m.name in measures]
         columns = [(groups[0], m) for m in picked]
-        title = TITLES[records.experiment]
+        title = EXPERIMENTS[records.experiment].title
         heads = [_head(m) + (" (%)" if m.percent and "(%)" not in title else "") for m in picked]
     if reference is not None and schema.reference is not None:
         title += f", beside the paper's {reference['tables'][schema.reference]['label']}"

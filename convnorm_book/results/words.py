@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import math
 
+from convnorm.experiments import EXPERIMENTS, Norm
+from convnorm.experiments.norms import BASE_LABELS
 from convnorm.experiments.schema import ResultSchema
 
 from .records import Records
 
-#: a reader's names of the normalization keys
-METHOD_LABELS = {
-    "none": "vanilla", "bn": "BN", "convnorm": "ConvNorm", "convnorm+bn": "ConvNorm+BN",
-    "sn": "SN", "oni": "ONI", "ocnn": "OCNN", "sn+bn": "SN+BN", "oni+bn": "ONI+BN", "ocnn+bn": "OCNN+BN",
-    "cayley": "Cayley", "convnorm+bn, affine=on": "ConvNorm+BN (affine)", "convnorm, affine=on": "ConvNorm (affine)",
-    "convnorm+bn, affine=off": "ConvNorm+BN (no affine)", "convnorm, affine=off": "ConvNorm (no affine)",
-}
+#: the methods the experiments declare by a key that is not a normalization's (the ablation's)
+_DECLARED_LABELS = {key: label for e in EXPERIMENTS.values() for key, label in e.schema.labels.items()}
 #: display names of group keys that are not rates
 GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet", "small": "six-conv network",
                "resnet18": "ResNet18", "vgg16": "VGG16"}
@@ -29,8 +26,23 @@ def group_name(schema: ResultSchema, key: str) -> str:
 
 
 def method_label(method: str) -> str:
-    """A reader's name for a method key (unknown keys are returned as given)."""
-    return METHOD_LABELS.get(method, method)
+    """A reader's name for a method key: as its experiment declares it, else its
+    normalization's (:class:`convnorm.experiments.Norm`); unknown keys are returned as given."""
+    if method in _DECLARED_LABELS:
+        return _DECLARED_LABELS[method]
+    try:
+        return Norm.parse(method).label
+    except ValueError:
+        return method
+
+
+def method_key(label: str) -> str:
+    """The method key a reader's name stands for (the inverse of :func:`method_label`;
+    unknown names are returned as given)."""
+    for key in (*_DECLARED_LABELS, *(f"{base}{bn}" for base in BASE_LABELS for bn in ("", "+bn"))):
+        if method_label(key) == label:
+            return key
+    return label
 
 
 def scale_name(records: Records) -> str:

@@ -3,7 +3,7 @@ decay or learning-rate decay, so that the normalization alone differs."""
 from __future__ import annotations
 
 from ..context import Context
-from ..experiment import Experiment, trained
+from ..experiment import Experiment, network, trained
 from ..norms import BASIC
 from ..schema import BASIC_NAMES, CONFIG, Grouping, Measure, ResultSchema
 
@@ -27,4 +27,5 @@ EXPERIMENT = Experiment(
                   Measure("final_train_acc", ("summary", "final_train_acc"), "training accuracy after the last epoch",
                           percent=True))),
     title="Accuracy (%) after the last epoch, without augmentation, weight decay or learning-rate decay",
+    networks=lambda preset: network(preset, preset.convergence_archs),
     describe=lambda preset: trained(preset, preset.convergence_archs), seeds=4)

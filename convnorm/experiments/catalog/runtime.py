@@ -52,9 +52,13 @@ def run(ctx: Context) -> dict:
     return out
 
 
+def networks(preset: Preset) -> str:
+    """The timed ResNet18 at the preset's width (the run time ignores the preset's network)."""
+    return "ResNet18" + ("" if preset.width is None else f" of width {preset.width}")
+
+
 def describe(preset: Preset) -> str:
-    width = "" if preset.width is None else f" of width {preset.width}"
-    return f"ResNet18{width}, batch {preset.batch_size}, {preset.runtime_steps} timed steps"
+    return f"{networks(preset)}, batch {preset.batch_size}, {preset.runtime_steps} timed steps"
 
 
 EXPERIMENT = Experiment(
@@ -66,5 +70,5 @@ EXPERIMENT = Experiment(
                   Measure("relative", ("relative_to_bn",), "time relative to vanilla")),
         details=(("seconds_per_step",), ("batch_size",), ("steps_timed",)),
         reference="runtime", layout=("measure", "method"), history=False),
-    title="Training time of a ResNet18", describe=describe,
+    title="Training time of a ResNet18", networks=networks, describe=describe,
     paper_protocol="ResNet18, one training epoch of 45,000 images on the authors' GPU", seeds=1, trains=False)
