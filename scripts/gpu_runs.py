@@ -119,6 +119,7 @@ class Launcher:
         self.selector = selectors.DefaultSelector()
         self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
         self.idle: list[subprocess.Popen] = []
+        self.spawned = 0
         self.logs = Path(args.logs)
         self.logs.mkdir(parents=True, exist_ok=True)
         self.began_utc = time.time()
@@ -129,8 +130,8 @@ class Launcher:
     def worker(self) -> subprocess.Popen:
         if self.idle:
             return self.idle.pop()
-        number = len(self.busy) + len(self.idle) + len(self.status["finished"]) + len(self.status["failed"])
-        log = open(self.logs / f"worker{number}.log", "a")
+        self.spawned += 1
+        log = open(self.logs / f"worker{self.spawned}.log", "a")
         proc = subprocess.Popen([sys.executable, "-m", "convnorm.experiments.worker"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
