@@ -52,8 +52,8 @@ class Plan(NamedTuple):
 @dataclass(frozen=True)
 class ComputationPolicy:
     """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
-    computation can compute. Every field has a measured reason; the records are in
-    ``benchmarks/results/`` and ``benchmarks/README.md`` explains them.
+    computation can compute. Every field has a measured reason: the repository's benchmarks
+    time each choice and keep the figures, with the processor they ran on and what they show.
 
     A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
     on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the

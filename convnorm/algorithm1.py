@@ -73,18 +73,3 @@ def centred_affine_as_convolution(rho: torch.Tensor, size: tuple[int, int]) -> t
     r[:, rows[0][:, None], rows[1][None, :]] = rho
     return r
 
-
-def algorithm1_torch(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
-                     eps: float = 0.0) -> torch.Tensor:
-    """:func:`algorithm1`: kept importable while the book's chapters 4-6 call it by this name;
-    remove it once they call :func:`algorithm1`."""
-    return algorithm1(z_out, weight, affine, eps)
-
-
-def algorithm1_numpy(z_out, weight, affine=None, eps: float = 0.0):
-    """:func:`algorithm1` on NumPy arrays (float64), returning one: kept importable while the
-    book's chapter 5 calls it; remove it once it compares :func:`algorithm1` with
-    :func:`convnorm.reference.conv_norm_reference` instead."""
-    z_out, weight = (torch.as_tensor(a, dtype=torch.float64) for a in (z_out, weight))
-    affine = None if affine is None else torch.as_tensor(affine, dtype=torch.float64)
-    return algorithm1(z_out, weight, affine, eps).numpy()

@@ -138,12 +138,3 @@ def tight_frame_distance(block: torch.Tensor, ord: int | str = 2) -> float:
     gram = block @ block.T
     return float(torch.linalg.matrix_norm(gram - torch.eye(gram.shape[0], dtype=gram.dtype), ord=ord))
 
-
-def convnorm_four_step(x: torch.Tensor, weight: torch.Tensor, padding: int = 0, stride: int = 1, eps: float = 0.0,
-                       padding_mode: str = "zeros") -> torch.Tensor:
-    """``conv_norm_reference(x, weight, stride=stride, padding=padding, padding_mode=padding_mode,
-    eps=eps)``: kept importable while the book's chapters 4-6 and ``convnorm_book`` call it from
-    here; remove it once they call :func:`convnorm.reference.conv_norm_reference`."""
-    from .reference import conv_norm_reference
-
-    return conv_norm_reference(x, weight, stride=stride, padding=padding, padding_mode=padding_mode, eps=eps)

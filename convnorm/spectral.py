@@ -380,8 +380,3 @@ def analyse_conv_layers(
         if name in seen and not (skip_pointwise and tuple(m.weight.shape[2:]) == (1, 1))
     ]
 
-
-# Names kept importable while the book's chapters 5 and 7 call them; remove them once they call
-# conv_spectrum and convnorm_spectrum.
-kernel_spectrum = conv_spectrum
-normalized_kernel_spectrum = convnorm_spectrum

@@ -13,8 +13,9 @@ signals of length :math:`n` (the paper's section 3.2 and appendix A):
     \qquad Q = \begin{bmatrix} Q_1 \\ \vdots \\ Q_{C_O} \end{bmatrix}.
 
 Proposition 3.1: :math:`\|Q\| \le \sqrt{\sum_k \|Q_k\|^2}`. The condition numbers of the
-channels and the layer's spectral norm, by the DFT, are :mod:`convnorm.spectral`'s
-(``channel_condition_numbers``, ``layer_spectral_norm``), for 1D layers as for 2D ones.
+channels and the layer's spectral norm, by the DFT, are
+:func:`convnorm.spectral.channel_condition_numbers` and :func:`convnorm.spectral.layer_spectral_norm`,
+for 1D layers as for 2D ones.
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from . import spectral
 from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_positive_int
 from .allpass import normalizer_filter
 from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
@@ -106,16 +106,3 @@ def stacked_norm_bound(blocks: Sequence[ArrayLike]) -> float:
         raise ValueError(f"blocks must have the same number of columns, got {[b.shape for b in arrays]}")
     return float(np.sqrt(sum(np.linalg.norm(b, 2) ** 2 for b in arrays)))
 
-
-def channel_condition_numbers(weight: ArrayLike, n: int) -> np.ndarray:
-    """:func:`convnorm.spectral.channel_condition_numbers` of a NumPy weight: kept importable
-    while the book's chapter 3 calls it from here; remove it once it calls that function."""
-    w, n = _weight(weight, n)
-    return spectral.channel_condition_numbers(torch.from_numpy(w), n).numpy()
-
-
-def layer_spectral_norm(weight: ArrayLike, n: int) -> float:
-    """:func:`convnorm.spectral.layer_spectral_norm` of a NumPy weight: kept importable while the
-    book's chapter 3 calls it from here; remove it once it calls that function."""
-    w, n = _weight(weight, n)
-    return float(spectral.layer_spectral_norm(torch.from_numpy(w), n))

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from convnorm.circulant import circular_convolve, cyclic_reverse, zero_pad
-from convnorm.padding import convnorm_four_step, linear_as_circular, linear_convolve, linear_cross_correlate
+from convnorm.padding import linear_as_circular, linear_convolve, linear_cross_correlate
+from convnorm.reference import conv_norm_reference
 from convnorm.spectral import LayerSpectrum
 
 from .explorers.views import kernel_filter_view
@@ -181,7 +182,7 @@ def plot_photo_through_layer(photo: torch.Tensor, layers: dict[str, torch.Tensor
     gain_ax = fig.add_subplot(grid[1, :])
     for color, (name, weight) in zip(("C0", "C3", "C2"), layers.items()):
         plain = F.conv2d(F.pad(x, (1, 1, 1, 1), mode="circular"), weight.double())[0]
-        normed = convnorm_four_step(x, weight.double(), padding=1, eps=eps, padding_mode="circular")[0]
+        normed = conv_norm_reference(x, weight.double(), padding=1, padding_mode="circular", eps=eps)[0]
         for y, style, label in ((plain, "--", "plain"), (normed, "-", "ConvNorm")):
             centres, gain = radial_power_gain(photo.double(), y)
             gain_ax.semilogy(centres, gain, style, color=color, marker="o", ms=3, label=f"{name}, {label}")

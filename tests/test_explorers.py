@@ -64,7 +64,7 @@ def test_kernel_filter_view_of_the_identity_kernel(rng):
     (lambda: views.kernel_filter_view([1, 2, 3], torch.zeros(1, 8, 8)), "kernel"),
     (lambda: views.kernel_filter_view([0] * 9, torch.zeros(8, 8)), "photo"),
     (lambda: views.padding_stride_view(torch.zeros(2, 3), 8, 0, 1), "weight"),
-    (lambda: views.normalized_kernel_spectrum([1.0, np.nan], 8), "kernel"),
+    (lambda: views.kernel_spectrum_view([1.0, np.nan], 8), "kernel"),
     (lambda: chapters.kernel_spectrum_explorer(kernel=(1, 2)), "kernel"),
     (lambda: chapters.allpass_explorer(preset="nope"), "preset"),
     (lambda: chapters.allpass_explorer(eps=0.5), "eps"),

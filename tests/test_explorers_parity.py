@@ -126,7 +126,7 @@ def test_intro_explorer(rng, n):
     kernels = [[1.0, 0.5, 0.25], rng.standard_normal(3).tolist()]
     results = run_js(*[("explorers.kernelSpectrum.view", [k, n]) for k in kernels])
     for kernel, result in zip(kernels, results):
-        before, after = views.normalized_kernel_spectrum(kernel, n)
+        before, after = views.kernel_spectrum_view(kernel, n)
         assert_matches(result["before"], before, "before")
         assert_matches(result["after"], after, "after")
 

@@ -111,7 +111,7 @@ CUT_OFF = """(() => {
 def reference_readouts(name: str, state: dict) -> dict[str, float]:
     """The numbers an explorer shows for ``state``, computed with the package."""
     if name == "kernelSpectrum":
-        before, after = views.normalized_kernel_spectrum(state["kernel"], state["n"])
+        before, after = views.kernel_spectrum_view(state["kernel"], state["n"])
         return {"κ(C_a)": views.condition_number(before), "κ after ConvNorm": views.condition_number(after)}
     if name == "allpass":
         view = views.allpass_view(np.array(state["kernel"]), state["n"], state["eps"])

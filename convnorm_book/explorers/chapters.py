@@ -21,7 +21,7 @@ EPS_DECADES = [10.0**e for e in range(-12, 1)]
 
 def kernel_spectrum_explorer(kernel=(1.0, 0.5, 0.25), n: int = 64) -> Explorer:
     """The intro's explorer: three taps and the signal length ``n`` (8 to 256) against the
-    spectrum before and after normalization (:func:`.views.normalized_kernel_spectrum`)."""
+    spectrum before and after normalization (:func:`.views.kernel_spectrum_view`)."""
     taps = [float(t) for t in kernel]
     if len(taps) != 3:
         raise ValueError(f"kernel must have 3 taps, got {len(taps)}")

@@ -4,7 +4,7 @@ The explorers recompute these quantities in the reader's browser (``js/*.js``); 
 static figures and the parity tests (``tests/test_explorers_parity.py``) use these
 functions, so a number on the page is the package's number.
 
-* :func:`normalized_kernel_spectrum` (intro): :math:`|\hat a|` and :math:`|\hat a \odot \hat v|`.
+* :func:`kernel_spectrum_view` (intro): :math:`|\hat a|` and :math:`|\hat a \odot \hat v|`.
 * :func:`allpass_view` (chapter 2): :math:`\hat a, \hat v, \hat g = \hat a \odot \hat v`, the
   impulse responses :math:`a, v, g` and both condition numbers.
 * :func:`channel_singular_value_pair` (chapter 3): singular values of :math:`A_k` and :math:`Q_k`.
@@ -25,7 +25,8 @@ from convnorm._validation import check_finite, check_kernel_fits, check_positive
 from convnorm.allpass import allpass_filter, normalizer_filter
 from convnorm.circulant import ArrayLike, as_real_array, zero_pad
 from convnorm.fourier import normalizer_spectrum
-from convnorm.padding import channel_blocks, convnorm_four_step, tight_frame_distance
+from convnorm.padding import channel_blocks, tight_frame_distance
+from convnorm.reference import conv_norm_reference
 from convnorm.spectral import operator_matrix
 from convnorm.tightframe import channel_singular_values, normalized_weight
 
@@ -36,7 +37,7 @@ def condition_number(values: np.ndarray) -> float:
     return float(values.max() / smallest) if smallest > 0 else float("inf")
 
 
-def normalized_kernel_spectrum(kernel: Sequence[float], n: int) -> tuple[np.ndarray, np.ndarray]:
+def kernel_spectrum_view(kernel: Sequence[float], n: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Return :math:`(|\hat a|, |\hat a \odot \hat v|)` on the ``n // 2 + 1`` rfft frequencies.
 
     For a single-channel kernel :math:`a \in \mathbb{R}^k` on signals of length :math:`n`,
@@ -108,7 +109,7 @@ def padding_stride_view(weight: torch.Tensor, n: int, padding: int, stride: int,
                         padding_mode: str = "zeros") -> dict[str, np.ndarray]:
     r"""The Gram spectrum and tight-frame distance of every output channel of a 1D ConvNorm layer.
 
-    The layer is :func:`~convnorm.padding.convnorm_four_step` (``eps = 0``) on ``(C_I, n)``
+    The layer is :func:`~convnorm.reference.conv_norm_reference` (``eps = 0``) on ``(C_I, n)``
     inputs; its dense matrix comes from :func:`~convnorm.spectral.operator_matrix` and is cut
     into the channels :math:`Q_k` by :func:`~convnorm.padding.channel_blocks`.
 
@@ -120,7 +121,8 @@ def padding_stride_view(weight: torch.Tensor, n: int, padding: int, stride: int,
     if not isinstance(weight, torch.Tensor) or weight.dim() != 3:
         raise ValueError(f"weight must be a (C_O, C_I, m) tensor, got {getattr(weight, 'shape', weight)!r}")
     weight = weight.double()
-    matrix = operator_matrix(lambda x: convnorm_four_step(x, weight, padding, stride, padding_mode=padding_mode),
+    matrix = operator_matrix(lambda x: conv_norm_reference(x, weight, stride=stride, padding=padding,
+                                                           padding_mode=padding_mode, eps=0.0),
                              (weight.shape[1], check_positive_int("n", n)))
     blocks = channel_blocks(matrix, weight.shape[0])
     return {"eigenvalues": np.stack([torch.linalg.eigvalsh(b @ b.T).numpy() for b in blocks]),
@@ -147,7 +149,7 @@ def kernel_filter_view(kernel: Sequence[float], photo: torch.Tensor, eps: float 
         ``(H, W)`` arrays, zero frequency first: ``magnitude`` :math:`|\hat a(\omega)|`,
         ``normalized`` :math:`\hat v(\omega) |\hat a(\omega)|`; the photo filtered with circular
         padding, ``filtered`` by the kernel and ``normed`` by the ConvNorm layer
-        (:func:`~convnorm.padding.convnorm_four_step`, exact for circular padding).
+        (:func:`~convnorm.reference.conv_norm_reference`, exact for circular padding).
     """
     k = torch.as_tensor(kernel, dtype=torch.float64)
     if k.numel() != 9:
@@ -161,5 +163,5 @@ def kernel_filter_view(kernel: Sequence[float], photo: torch.Tensor, eps: float 
         "magnitude": magnitude.numpy(),
         "normalized": (magnitude * normalizer_spectrum(weight, size, eps=eps, onesided=False)[0]).numpy(),
         "filtered": F.conv2d(F.pad(x, (1, 1, 1, 1), mode="circular"), weight)[0, 0].numpy(),
-        "normed": convnorm_four_step(x, weight, padding=1, eps=eps, padding_mode="circular")[0, 0].numpy(),
+        "normed": conv_norm_reference(x, weight, padding=1, padding_mode="circular", eps=eps)[0, 0].numpy(),
     }

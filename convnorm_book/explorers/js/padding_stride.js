@@ -1,6 +1,6 @@
 // Chapter 4's explorer: how padding p and stride s change the Gram matrix Q_k Q_k^T of each
 // normalised output channel. view() mirrors convnorm_book.explorers.views.padding_stride_view
-// (the operator of convnorm.padding.convnorm_four_step, built there column by column).
+// (the operator of convnorm.reference.conv_norm_reference, built there column by column).
 (function (CX) {
   "use strict";
 
