@@ -18,7 +18,8 @@ _FOLLOWED = ("convnorm", "sn", "oni", "ocnn")
 
 @dataclass(frozen=True)
 class Norm:
-    """A base method (a key of :data:`BASE_LABELS`) and whether BatchNorm follows it."""
+    """A base method (``"none"``, ``"bn"``, ``"convnorm"``, ``"sn"``, ``"oni"``, ``"ocnn"`` or
+    ``"cayley"``) and whether BatchNorm follows it."""
 
     base: str
     batchnorm: bool = False

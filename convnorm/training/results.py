@@ -21,11 +21,25 @@ from .distributed import world_size
 
 
 def device_name(device: torch.device | str | None = None) -> str:
-    """A human-readable name of the device that ran the code."""
+    """A human-readable name of the device that ran the code: the GPU's name, or the
+    processor's model and the threads torch used (``"cpu (AMD EPYC 9R14, 2 threads)"``)."""
     device = torch.device(device) if device is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    return f"cpu ({processor_model()}, {torch.get_num_threads()} threads)"
+
+
+def processor_model() -> str:
+    """The processor's model name (from ``/proc/cpuinfo`` on Linux), else what the
+    platform reports."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def git_commit() -> str:
