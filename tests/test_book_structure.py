@@ -88,8 +88,9 @@ def test_part4_prose_states_the_cpu_preset_as_defined(path):
 
 
 #: Pages whose prose follows the book's cross-reference convention (CONTRIBUTING.md, "Numbers and
-#: links"). Part IV and the appendix are being rewritten; they join the list when they follow it.
-LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("part[123]/*.ipynb")),
+#: links"): every page of the book.
+LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("part[1234]/*.ipynb")),
+                *sorted((ROOT / "book" / "appendix").glob("*.ipynb")),
                 ROOT / "book" / "notation.md", ROOT / "book" / "api.md"]
 
 #: What a reader does not see as text: labels ((name)= lines, :label: options, an equation's label),
@@ -98,11 +99,13 @@ LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("par
 LABELS = re.compile(r"^\(\S+\)=$|^:label: .*$|^:class: .*$|^```.*$|\$\$\s*\([a-z0-9-]+\)", re.M)
 MARKUP = re.compile(r"\{[a-z:-]+\}`[^`]*`|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
 #: "chapter 3", "Section 4.2", "Fig. 3", "Exercise 2", "equation (5)", "Proposition 3.1", "appendix A",
-#: "the next chapter", an equation number "(3.4)".
+#: "the appendix" (the book's, unlinked), "the next chapter", an equation number "(3.4)".
 PLAIN_REFERENCE = re.compile(
     r"\b(?:chapters?|sections?|fig(?:ure)?s?\.?|exercises?|equations?|propositions?)\s+\(?[0-9]"
-    r"|\bappendix\s+[A-B0-9]\b|\b(?:next|previous) chapter\b|\bthe end of this chapter\b"
+    r"|\bappendix\s+[A-B0-9]\b|\bthe appendix\b|\b(?:next|previous) chapter\b|\bthe end of this chapter\b"
     r"|\([0-9]{1,2}\.[0-9]{1,2}\)", re.IGNORECASE)
+#: A {doc} link to a chapter or an appendix, which prints no number: those are linked with {numref}.
+DOC_LINK_TO_CHAPTER = re.compile(r"\{doc\}`[^`]*(?:part\d|appendix)/[^`]*`")
 #: A reference to the paper's own numbering is not a link: "the paper's Figure 2", "its Table 8",
 #: "Proposition 3.1 of {cite}`...`", "({cite}`...`, appendix B)".
 PAPERS = re.compile(r"(?:paper's|its|their|CITE,)\s*$", re.IGNORECASE)
@@ -143,6 +146,7 @@ def test_every_reference_to_a_chapter_section_figure_equation_or_exercise_is_a_l
                     (" of CITE", ".1 of CITE", " of the paper")):
                 continue
             plain.append(f"{where}: ...{bare[max(0, match.start() - 30):match.end() + 20]!r}")
+        plain += [f"{where}: {link!r} (a chapter or appendix: {{numref}})" for link in DOC_LINK_TO_CHAPTER.findall(text)]
     assert not plain, f"{path.name}: write these as links ({{numref}}, {{eq}}, {{prf:ref}}):\n" + "\n".join(plain)
 
 
@@ -154,6 +158,6 @@ def test_pages_have_no_developer_words(path):
     if path.suffix == ".ipynb":  # code a reader sees: no labels of equations or figures in comments or output
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
             if cell.cell_type == "code" and "remove-cell" not in cell.metadata.get("tags", []):
-                labels = re.findall(r"\b(?:eq|fig|ex|sec|ch|app|prop)-[a-z0-9]+(?:-[a-z0-9]+)+\b", cell.source)
+                labels = re.findall(r"\b(?:eq|fig|ex|sec|ch|app|prop)-[a-z0-9]+(?:-[a-z0-9]+)*\b", cell.source)
                 found += [f"code cell {index}: {label!r}" for label in labels]
     assert not found, f"{path.name}:\n" + "\n".join(found)
