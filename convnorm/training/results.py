@@ -26,7 +26,8 @@ def device_name(device: torch.device | str | None = None) -> str:
     device = torch.device(device) if device is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"cpu ({processor_model()}, {torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"cpu ({processor_model()}, {threads} thread{'' if threads == 1 else 's'})"
 
 
 def processor_model() -> str:

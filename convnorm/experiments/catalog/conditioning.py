@@ -54,4 +54,4 @@ EXPERIMENT = Experiment(
         details=CONFIG, layers=("name", "shape", "input_size", "condition_number", "spectral_norm",
                                 "channel_condition_number"),
         reference="condition_ratio", layout=("measure", "method")),
-    title="Layer condition-number ratio ρ against the vanilla network")
+    title="Layer condition-number ratio R_κ (the paper's ρ) against the vanilla network")
