@@ -36,6 +36,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT)]  # bench_layer, and the packages of this checkout
 
 from bench_layer import RESNET18_3X3, batch, cpu_info, cpu_line, layer_inputs  # noqa: E402
+
 from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
 from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 
@@ -100,13 +101,13 @@ def per_layer(packages: dict[str, ModuleType], batch_size: int, repeats: int) ->
     for c_in, c_out, size, stride in (STEM, *RESNET18_3X3):
         x, w, rho = layer_inputs(c_in, c_out, size, batch_size)
 
-        def run(package):
+        def run(package, x=x, w=w, stride=stride, rho=rho):
             def step():
                 out = package.functional.conv_norm2d(x, w, None, stride, 1, affine_weight=rho)
                 out.backward(torch.ones_like(out))
             return step
 
-        def conv():
+        def conv(x=x, w=w, stride=stride):
             out = torch.nn.functional.conv2d(x, w, None, stride, 1)
             out.backward(torch.ones_like(out))
 

@@ -60,8 +60,13 @@ sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other
 import convnorm.functional as functional  # noqa: E402
 from convnorm.models import build_model  # noqa: E402
 from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
-from convnorm_book.layer_benchmark import (interleaved_medians, make_graphed_train_step,  # noqa: E402
-                                           make_train_step, saved_activation_bytes, summarize_samples)
+from convnorm_book.layer_benchmark import (  # noqa: E402
+    interleaved_medians,
+    make_graphed_train_step,
+    make_train_step,
+    saved_activation_bytes,
+    summarize_samples,
+)
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
 
@@ -110,7 +115,7 @@ def per_layer(batch_size: int, repeats: int, device: str) -> dict:
     for c_in, c_out, size, stride in RESNET18_3X3:
         x, w, rho = layer_inputs(c_in, c_out, size, batch_size, device)
 
-        def run(path: str):
+        def run(path: str, x=x, w=w, stride=stride, rho=rho):
             def step():
                 if path == "conv2d":
                     out = F.conv2d(x, w, None, stride, 1)

@@ -7,8 +7,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm_book.layer_benchmark import (best_time, interleaved_medians, make_graphed_train_step, make_train_step,
-                                           summarize_samples)
+from convnorm_book.layer_benchmark import (
+    best_time,
+    interleaved_medians,
+    make_graphed_train_step,
+    make_train_step,
+    summarize_samples,
+)
 
 
 def small_net() -> nn.Module:

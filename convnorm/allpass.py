@@ -18,8 +18,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import (ArrayLike, as_real_array, check_kernel_fits, check_non_negative, check_positive,
-                          check_positive_int)
+from ._validation import (
+    ArrayLike,
+    as_real_array,
+    check_kernel_fits,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+)
 from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
 from .fourier import normalizer_spectrum
 

@@ -51,11 +51,11 @@ def measure_fft_speedup(
     for n in product_sizes:
         x = rng.standard_normal(n)
         c = circulant(a, n)
-        dense_product.append(best_time(lambda: c @ x, repeats))
-        fft_product.append(best_time(lambda: circular_convolve(a, x), repeats))
+        dense_product.append(best_time(lambda c=c, x=x: c @ x, repeats))
+        fft_product.append(best_time(lambda x=x: circular_convolve(a, x), repeats))
     for n in inverse_sizes:
-        dense_inverse.append(best_time(lambda: preconditioner_dense(a, n), repeats))
-        fft_inverse.append(best_time(lambda: normalizer_filter(a, n), repeats))
+        dense_inverse.append(best_time(lambda n=n: preconditioner_dense(a, n), repeats))
+        fft_inverse.append(best_time(lambda n=n: normalizer_filter(a, n), repeats))
     products, inverses = np.asarray(product_sizes), np.asarray(inverse_sizes)
     return {
         "dense C_a x": (products, np.asarray(dense_product)),

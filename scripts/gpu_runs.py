@@ -41,9 +41,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's packages, not another installed copy
 
 from convnorm.data import CifarNotFoundError  # noqa: E402
-from convnorm.experiments import (EXPERIMENTS, get_preset, planned_runs, result_path, run_experiment,  # noqa: E402
-                                  run_record_path)
-from convnorm.experiments import gpu_plan  # noqa: E402
+from convnorm.experiments import (  # noqa: E402
+    EXPERIMENTS,
+    get_preset,
+    gpu_plan,  # noqa: E402
+    planned_runs,
+    result_path,
+    run_experiment,
+    run_record_path,
+)
 from convnorm.training import load_results  # noqa: E402
 
 #: seconds kept free before the deadline for the last packing

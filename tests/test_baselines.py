@@ -9,9 +9,17 @@ import torch
 import torch.nn as nn
 
 from cifar_data import one_thread  # noqa: F401 (fixture)
-from convnorm.baselines import (CayleyConv2d, OCNNConv2d, OCNNRegularizer, cayley,
-                                kernel_orthogonality_penalty, ocnn_penalty, oni, oni_orthogonalize,
-                                spectral_norm)
+from convnorm.baselines import (
+    CayleyConv2d,
+    OCNNConv2d,
+    OCNNRegularizer,
+    cayley,
+    kernel_orthogonality_penalty,
+    ocnn_penalty,
+    oni,
+    oni_orthogonalize,
+    spectral_norm,
+)
 
 
 def test_spectral_norm_gives_unit_sigma():

@@ -18,8 +18,15 @@ from convnorm import _caches
 from convnorm._frequency_domain import _chunks
 from convnorm._geometry import layer_geometry
 from convnorm.fourier import kernel_autocorrelation
-from convnorm.functional import (ComputationPolicy, chosen_computation, clear_caches, computation, conv_norm,
-                                 current_policy, use_policy)
+from convnorm.functional import (
+    ComputationPolicy,
+    chosen_computation,
+    clear_caches,
+    computation,
+    conv_norm,
+    current_policy,
+    use_policy,
+)
 from convnorm.reference import conv_norm_reference
 
 

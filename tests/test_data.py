@@ -10,8 +10,17 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.data import (BatchLoader, CifarNotFoundError, CorruptDataError, balanced_subset, find_cifar,
-                           load_cifar, random_crop_flip, symmetric_label_noise, train_val_split)
+from convnorm.data import (
+    BatchLoader,
+    CifarNotFoundError,
+    CorruptDataError,
+    balanced_subset,
+    find_cifar,
+    load_cifar,
+    random_crop_flip,
+    symmetric_label_noise,
+    train_val_split,
+)
 
 
 def test_load_cifar_test_split(cifar_root):

@@ -7,7 +7,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm_book.deep_stack import compare_stacks, plot_stack, plot_stack_energy, power_spectrum, propagate, random_kernels
+from convnorm_book.deep_stack import (
+    compare_stacks,
+    plot_stack,
+    plot_stack_energy,
+    power_spectrum,
+    propagate,
+    random_kernels,
+)
 
 
 def signals(channels: int) -> torch.Tensor:

@@ -13,9 +13,9 @@ import shutil
 import subprocess
 import sys
 import warnings
-from unittest import mock
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import torch

@@ -10,8 +10,16 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import (EXPERIMENTS, PRESETS, PROTOCOL_VERSION, RAMP_FRACTION, context, planned_runs,
-                                  run_experiment, run_record_path)
+from convnorm.experiments import (
+    EXPERIMENTS,
+    PRESETS,
+    PROTOCOL_VERSION,
+    RAMP_FRACTION,
+    context,
+    planned_runs,
+    run_experiment,
+    run_record_path,
+)
 from convnorm.experiments.__main__ import main
 from convnorm.experiments.schema import declared_paths
 

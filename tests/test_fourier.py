@@ -7,8 +7,13 @@ import itertools
 import pytest
 import torch
 
-from convnorm.fourier import (autocorrelation_power_spectrum, kernel_autocorrelation, kernel_power_spectrum,
-                              normalizer_from_autocorrelation, normalizer_spectrum)
+from convnorm.fourier import (
+    autocorrelation_power_spectrum,
+    kernel_autocorrelation,
+    kernel_power_spectrum,
+    normalizer_from_autocorrelation,
+    normalizer_spectrum,
+)
 from convnorm_book.explorers.views import kernel_spectrum_view
 
 

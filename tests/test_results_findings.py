@@ -2,7 +2,6 @@
 verdicts, computed from records built with known answers."""
 from __future__ import annotations
 
-
 from convnorm_book.results import checks, findings, records
 from result_files import record, reference, root, write  # noqa: F401 (fixtures)
 

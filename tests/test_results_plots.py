@@ -4,11 +4,11 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
+from dataclasses import replace  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-
-from dataclasses import replace  # noqa: E402
 
 from convnorm.experiments import EXPERIMENTS  # noqa: E402
 from convnorm_book.results import claims, plots, records, stats, verdicts  # noqa: E402

@@ -9,8 +9,16 @@ import torch
 from cifar_data import cifar_root, one_thread, tiny_cifar  # noqa: F401 (fixtures)
 from convnorm.data import BatchLoader
 from convnorm.models import build_model
-from convnorm.training import (TrainConfig, Trainer, evaluate, load_results, paper_config, provenance,
-                               save_results, seed_everything)
+from convnorm.training import (
+    TrainConfig,
+    Trainer,
+    evaluate,
+    load_results,
+    paper_config,
+    provenance,
+    save_results,
+    seed_everything,
+)
 
 
 def make_trainer(splits, config, checkpoint=None, seed=0, norm="bn"):

@@ -28,8 +28,8 @@ import lzma
 import os
 import pickle
 import tarfile
-import zlib
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

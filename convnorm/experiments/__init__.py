@@ -26,8 +26,19 @@ finding or training and storing one training), :mod:`~.runners` (running an expe
 launcher).
 """
 from .catalog import EXPERIMENTS
-from .context import (FREE_REPLAYS, OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, PROTOCOL_VERSION,
-                      RAMP_FRACTION, Analysis, Context, PlannedRun, run_key, run_record_path)
+from .context import (
+    FREE_REPLAYS,
+    OCNN_LAMBDA,
+    OCNN_LAMBDA_ADVERSARIAL,
+    ONI_LR_DIVISOR,
+    PROTOCOL_VERSION,
+    RAMP_FRACTION,
+    Analysis,
+    Context,
+    PlannedRun,
+    run_key,
+    run_record_path,
+)
 from .experiment import Experiment
 from .norms import Norm
 from .presets import PRESETS, Preset, get_preset, protocol_deviations

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 from ..training import distributed
-from .presets import PRESETS
 from .catalog import EXPERIMENTS
+from .presets import PRESETS
 from .runners import planned_runs, run_experiment
 
 

@@ -45,8 +45,17 @@ import torch
 
 from ..data import CifarSplits, prepare_cifar
 from ..models import build_model
-from ..training import (TrainConfig, Trainer, TrainingDiverged, distributed, load_results, paper_config,
-                        provenance, save_results, seed_everything)
+from ..training import (
+    TrainConfig,
+    Trainer,
+    TrainingDiverged,
+    distributed,
+    load_results,
+    paper_config,
+    provenance,
+    save_results,
+    seed_everything,
+)
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
 from .norms import Norm
 from .presets import Preset

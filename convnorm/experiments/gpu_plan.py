@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .presets import get_preset
 from .catalog import EXPERIMENTS
 from .context import check_seed, run_record_path
+from .presets import get_preset
 from .runners import check_trains, planned_runs
 
 #: the seeds of the core comparison

@@ -15,8 +15,16 @@ import torch
 
 from ..training import distributed, save_results
 from .catalog import EXPERIMENTS
-from .context import (OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION, Context, PlannedRun,
-                      check_seed, provenance_block)
+from .context import (
+    OCNN_LAMBDA,
+    OCNN_LAMBDA_ADVERSARIAL,
+    ONI_LR_DIVISOR,
+    RAMP_FRACTION,
+    Context,
+    PlannedRun,
+    check_seed,
+    provenance_block,
+)
 from .presets import get_preset
 
 

@@ -17,8 +17,8 @@ from ..data import BatchLoader
 from ..models import build_model
 from ..training import TrainConfig, Trainer, evaluate
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
-from .presets import get_preset
 from .context import OCNN_LAMBDA
+from .presets import get_preset
 
 
 def _sync(device: torch.device) -> None:

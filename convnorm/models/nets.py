@@ -58,8 +58,9 @@ class BasicBlock(nn.Module):
 
 class ResNet18(nn.Module):
     def __init__(self, norm: str = "bn", num_classes: int = 10, width: int = 64,
-                 options: NormOptions = NormOptions(), stats=CIFAR_STATS["cifar10"]):
+                 options: NormOptions | None = None, stats=CIFAR_STATS["cifar10"]):
         super().__init__()
+        options = options or NormOptions()
         check_norm(norm)
         widths = [width, 2 * width, 4 * width, 8 * width]
         self.standardize = Standardize(*stats)
@@ -81,8 +82,9 @@ class PlainConvNet(nn.Module):
     """VGG-style stack: ``config`` lists channel counts and ``"M"`` (2x2 max pool)."""
 
     def __init__(self, config: list, norm: str = "bn", num_classes: int = 10,
-                 options: NormOptions = NormOptions(), stats=CIFAR_STATS["cifar10"]):
+                 options: NormOptions | None = None, stats=CIFAR_STATS["cifar10"]):
         super().__init__()
+        options = options or NormOptions()
         check_norm(norm)
         self.standardize = Standardize(*stats)
         layers, cin = [], 3

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from .._validation import check_fraction, check_positive_int
 from ..data.pipeline import BatchLoader
 from . import distributed

@@ -9,9 +9,9 @@ import torch
 from matplotlib import colormaps
 
 from convnorm._validation import check_positive_int
-
 from convnorm_book.figures_onedim import KERNEL_PRESETS as PRESETS_1D
 from convnorm_book.figures_twodim import KERNEL_PRESETS as PRESETS_2D
+
 from .page import Explorer, encode_bytes, encode_float64
 from .views import check_photo
 

@@ -11,8 +11,8 @@ from .claims import PARITY
 from .records import Records, is_diverged
 from .stats import CONTRADICTED, SUPPORTED, Band, Paired, collect, curve_band, history_band
 from .tables import describe, group_name, method_label, scale_name
-from .words import method_key
 from .verdicts import Verdict, shared_label, short_labels
+from .words import method_key
 
 #: each method's colour in every figure (a baseline and the same baseline followed by BN alike)
 METHOD_COLOURS = {"none": "tab:blue", "bn": "tab:orange", "convnorm": "tab:green", "convnorm+bn": "tab:red",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .claims import DIFFERENCE, PARITY
-from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from .records import Records
+from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, not_run, short_labels
 from .words import NUMBER_WORDS as _WORDS
 from .words import listing, number, scale_name, signed, spelled

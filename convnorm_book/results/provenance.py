@@ -11,7 +11,6 @@ from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs
 from .tables import Table
 from .words import group_name, method_label
 
-
 #: the settings of a preset shown side by side, and how a reader calls each
 PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs", "milestones": "learning rate / 10 after epochs",
                "schedule": "schedule", "warmup_fraction": "warm-up (share of the steps)", "lr": "learning rate",

@@ -18,8 +18,8 @@ from .records import Records, Run, caveats, paper_scale, scale
 from .reference import paper_difference, paper_value
 from .stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Paired, collect, paired
 from .verdicts import Chapter, Verdict, shared_label, short_facets, varying
-from .words import (GROUP_NAMES, METRIC_NAMES, group_name, listing, method_label,  # noqa: F401
-                    number, scale_name, signed)
+from .words import GROUP_NAMES, METRIC_NAMES, group_name, listing, method_label, number, scale_name, signed  # noqa: F401
+
 
 def mean_std(mean: float, std: float | None) -> str:
     """``mean ± std``, both with the decimals suited to the mean."""

@@ -3,8 +3,17 @@ results, its title, seeds and scale (:class:`convnorm.experiments.experiment.Exp
 Adding an experiment is one module here and one line below."""
 from __future__ import annotations
 
-from . import (ablation, adversarial, conditioning, convergence, data_scarcity, generalization, label_noise, runtime,
-               simba)
+from . import (
+    ablation,
+    adversarial,
+    conditioning,
+    convergence,
+    data_scarcity,
+    generalization,
+    label_noise,
+    runtime,
+    simba,
+)
 
 #: every experiment, by name, in the order of the book
 EXPERIMENTS = {module.EXPERIMENT.name: module.EXPERIMENT for module in (

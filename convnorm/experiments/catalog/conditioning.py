@@ -14,8 +14,12 @@ def layer_conditioning(model: nn.Module) -> list[dict]:
     operator it applies in evaluation mode (:func:`convnorm.spectral.deployed_spectrum`:
     for ConvNorm the running normalizer and the affine kernel included; exact, as a
     circular operator at its input size), and the mean channel condition number."""
-    from ...spectral import (analyse_conv_layers, deployed_channel_condition_numbers, deployed_spectrum,
-                             spectrum_singular_values)
+    from ...spectral import (
+        analyse_conv_layers,
+        deployed_channel_condition_numbers,
+        deployed_spectrum,
+        spectrum_singular_values,
+    )
 
     modules = dict(model.named_modules())
     layers = []

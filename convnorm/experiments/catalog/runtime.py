@@ -31,7 +31,7 @@ def run(ctx: Context) -> dict:
         model = build_model("resnet18", norm, 10, p.width).to(ctx.device)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-        def step():
+        def step(model=model, optimizer=optimizer):
             optimizer.zero_grad(set_to_none=True)
             nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
