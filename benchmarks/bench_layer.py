@@ -304,7 +304,8 @@ def cpu_info() -> dict:
 def cpu_line() -> str:
     """:func:`cpu_info` in one line, for the printed summary."""
     cpu = cpu_info()
-    return (f"{cpu['model']} ({', '.join(cpu['instruction_sets'])}; torch dispatches to {cpu['torch_cpu_capability']}), "
+    return (f"{cpu['model']} ({', '.join(cpu['instruction_sets'])}; "
+            f"torch dispatches to {cpu['torch_cpu_capability']}), "
             f"load average {cpu['load_average']}")
 
 

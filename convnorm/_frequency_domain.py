@@ -18,10 +18,11 @@ per frequency :math:`\omega` of the ``rfftn`` grid of size :math:`L`
 with :math:`X` the DFT of the input zero-padded to :math:`L` (so the circular correlation is
 the full linear one: the wrapped samples are the zero padding), :math:`c = m - 1` for zero
 padding and :math:`c = p` for circular padding, :math:`\hat v_k` the normalizer, and
-:math:`M_k` the multiplier: the normalizer times the affine kernel's spectrum, with the crop offset as a phase. The output is the
-inverse DFT evaluated on the strided output grid only (dense matrices, so crop and stride
-are free). Per frequency this costs :math:`8 N C_\text{in} C_\text{out}` real flops against
-:math:`2 m^2 N C_\text{in} C_\text{out}` per output sample for the direct convolution.
+:math:`M_k` the multiplier: the normalizer times the affine kernel's spectrum, with the crop
+offset as a phase. The output is the inverse DFT evaluated on the strided output grid only
+(dense matrices, so crop and stride are free). Per frequency this costs
+:math:`8 N C_\text{in} C_\text{out}` real flops against :math:`2 m^2 N C_\text{in} C_\text{out}`
+per output sample for the direct convolution.
 
 Only half the plane is computed. Everything here is real, so :math:`Z(-\omega) =
 \overline{Z(\omega)}`; the ``rfftn`` grid keeps one of each such pair except in its
@@ -303,7 +304,8 @@ def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants)
     n = n2 // 2
     o0, o1 = constants.out_rows.shape[-1], constants.out_cols.shape[1]
     if constants.out_dense is not None:
-        return (z_all[layout.distinct].reshape(constants.out_dense.shape[0], n * c).T @ constants.out_dense).view(n, c, o0, o1)
+        return (z_all[layout.distinct].reshape(constants.out_dense.shape[0], n * c).T
+                @ constants.out_dense).view(n, c, o0, o1)
     planes = z_all.view(z_all.shape[0], 2, n * c)
     planes[layout.repeats, 0] = planes[layout.mirrors, 0]
     planes[layout.repeats, 1] = -planes[layout.mirrors, 1]

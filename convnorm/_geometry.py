@@ -141,6 +141,7 @@ def _check_affine_weight(affine_weight, c_out: int, kernel: tuple[int, ...], len
                          f"got {tuple(getattr(affine_weight, 'shape', ()))}")
     taps = tuple(affine_weight.shape[1:])
     if all(m == 1 for m in kernel) and any(t != 1 for t in taps):
-        raise ValueError(f"affine_weight of a 1x1 layer must have one tap per channel, got {tuple(affine_weight.shape)}")
+        raise ValueError(f"affine_weight of a 1x1 layer must have one tap per channel, "
+                         f"got {tuple(affine_weight.shape)}")
     if any(t > n for t, n in zip(taps, length)):
         raise ValueError(f"affine kernel {taps} is larger than the normalization size {length}")

@@ -122,8 +122,8 @@ class _SpectralFilter(torch.autograd.Function):
     matrices: the transposed, conjugate-transposed matrices in reverse order). Affine kernel:
     with :math:`G` the gradient of the product :math:`MY` (real coordinates), the gradient of
     :math:`M` is :math:`\sum_n \overline{Y} G`, pulled back to :math:`\rho` through the small
-    map :math:`\rho \mapsto \hat v \hat\rho` (with FFTs: the equivalent circular
-    cross-correlation :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k * y)[t + j + \text{shift}]`).
+    map :math:`\rho \mapsto \hat v \hat\rho` (with FFTs: the equivalent circular cross-correlation
+    :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k * y)[t + j + \text{shift}]`).
     """
 
     @staticmethod

@@ -37,7 +37,8 @@ def preconditioner_dense(a: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
 
 
 def normalizer_filter(kernels: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
-    r"""The filter :math:`v` with :math:`\hat v = \bigl(\sum_i |\hat a_i|^2 + \varepsilon\bigr)^{-1/2}`, so that :math:`C_v = P`.
+    r"""The filter :math:`v` with :math:`\hat v = \bigl(\sum_i |\hat a_i|^2 + \varepsilon\bigr)^{-1/2}`,
+    so that :math:`C_v = P`.
 
     ``kernels`` is one kernel ``(k,)`` (then :math:`\hat v = (|\hat a|^2 + \varepsilon)^{-1/2}`
     and :math:`C_v = (C_a C_a^\top + \varepsilon I)^{-1/2}`), or the ``(C_I, k)`` kernels
@@ -71,7 +72,8 @@ def normalizer_filter(kernels: ArrayLike, n: int, eps: float = 0.0) -> np.ndarra
 
 
 def allpass_filter(a: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
-    r"""The normalised kernel :math:`g = v * a`, :math:`\hat g = \hat a \odot (|\hat a|^2 + \varepsilon)^{-1/2}`, so :math:`C_g = Q(a) = P C_a`.
+    r"""The normalised kernel :math:`g = v * a`, :math:`\hat g = \hat a \odot (|\hat a|^2 + \varepsilon)^{-1/2}`,
+    so :math:`C_g = Q(a) = P C_a`.
 
     With ``eps = 0`` this is an all-pass filter: :math:`|\hat g_\omega| = 1` for every :math:`\omega`.
 

@@ -38,7 +38,8 @@ def circulant(a: ArrayLike, n: int | None = None) -> np.ndarray:
     """
     a = as_real_array("a", a, 1, "(k,)")
     v = zero_pad(a, a.size if n is None else n)
-    # Row i is the reversed kernel r = (v_0, v_{n-1}, ..., v_1) rolled by i: (C_v)_{ij} = r_{j-i} = d_{n+j-i}, d = (r, r).
+    # Row i is the reversed kernel r = (v_0, v_{n-1}, ..., v_1) rolled by i:
+    # (C_v)_{ij} = r_{j-i} = d_{n+j-i}, d = (r, r).
     doubled = np.tile(cyclic_reverse(v), 2)
     windows = np.lib.stride_tricks.sliding_window_view(doubled, v.size)
     return windows[v.size - np.arange(v.size)].copy()
@@ -69,13 +70,15 @@ def circular_convolve(a: ArrayLike, x: ArrayLike) -> np.ndarray:
 
 
 def cyclic_reverse(v: ArrayLike) -> np.ndarray:
-    r"""The cyclic reversal :math:`\check v = (v_0, v_{n-1}, v_{n-2}, \dots, v_1)`, i.e. :math:`\check v_i = v_{-i \bmod n}`."""
+    r"""The cyclic reversal :math:`\check v = (v_0, v_{n-1}, v_{n-2}, \dots, v_1)`,
+    i.e. :math:`\check v_i = v_{-i \bmod n}`."""
     v = as_real_array("v", v, 1, "(n,)")
     return np.roll(v[::-1], 1)
 
 
 def cross_correlate(a: ArrayLike, x: ArrayLike) -> np.ndarray:
-    r"""Circular cross-correlation :math:`(a \star x)_i = \sum_j a_j\, x_{(i+j) \bmod n}` (what ConvNets call convolution).
+    r"""Circular cross-correlation :math:`(a \star x)_i = \sum_j a_j\, x_{(i+j) \bmod n}`
+    (what ConvNets call convolution).
 
     It equals the convolution with the reversed kernel, :math:`a \star x = \check a * x`
     (``a`` zero-padded to ``n`` before reversing), and that is how it is computed.

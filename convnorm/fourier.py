@@ -70,7 +70,8 @@ def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = N
         return CONV[d](signal, weight, padding=[k - 1 for k in kernel], groups=c_out)[0]
     flat = weight.reshape(c_out, c_in, taps)
     gram = flat.transpose(1, 2) @ flat  # (C_out, taps, taps)
-    return (gram.reshape(c_out, taps * taps) @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
+    return (gram.reshape(c_out, taps * taps)
+            @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
 
 
 @cached(maxsize=64)

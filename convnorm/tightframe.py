@@ -66,7 +66,8 @@ def channel_preconditioner_dense(kernels: ArrayLike, n: int, eps: float = 0.0) -
 
 
 def normalizer_filters(weight: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
-    r"""The filters :math:`v_k` of all output channels, :math:`\hat v_k = (\sum_i |\hat a_{ki}|^2 + \varepsilon)^{-1/2}`, ``(C_O, n)``."""
+    r"""The filters :math:`v_k` of all output channels,
+    :math:`\hat v_k = (\sum_i |\hat a_{ki}|^2 + \varepsilon)^{-1/2}`, ``(C_O, n)``."""
     w, n = _weight(weight, n)
     return np.stack([normalizer_filter(w_k, n, eps) for w_k in w])
 
@@ -83,7 +84,8 @@ def normalized_weight(weight: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray
 
 
 def channel_singular_values(kernels: ArrayLike, n: int) -> np.ndarray:
-    r"""Singular values of :math:`A_k`: :math:`\sqrt{s_k(\omega)} = \bigl(\sum_i |\hat a_{ki}(\omega)|^2\bigr)^{1/2}`, sorted descending, ``(n,)``.
+    r"""Singular values of :math:`A_k`: :math:`\sqrt{s_k(\omega)} = \bigl(\sum_i |\hat a_{ki}(\omega)|^2\bigr)^{1/2}`,
+    sorted descending, ``(n,)``.
 
     Because :math:`A_k A_k^\top = F^{-1} \operatorname{diag}(s_k) F`; the power spectrum
     :math:`s_k` comes from :func:`convnorm.fourier.kernel_power_spectrum`.

@@ -185,7 +185,8 @@ class Browser:
         params = {"format": "png", "captureBeyondViewport": True}
         if selector is not None:
             box = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-                                ".getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()")
+                                ".getBoundingClientRect(); "
+                                "return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()")
             params["clip"] = {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}
         data = self.call("Page.captureScreenshot", session=True, **params)["data"]
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,8 @@ def setup_source(config_path: Path = ROOT / "_config.yml") -> str:
         "    def _run(command, what):\n"
         "        done = subprocess.run(command, capture_output=True, text=True)\n"
         "        if done.returncode:\n"
-        '            raise RuntimeError(f"{what} failed (exit {done.returncode}):\\n{(done.stderr or done.stdout).strip()}")\n'
+        '            raise RuntimeError(f"{what} failed (exit {done.returncode}):'
+        '\\n{(done.stderr or done.stdout).strip()}")\n'
         "\n"
         f'    url = "{url}"\n'
         '    if not os.path.isdir("/content/convnorm-book"):\n'

@@ -146,7 +146,8 @@ def test_every_reference_to_a_chapter_section_figure_equation_or_exercise_is_a_l
                     (" of CITE", ".1 of CITE", " of the paper")):
                 continue
             plain.append(f"{where}: ...{bare[max(0, match.start() - 30):match.end() + 20]!r}")
-        plain += [f"{where}: {link!r} (a chapter or appendix: {{numref}})" for link in DOC_LINK_TO_CHAPTER.findall(text)]
+        plain += [f"{where}: {link!r} (a chapter or appendix: {{numref}})"
+                  for link in DOC_LINK_TO_CHAPTER.findall(text)]
     assert not plain, f"{path.name}: write these as links ({{numref}}, {{eq}}, {{prf:ref}}):\n" + "\n".join(plain)
 
 

@@ -22,7 +22,8 @@ def _run_cell(monkeypatch, fail_on: str | None) -> list[list[str]]:
     def fake_run(command, capture_output, text):
         calls.append(command)
         failed = fail_on is not None and fail_on in command
-        return subprocess.CompletedProcess(command, 128 if failed else 0, "", "fatal: unable to access" if failed else "")
+        return subprocess.CompletedProcess(command, 128 if failed else 0, "",
+                                           "fatal: unable to access" if failed else "")
 
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     monkeypatch.setattr(subprocess, "run", fake_run)

@@ -80,6 +80,7 @@ def test_the_energy_plots_draw_each_run_solid_with_convnorm_and_dashed_without()
     for fig in (plot_stack_energy(runs), plot_stack(runs, "one channel")):
         lines = fig.axes[0].get_lines()
         assert [line.get_label() for line in lines] == list(runs)
-        assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-" for label in runs]
+        assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-"
+                                                            for label in runs]
         assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in lines)
         plt.close(fig)

@@ -135,7 +135,8 @@ def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root,
     data = record["data"]
     assert data["label_noise"] == 0.4 and data["train_fraction"] == 1.0 and data["val_fraction"] == 0.1
     assert data["n_train"] > 0 and 0 < data["train_flip_rate"] < 1
-    assert {"lr", "epochs", "schedule", "weight_decay", "batch_size", "precision", "ramp_steps", "affine"} <= set(record)
+    assert {"lr", "epochs", "schedule", "weight_decay", "batch_size", "precision", "ramp_steps",
+            "affine"} <= set(record)
     assert record["ramp_steps"] == round(RAMP_FRACTION * record["epochs"] * 2)  # 2 minibatches an epoch
 
 

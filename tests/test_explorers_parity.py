@@ -158,7 +158,8 @@ def test_chapter2_explorer_refuses_what_the_package_refuses():
         views.allpass_view(PRESETS_1D["edge detector"], 16, 0.0)
 
 
-@pytest.mark.parametrize("c_in, m, n, seed", [(1, 8, 32, 0), (3, 3, 32, 0), (8, 32, 32, 20), (2, 5, 15, 3), (4, 4, 16, 7)])
+@pytest.mark.parametrize("c_in, m, n, seed",
+                         [(1, 8, 32, 0), (3, 3, 32, 0), (8, 32, 32, 20), (2, 5, 15, 3), (4, 4, 16, 7)])
 def test_chapter3_explorer(c_in, m, n, seed):
     draws = np.random.default_rng(seed).standard_normal(8 * n)  # what the explorer carries per seed
     np.testing.assert_array_equal(draws[: c_in * m].reshape(c_in, m) / np.sqrt(c_in * m),
@@ -191,7 +192,8 @@ def test_chapter4_explorer(m, n, padding, stride, mode):
 def test_chapter5_explorer(rng, shape, preset, eps):
     kernel = rng.standard_normal(9) if preset == "random" else np.asarray(PRESETS_2D[preset], dtype=float)
     photo = torch.from_numpy(rng.random((1, *shape)))
-    (result,) = run_js(("explorers.kernelFilter.view", [kernel.tolist(), photo[0].numpy().ravel().tolist(), *shape, eps]))
+    (result,) = run_js(("explorers.kernelFilter.view",
+                        [kernel.tolist(), photo[0].numpy().ravel().tolist(), *shape, eps]))
     reference = views.kernel_filter_view(kernel, photo, eps)
     for name in ("magnitude", "normalized", "filtered", "normed"):
         assert_matches(result[name], reference[name].ravel(), name)

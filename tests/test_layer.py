@@ -17,10 +17,10 @@ from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
 
-CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=(3, 5), padding=(0, 2)),
-         dict(kernel_size=1, stride=2, bias=False), dict(kernel_size=3, padding=2, dilation=2, groups=2),
-         dict(kernel_size=3, padding=1, padding_mode="circular"), dict(kernel_size=4, padding="valid"),
-         dict(kernel_size=5, padding="same")]
+CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1),
+         dict(kernel_size=(3, 5), padding=(0, 2)), dict(kernel_size=1, stride=2, bias=False),
+         dict(kernel_size=3, padding=2, dilation=2, groups=2), dict(kernel_size=3, padding=1, padding_mode="circular"),
+         dict(kernel_size=4, padding="valid"), dict(kernel_size=5, padding="same")]
 
 
 @pytest.mark.parametrize("kwargs", CASES)
@@ -84,7 +84,8 @@ def test_eval_uses_the_average_train_the_current_weight():
     torch.testing.assert_close(train_out, conv_norm(x, layer.weight, layer.bias, padding=1,
                                                     affine_weight=layer.affine_weight))
     eval_out = layer.eval()(x)
-    torch.testing.assert_close(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1, affine_weight=layer.affine_weight,
+    torch.testing.assert_close(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1,
+                                                   affine_weight=layer.affine_weight,
                                                    running_autocorrelation=layer.running_autocorrelation,
                                                    num_steps_tracked=layer.num_steps_tracked))
     assert not torch.allclose(eval_out, conv_norm(x, layer.weight, layer.bias, padding=1,
@@ -267,7 +268,8 @@ def test_conv1d_layer():
     conv, layer = nn.Conv1d(3, 4, 5, stride=2, padding=2), ConvNorm1d(3, 4, 5, stride=2, padding=2).double()
     x = torch.randn(2, 3, 21, dtype=torch.float64)
     assert layer(x).shape == conv(x.float()).shape
-    torch.testing.assert_close(layer(x), conv_norm(x, layer.weight, layer.bias, 2, 2, affine_weight=layer.affine_weight))
+    torch.testing.assert_close(layer(x), conv_norm(x, layer.weight, layer.bias, 2, 2,
+                                                   affine_weight=layer.affine_weight))
 
 
 def test_extra_repr_shows_non_defaults():

@@ -38,7 +38,8 @@ def test_relations_against_numpy_and_conv1d(m, n):
         np.testing.assert_allclose(linear_cross_correlate(a, x, p), torch_out, atol=1e-12)
         # cross-correlation = flipped linear convolution, cropped by m - 1 - p
         full = linear_convolve(a[::-1], x)
-        np.testing.assert_allclose(linear_cross_correlate(a, x, p), full[m - 1 - p : full.size - (m - 1 - p)], atol=1e-12)
+        np.testing.assert_allclose(linear_cross_correlate(a, x, p), full[m - 1 - p : full.size - (m - 1 - p)],
+                                   atol=1e-12)
 
 
 def test_circular_convolution_wraps_unless_padded():

@@ -14,8 +14,8 @@ def test_convergence_speed_and_spread(root, reference):
     41 % against 30 and 40 %)."""
     curves = {"bn": ((0.1, 0.2, 0.3), (0.1, 0.2, 0.4)), "convnorm+bn": ((0.3, 0.35, 0.4), (0.3, 0.35, 0.41))}
     for seed in (0, 1):
-        write(root, "convergence", "cpu", seed, {"small": {m: record(0.3, history=curves.get(m, ((0.1,) * 3,) * 2)[seed])
-                                                           for m in BASIC}}, epochs=3)
+        write(root, "convergence", "cpu", seed,
+              {"small": {m: record(0.3, history=curves.get(m, ((0.1,) * 3,) * 2)[seed]) for m in BASIC}}, epochs=3)
     text = findings.convergence(records.stored("convergence", root, presets=("cpu",)), reference)
     assert "BN's mean test accuracy is at its best, 35.0 %, after 120 iterations" in text
     assert "ConvNorm+BN's after 80, 1.5 times sooner" in text
@@ -33,14 +33,15 @@ def test_accuracy_gap_and_ranking(root, reference):
         "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
     # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
     assert findings.ranking(data, reference, "convnorm+bn").startswith(
-        "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; the paper "
-        "ranks it first under one of its one")
+        "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; "
+        "the paper ranks it first under one of its one")
 
 
 def test_maximum_optimism_and_scarcity_subsets(root):
     for seed in (0, 1):
-        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.40, max_test_acc=0.40 + gap) for m in ("none", "bn")}
-                                                 for rate, gap in (("0.2", 0.01), ("0.8", 0.05))},
+        write(root, "label-noise", "cpu", seed,
+              {rate: {m: record(0.40, max_test_acc=0.40 + gap) for m in ("none", "bn")}
+               for rate, gap in (("0.2", 0.01), ("0.8", 0.05))},
               robust_norms=["none", "bn"])
         write(root, "data-scarcity", "cpu", seed, {f: {"n_train": n, **{m: record(0.4) for m in BASIC}}
                                                    for f, n in (("0.1", 500), ("0.3", 1500), ("0.7", 3500))})
@@ -131,7 +132,8 @@ def test_reached_span_and_singular_layers(root):
     def layers(kappas):
         return [{"spectral_norm": 1.0, "condition_number": k, "channel_condition_number": 1.0} for k in kappas]
 
-    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((3.0, 4.0))}, "oni": {"layers": layers((1e7, 2e8))}})
+    write(root, "conditioning", "cpu", 0,
+          {"none": {"layers": layers((3.0, 4.0))}, "oni": {"layers": layers((1e7, 2e8))}})
     conditioning = records.stored("conditioning", root, presets=("cpu",))
     text = findings.singular_layers(conditioning)
     assert text.startswith("ONI's trained layers have condition numbers from 1.0e+07 to 2.0e+08: their smallest "

@@ -29,7 +29,8 @@ def test_page_text_has_no_labels_harness_words_or_bare_chapter_numbers(path):
     found = [form for form in FORBIDDEN if form in text]
     assert not found, f"{path.name}: {found}"
     markdown = "\n".join(c.source for c in cells(path) if c.cell_type == "markdown")
-    assert not re.search(r"\b[Cc]hapter \d", markdown), f"{path.name}: write numbered links ({{numref}}), not chapter numbers"
+    assert not re.search(r"\b[Cc]hapter \d", markdown), (f"{path.name}: write numbered links ({{numref}}), "
+                                                         "not chapter numbers")
 
 
 @pytest.mark.parametrize("path", PART4, ids=lambda p: p.name)

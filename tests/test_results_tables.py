@@ -183,7 +183,8 @@ def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
 def test_paper_leads_over_every_group_the_paper_ran(reference):
     leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)
-    assert list(reference_values.paper_leads(reference, "generalization", "convnorm", "none")) == ["cifar10", "cifar100"]
+    assert (list(reference_values.paper_leads(reference, "generalization", "convnorm", "none"))
+            == ["cifar10", "cifar100"])
     with pytest.raises(ValueError, match="methods against groups"):
         reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
 
@@ -310,7 +311,8 @@ def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
     root = results_root(tmp_path)
     for seed, clean in enumerate((0.30, 0.34)):
         robust = {"clean": clean, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
-        write(root, "adversarial", "cpu", seed, {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
+        write(root, "adversarial", "cpu", seed,
+              {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
         write(root, "label-noise", "cpu", seed,
               {rate: {m: record(0.4, max_test_acc=0.5, diverged=(seed, rate, m) == (1, "0.8", "none"))
                       for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])

@@ -46,7 +46,8 @@ EXPLORER = """(() => {
     message: root.querySelector(".cx-message").textContent,
     plot: plots.innerHTML + Array.from(plots.querySelectorAll("canvas"), (c) => c.toDataURL()).join(""),
     readouts: Array.from(root.querySelectorAll(".cx-value"), (v) => [v.dataset.name, v.dataset.value]),
-    unlabelled: Array.from(root.querySelectorAll("input, select")).filter((c) => c.labels.length === 0).map((c) => c.id),
+    unlabelled: Array.from(root.querySelectorAll("input, select")).filter((c) => c.labels.length === 0)
+      .map((c) => c.id),
   };
 })()"""
 
@@ -74,8 +75,8 @@ WAIT_FOR_MATH = """new Promise((resolve) => {
 #: Everything in the page's article that is cut off: no element hides part of its content sideways,
 #: each visible element lies inside the nearest ancestor that clips it, unless that ancestor scrolls
 #: sideways (then it scrolls in its own box, which the book's CSS marks), or inside the window when
-#: nothing clips it; and the page itself does not scroll sideways. MathJax's hidden copy for screen readers is left out, and a formula is
-#: checked as a whole.
+#: nothing clips it; and the page itself does not scroll sideways. MathJax's hidden copy for screen
+#: readers is left out, and a formula is checked as a whole.
 CUT_OFF = """(() => {
   const width = document.documentElement.clientWidth, problems = [];
   if (document.documentElement.scrollWidth > width + 1)
@@ -84,7 +85,8 @@ CUT_OFF = """(() => {
     ? "." + e.className.trim().split(/\\s+/).slice(0, 2).join(".") : "");
   const article = document.querySelector("article.bd-article") || document.body;
   for (const element of article.querySelectorAll("*")) {
-    if (element.closest("mjx-assistive-mml") || (element.parentElement && element.parentElement.closest("mjx-container"))) continue;
+    if (element.closest("mjx-assistive-mml")
+        || (element.parentElement && element.parentElement.closest("mjx-container"))) continue;
     if (element.getClientRects().length === 0) continue;
     const style = getComputedStyle(element);
     if (style.visibility === "hidden" || style.position === "fixed") continue;
@@ -160,7 +162,8 @@ def open_page(browser: Browser, page: Path) -> None:
     browser.resize(1200, 900)
     browser.open(page)
     browser.evaluate(NEXT_FRAME)
-    requested = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    requested = [e["params"]["request"]["url"] for e in browser.events
+                 if e.get("method") == "Network.requestWillBeSent"]
     off_site = [url for url in requested if not url.startswith(("file:", "data:", "blob:"))]
     assert not off_site, f"{page.name} asked the network for {off_site}"
     assert not page_errors(browser), f"{page.name} raised {page_errors(browser)}"

@@ -73,7 +73,8 @@ def test_one_dimensional_layers_match_dense_operators(c_o, c_i, k, n):
     assert conv_spectrum(weight, n).shape == (n // 2 + 1, c_o, c_i)
     channels = [torch.linalg.svdvals(block) for block in dense.reshape(c_o, n, -1)]
     torch.testing.assert_close(channel_condition_numbers(weight, n), torch.stack([s[0] / s[-1] for s in channels]))
-    torch.testing.assert_close(channel_condition_numbers(weight, n, normalized=True), torch.ones(c_o, dtype=torch.float64))
+    torch.testing.assert_close(channel_condition_numbers(weight, n, normalized=True),
+                               torch.ones(c_o, dtype=torch.float64))
     if k % 2:
         normalized = operator_matrix(
             lambda x: conv_norm_reference(x, weight, padding=k // 2, padding_mode="circular", eps=0.0), (c_i, n))
@@ -104,7 +105,8 @@ def test_condition_numbers_and_norm_bound():
     a_k = operator_matrix(circular_conv(weight[:1]), (4, *size))  # output channel 0 alone
     s = torch.linalg.svdvals(a_k)
     torch.testing.assert_close(channel_condition_numbers(weight, size)[0], s[0] / s[-1])
-    torch.testing.assert_close(channel_condition_numbers(weight, size, normalized=True), torch.ones(6, dtype=torch.float64))
+    torch.testing.assert_close(channel_condition_numbers(weight, size, normalized=True),
+                               torch.ones(6, dtype=torch.float64))
     # Proposition 3.1 with unit-norm channels: ||Q|| <= sqrt(C_O); and ConvNorm is scale-free
     assert layer_spectral_norm(weight, size, normalized=True) <= 6**0.5 + 1e-12
     torch.testing.assert_close(layer_spectral_norm(10 * weight, size, normalized=True),

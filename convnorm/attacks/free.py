@@ -4,7 +4,10 @@ The minibatch is replayed :math:`m` times. Each replay computes, in one backward
 the gradient of the loss at :math:`x + \delta` with respect to both the weights (an SGD
 step) and the perturbation, which then takes an FGSM step and is clipped:
 
-.. math:: \delta \leftarrow \operatorname{clip}_{[-\epsilon,\epsilon]}\bigl(\delta + \epsilon\,\operatorname{sign}\nabla_\delta \ell(\theta; x+\delta, y)\bigr).
+.. math::
+
+    \delta \leftarrow \operatorname{clip}_{[-\epsilon,\epsilon]}\bigl(\delta
+    + \epsilon\,\operatorname{sign}\nabla_\delta \ell(\theta; x+\delta, y)\bigr).
 
 In the original method :math:`\delta` is kept from one minibatch to the next (the
 caller passes it back in); the authors' ConvNorm code reset it to zero per batch,

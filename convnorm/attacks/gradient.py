@@ -9,7 +9,10 @@ PGD-:math:`k` (Madry et al. 2018) starts from a uniform random point of the ball
 :math:`\|\delta\|_\infty \le \epsilon` and takes :math:`k` steps of size :math:`\alpha`,
 projecting back onto the ball and onto the image range after each:
 
-.. math:: \delta \leftarrow \Pi_{\|\delta\|_\infty \le \epsilon,\; x+\delta \in [0,1]}\bigl(\delta + \alpha\,\operatorname{sign}\nabla_\delta \ell(\theta; x+\delta, y)\bigr).
+.. math::
+
+    \delta \leftarrow \Pi_{\|\delta\|_\infty \le \epsilon,\; x+\delta \in [0,1]}\bigl(\delta
+    + \alpha\,\operatorname{sign}\nabla_\delta \ell(\theta; x+\delta, y)\bigr).
 
 The paper uses :math:`\epsilon = 8/255`, :math:`\alpha = 2/255`, :math:`k \in \{10, 20\}`.
 """
@@ -64,7 +67,8 @@ def pgd(model: nn.Module, x: torch.Tensor, y: torch.Tensor, eps: float = EPS, st
     return (x + delta).detach()
 
 
-def attack_accuracy(model: nn.Module, loader, attack: Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+def attack_accuracy(model: nn.Module, loader,
+                    attack: Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
                     device: torch.device | None = None) -> float:
     """Accuracy of ``model`` (in eval mode) on ``attack(model, x, y)`` for each batch
     of ``loader`` (clean accuracy when ``attack`` is None)."""

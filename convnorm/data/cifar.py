@@ -13,10 +13,10 @@ directory ``root`` (an argument, else the environment variable ``CONVNORM_DATA_D
 With ``download=True`` the official archive is fetched into ``root`` first when no copy
 is found (Colab). Whatever the copy, it is decoded once into uint8 ``.npy`` arrays in a
 cache directory (``$CONVNORM_CACHE_DIR``, else ``~/.cache/convnorm``; never the data
-directory, which may be shared or read-only) and later loads read those. Nothing here ever invents data: if no copy is found,
-:class:`CifarNotFoundError` says how to get one; a damaged copy or cache raises
-:class:`CorruptDataError` naming the file and what to do. Decoding the JPEG copy needs Pillow
-(imported only then).
+directory, which may be shared or read-only) and later loads read those. Nothing here ever
+invents data: if no copy is found, :class:`CifarNotFoundError` says how to get one; a damaged
+copy or cache raises :class:`CorruptDataError` naming the file and what to do. Decoding the
+JPEG copy needs Pillow (imported only then).
 """
 from __future__ import annotations
 

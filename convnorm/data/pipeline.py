@@ -213,7 +213,8 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
             raise ValueError(f"these arguments leave the {split} set without images (each class keeps its rounded "
                              f"share): raise {arguments} (val_fraction={val_fraction}, "
                              f"train_fraction={train_fraction}, {', '.join(f'{k}={v}' for k, v in limits.items())})")
-    train, val, test = _take(arrays, "train", train_idx), _take(arrays, "train", val_idx), _take(arrays, "test", test_idx)
+    train, val, test = (_take(arrays, "train", train_idx), _take(arrays, "train", val_idx),
+                        _take(arrays, "test", test_idx))
     if label_noise > 0:
         noisy: list[LabelNoise] = [
             symmetric_label_noise(part[1], label_noise, num_classes, seed + salt, noise_include_true_class)

@@ -89,7 +89,10 @@ def symmetric_label_noise(labels: torch.Tensor, rate: float, num_classes: int, s
     Each label independently stays the true class with probability :math:`1 - r` and
     with probability :math:`r` is replaced by a uniformly random class:
 
-    .. math:: \tilde y = \begin{cases} y & \text{w.p. } 1-r\\ u \sim \mathcal U\{0,\dots,K-1\} & \text{w.p. } r.\end{cases}
+    .. math::
+
+        \tilde y = \begin{cases} y & \text{w.p. } 1-r\\
+        u \sim \mathcal U\{0,\dots,K-1\} & \text{w.p. } r.\end{cases}
 
     The paper's "random one-hot vector" may be the true class, so with
     ``include_true_class=True`` (the paper's definition, the default) a label actually

@@ -124,6 +124,7 @@ def build_model(arch: str = "resnet18", norm: str = "bn", num_classes: int = 10,
     if arch == "resnet18":
         return ResNet18(norm, num_classes, check_positive_int("width", 64 if width is None else width), options, stats)
     if arch == "vgg16":
-        return PlainConvNet(_vgg16_config(check_positive_int("width", 64 if width is None else width)), norm, num_classes, options, stats)
+        return PlainConvNet(_vgg16_config(check_positive_int("width", 64 if width is None else width)), norm,
+                            num_classes, options, stats)
     w = check_positive_int("width", 32 if width is None else width)
     return PlainConvNet([w, w, "M", 2 * w, 2 * w, "M", 4 * w, 4 * w, "M"], norm, num_classes, options, stats)

@@ -18,10 +18,11 @@ captured kernels, and the schedule could not change it):
     \\theta \\leftarrow \\theta - \\eta\\,(g + \\mu b) \\text{ (Nesterov) or }
     \\theta - \\eta\\, b,
 
-PyTorch's SGD with momentum :math:`\\mu`, weight decay :math:`\\lambda` and no dampening. The momentum buffers are the optimizer's own
-(``optimizer.state[p]["momentum_buffer"]``, created as zeros if missing, which gives
-the same first step as PyTorch's ``b = g``), so checkpoints and eager steps taken
-between replays (a last, smaller batch) see and update the same state.
+PyTorch's SGD with momentum :math:`\\mu`, weight decay :math:`\\lambda` and no dampening. The
+momentum buffers are the optimizer's own (``optimizer.state[p]["momentum_buffer"]``,
+created as zeros if missing, which gives the same first step as PyTorch's ``b = g``), so
+checkpoints and eager steps taken between replays (a last, smaller batch) see and update
+the same state.
 """
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ from .distributed import world_size
 def device_name(device: torch.device | str | None = None) -> str:
     """A human-readable name of the device that ran the code: the GPU's name, or the
     processor's model and the threads torch used (``"cpu (AMD EPYC 9R14, 2 threads)"``)."""
-    device = torch.device(device) if device is not None else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = (torch.device(device) if device is not None
+              else torch.device("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     threads = torch.get_num_threads()

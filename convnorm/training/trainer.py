@@ -396,7 +396,8 @@ class Trainer:
         saved = dict(state["config"])
         saved["milestones"] = tuple(saved["milestones"])
         current = dataclasses.asdict(self.config)
-        differs = {k for k in current if current[k] != saved.get(k) and k not in ("epochs", *TrainConfig.EXECUTION_ONLY)}
+        differs = {k for k in current
+                   if current[k] != saved.get(k) and k not in ("epochs", *TrainConfig.EXECUTION_ONLY)}
         if differs:
             raise ValueError(f"checkpoint was written with a different config ({sorted(differs)})")
         self.model.load_state_dict(state["model"])

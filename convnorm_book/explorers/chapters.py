@@ -59,13 +59,15 @@ def singular_value_explorer(n: int = 32, max_channels: int = 8, seeds: int = 21,
     n, max_channels = check_positive_int("n", n), check_positive_int("max_channels", max_channels)
     seeds = check_positive_int("seeds", seeds)
     if not (1 <= c_in <= max_channels and 1 <= m <= n and 0 <= seed < seeds):
-        raise ValueError(f"need 1 <= c_in <= {max_channels}, 1 <= m <= {n}, 0 <= seed < {seeds}; got {c_in}, {m}, {seed}")
+        raise ValueError(f"need 1 <= c_in <= {max_channels}, 1 <= m <= {n}, 0 <= seed < {seeds}; "
+                         f"got {c_in}, {m}, {seed}")
     draws = [encode_float64(np.random.default_rng(s).standard_normal(max_channels * n)) for s in range(seeds)]
     return Explorer("channelSingularValues", "channel_singular_values.js", "Singular values of one output channel",
                     {"n": n, "max_c_in": max_channels, "draws": draws, "c_in": c_in, "m": m, "seed": seed})
 
 
-def padding_weights(kernel_sizes=range(2, 6), channels: tuple[int, int] = (2, 3), seed: int = 5) -> dict[int, torch.Tensor]:
+def padding_weights(kernel_sizes=range(2, 6), channels: tuple[int, int] = (2, 3),
+                    seed: int = 5) -> dict[int, torch.Tensor]:
     """The random ``(C_O, C_I, m)`` float64 weights of chapter 4's explorer, one per kernel length ``m``."""
     return {m: torch.randn(*channels, m, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
             for m in kernel_sizes}
@@ -98,5 +100,6 @@ def kernel_filter_explorer(photo: torch.Tensor, preset: str = "gaussian blur", e
     magma = np.round(colormaps["magma"](np.linspace(0, 1, 256))[:, :3] * 255)
     return Explorer("kernelFilter", "kernel_filter.js", "A 3×3 kernel, its spectrum and a photograph",
                     {"photo": encode_float64(photo[0].double().numpy()), "photo_shape": list(photo.shape[1:]),
-                     "magma": encode_bytes(magma), "presets": {name: list(map(float, k)) for name, k in PRESETS_2D.items()},
+                     "magma": encode_bytes(magma),
+                     "presets": {name: list(map(float, k)) for name, k in PRESETS_2D.items()},
                      "preset": preset, "eps": eps, "eps_values": EPS_DECADES})

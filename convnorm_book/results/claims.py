@@ -194,8 +194,9 @@ CLAIMS: dict[str, tuple[Claim, ...]] = {
           for other in ("sn+bn", "oni+bn", "ocnn+bn")),
     ),
     "conditioning": (
-        Claim("conditioning", "convnorm", "none", Measured("rho"), DIFFERENCE, "Table 9: the paper's ρ (our R_κ) of ConvNorm "
-              "above 1", "R_κ of the vanilla network is 1 by definition; the paper's value for ConvNorm is above it",
+        Claim("conditioning", "convnorm", "none", Measured("rho"), DIFFERENCE,
+              "Table 9: the paper's ρ (our R_κ) of ConvNorm above 1",
+              "R_κ of the vanilla network is 1 by definition; the paper's value for ConvNorm is above it",
               sign=+1),
         *(Claim("conditioning", "convnorm", other, Measured("rho"), DIFFERENCE, "Table 9 and its text: 'ConvNorm "
                 "shows the best result in terms of improvement of layer-wise condition number'", _TABLE)

@@ -244,8 +244,9 @@ def step_benchmark(run: Run, reference: dict | None = None) -> str:
         table = reference["tables"]["runtime"]
         paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
         epoch = {k: time[best][k]["seconds_per_epoch"] for k in keys}
-        text += (f" A {training_images(PRESETS['paper']):,}-image epoch {words[best]} takes {epoch['conv2d+bn']:.1f} s with Conv2d+BN and "
-                 f"{epoch['convnorm2d+bn']:.1f} s with ConvNorm2d+BN ({ratio[best]['convnorm2d+bn']:.2f} times); the "
+        text += (f" A {training_images(PRESETS['paper']):,}-image epoch {words[best]} takes "
+                 f"{epoch['conv2d+bn']:.1f} s with Conv2d+BN and {epoch['convnorm2d+bn']:.1f} s with ConvNorm2d+BN "
+                 f"({ratio[best]['convnorm2d+bn']:.2f} times); the "
                  f"paper's {table['label']}: {paper['vanilla']:g} s and {paper['ConvNorm']:g} s "
                  f"({paper['ConvNorm'] / paper['vanilla']:.2f} times) on its GPU.")
     return text

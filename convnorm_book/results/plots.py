@@ -20,7 +20,8 @@ METHOD_COLOURS = {"none": "tab:blue", "bn": "tab:orange", "convnorm": "tab:green
 #: a verdict's colour in the figures
 VERDICT_COLOURS = {SUPPORTED: "tab:green", CONTRADICTED: "tab:red"}
 _AXIS_LABELS = {"steps": "training iterations", "epoch": "epoch", "test_acc": "test accuracy (%)",
-                "train_acc": "training accuracy (%)", "train_loss": "training loss", "val_acc": "validation accuracy (%)"}
+                "train_acc": "training accuracy (%)", "train_loss": "training loss",
+                "val_acc": "validation accuracy (%)"}
 
 
 def colour(method: str) -> str | None:

@@ -128,7 +128,8 @@ def schema_table() -> Table:
         schema = experiment.schema
         methods = f"preset setting {schema.methods}" if isinstance(schema.methods, str) else " | ".join(schema.methods)
         group = "—" if schema.group is None else f"{schema.group.label} (preset setting {schema.group.setting})"
-        measures = "; ".join(f"{m.name}: {'/'.join(m.path)}" + (f" [{m.each}]" if m.each else "") for m in schema.measures)
+        measures = "; ".join(f"{m.name}: {'/'.join(m.path)}" + (f" [{m.each}]" if m.each else "")
+                             for m in schema.measures)
         axes = ("the methods spread over rows and columns" if schema.layout == ("method", "method") else
                 f"rows: {schema.layout[0]}s, columns: {schema.layout[1]}s")
         reference = "—" if schema.reference is None else f"{schema.reference} ({axes})"

@@ -53,7 +53,8 @@ EXPERIMENT = Experiment(
     ResultSchema(
         methods=("none", "sn", "oni", "ocnn", "convnorm"),
         paper_names={"sn": "SN", "oni": "ONI", "ocnn": "OCNN", "convnorm": "ConvNorm"},
-        measures=(Measure("rho", ("rho",), "R_κ (the paper's ρ: mean over layers of κ(vanilla) / κ(method))", paper="rho"),
+        measures=(Measure("rho", ("rho",), "R_κ (the paper's ρ: mean over layers of κ(vanilla) / κ(method))",
+                          paper="rho"),
                   ACCURACY),
         details=CONFIG, layers=("name", "shape", "input_size", "condition_number", "spectral_norm",
                                 "channel_condition_number"),
