@@ -30,8 +30,9 @@ from ._checks import check_images
 
 
 def dct_matrix(n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    r"""Orthonormal DCT-II matrix :math:`D_{kj} = \alpha_k \cos(\pi (2j+1) k / 2n)`,
-    :math:`\alpha_0 = \sqrt{1/n}`, :math:`\alpha_k = \sqrt{2/n}`; :math:`D D^\top = I`."""
+    r"""Orthonormal DCT-II matrix :math:`\mathrm{DCT}_n[\omega, t] = \beta_\omega \cos(\pi (2t+1) \omega / 2n)`,
+    :math:`\beta_0 = \sqrt{1/n}`, :math:`\beta_\omega = \sqrt{2/n}` otherwise, so that
+    :math:`\mathrm{DCT}_n \mathrm{DCT}_n^\top = I`."""
     n = check_positive_int("n", n)
     k = torch.arange(n, dtype=torch.float64)[:, None]
     j = torch.arange(n, dtype=torch.float64)[None, :]

@@ -54,8 +54,9 @@ def train_val_split(labels: torch.Tensor, val_fraction: float = 0.1,
 def balanced_subset(labels: torch.Tensor, fraction: float, seed: int = 0) -> torch.Tensor:
     """Sorted indices of a class-balanced random subset holding ``fraction`` of each class.
 
-    Class ``c`` with :math:`N_c` members contributes :math:`\\lfloor f N_c \\rceil` of them
-    (rounded), drawn without replacement: the data-scarcity experiment's 10-70% subsets.
+    A class with :math:`N_{\\mathrm{class}}` members contributes :math:`\\lfloor \\varphi N_{\\mathrm{class}}
+    \\rceil` of them (rounded; :math:`\\varphi` is ``fraction``), drawn without replacement: the
+    data-scarcity experiment's 10-70% subsets.
     """
     _check_labels(labels)
     _check_fraction("fraction", fraction, low_open=False)
@@ -71,7 +72,7 @@ def balanced_subset(labels: torch.Tensor, fraction: float, seed: int = 0) -> tor
 class LabelNoise:
     """The outcome of :func:`symmetric_label_noise`.
 
-    ``rate`` is the nominal :math:`r`; ``flip_rate`` the fraction of labels that
+    ``rate`` is the nominal :math:`r_{\\mathrm{noise}}`; ``flip_rate`` the fraction of labels that
     actually changed; ``expected_flip_rate`` its expectation.
     """
 
@@ -86,19 +87,17 @@ def symmetric_label_noise(labels: torch.Tensor, rate: float, num_classes: int, s
                           include_true_class: bool = True) -> LabelNoise:
     r"""Symmetric label noise as the paper defines it (its appendix, after Patrini et al.).
 
-    Each label independently stays the true class with probability :math:`1 - r` and
-    with probability :math:`r` is replaced by a uniformly random class:
-
-    .. math::
-
-        \tilde y = \begin{cases} y & \text{w.p. } 1-r\\
-        u \sim \mathcal U\{0,\dots,K-1\} & \text{w.p. } r.\end{cases}
+    Each label independently stays the true class with probability
+    :math:`1 - r_{\mathrm{noise}}` and with probability :math:`r_{\mathrm{noise}}`
+    (``rate``) is replaced by a class drawn uniformly from all :math:`N_{\mathrm{class}}`
+    classes (``num_classes``).
 
     The paper's "random one-hot vector" may be the true class, so with
     ``include_true_class=True`` (the paper's definition, the default) a label actually
-    changes with probability :math:`r (K-1)/K` (0.72 for :math:`r=0.8`, :math:`K=10`).
-    With ``include_true_class=False`` the replacement is drawn from the other
-    :math:`K-1` classes and the flip rate is exactly :math:`r` in expectation.
+    changes with probability :math:`r_{\mathrm{noise}} (N_{\mathrm{class}}-1)/N_{\mathrm{class}}`
+    (0.72 for a rate of 0.8 and 10 classes). With ``include_true_class=False`` the
+    replacement is drawn from the other :math:`N_{\mathrm{class}}-1` classes and a label
+    changes with probability :math:`r_{\mathrm{noise}}`.
     """
     _check_labels(labels)
     rate = _check_fraction("rate", rate, low_open=False)

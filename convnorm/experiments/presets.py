@@ -254,7 +254,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         "carrying the perturbation is the method as Shafahi et al. define it (the authors' code resets it each "
         "minibatch)" + ("" if p.adv_epochs == ref.adv_epochs else "; the length is compressed like the main "
                         "schedule (authors' code: 30 epochs, at 10 and 20)"))
-    row("PGD step size and start", "not stated", "2/255, random start in the ε-ball", "authors' code",
+    row("PGD step size and start", "not stated", "2/255, random start within the radius ε_adv", "authors' code",
         "the paper does not state them")
     row("data-scarcity subsets", "randomly sampled", "random subsets that keep every class's share (class-balanced)",
         "this book", "a 10 % subset drawn without regard to class can leave some classes short; balancing removes "
@@ -264,8 +264,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         row("data-scarcity training length", f"{ref.epochs} epochs for every fraction",
             f"{p.epochs} epochs for every fraction ({fewest:,} steps at {min(p.fractions):.0%} of the data)",
             "paper", "the paper's rule (the same epochs for every fraction) at this preset's length")
-    row("label noise", "symmetric, rate r", "symmetric: a flipped label is uniform over all classes, so about 9/10 "
-        "of r of the labels change (CIFAR-10), on the training and validation labels", "paper",
+    row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "
+        "about 9/10 of r_noise of the labels change (CIFAR-10), on the training and validation labels", "paper",
         "the paper's definition (its appendix)")
     row("conditioning study", "networks trained with the hyperparameters of Table 1, condition numbers of the "
         "convolutions", "networks trained with this preset's standard (non-adversarial) schedule; the exact "
