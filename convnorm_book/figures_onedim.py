@@ -104,7 +104,7 @@ def plot_kernel_explorer(a: ArrayLike, n: int = 32, eps: float = 1e-6) -> plt.Fi
     axes[0, 2].set(xlabel=r"frequency $\omega$", ylabel="gain", title=r"normalizer $\hat v$")
     for ax, name, title in zip(axes[1], "avg", ("kernel $a$", "normalizer $v$", "all-pass $g$")):
         ax.stem(np.arange(n), view[name], basefmt=" ")
-        ax.set(xlabel="tap index $t$", ylabel="value", title=title)
+        ax.set(xlabel="tap index $j$", ylabel="value", title=title)
     for ax in axes[0]:
         ax.legend()
     eps_text = f"{eps:.0e}" if eps else "0"
@@ -122,9 +122,9 @@ def plot_channel_singular_values(c_in: int, m: int, n: int = 32, seed: int = 0) 
     """
     sigma_a, sigma_q = channel_singular_value_pair(c_in, m, n, seed)
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    ax.plot(np.arange(1, n + 1), sigma_a, "o-", label=rf"$A_k$: $\kappa = {condition_number(sigma_a):.3g}$")
-    ax.plot(np.arange(1, n + 1), sigma_q, "s--", label=rf"$Q_k$: $\kappa = {condition_number(sigma_q):.3g}$")
-    ax.set(xlabel="index $j$ (descending order)", ylabel=r"singular value $\sigma_j$")
+    ax.plot(np.arange(n), sigma_a, "o-", label=rf"$A_k$: $\kappa = {condition_number(sigma_a):.3g}$")
+    ax.plot(np.arange(n), sigma_q, "s--", label=rf"$Q_k$: $\kappa = {condition_number(sigma_q):.3g}$")
+    ax.set(xlabel="index $i$ (descending order)", ylabel=r"singular value $\sigma_i$")
     ax.set_title(rf"$C_I = {c_in}$ random kernels of length $m = {m}$, $n = {n}$")
     ax.set_ylim(bottom=0)
     ax.legend()

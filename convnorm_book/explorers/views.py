@@ -40,7 +40,7 @@ def condition_number(values: np.ndarray) -> float:
 def kernel_spectrum_view(kernel: Sequence[float], n: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Return :math:`(|\hat a|, |\hat a \odot \hat v|)` on the ``n // 2 + 1`` rfft frequencies.
 
-    For a single-channel kernel :math:`a \in \mathbb{R}^k` on signals of length :math:`n`,
+    For a single-channel kernel :math:`a \in \mathbb{R}^m` on signals of length :math:`n`,
     ConvNorm replaces :math:`a` by the all-pass filter :math:`g` with
     :math:`\hat g = \hat a \odot \hat v`, :math:`\hat v = |\hat a|^{-1}` (the normalizer of
     :mod:`convnorm.fourier` with one input channel, :math:`\varepsilon = 0`), so

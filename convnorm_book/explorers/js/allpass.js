@@ -49,7 +49,7 @@
       panels[2].draw(CX.plot.lines({ title: "normalizer $v̂$", xlabel: axis, ylabel: "gain", ylog: true, series: [
         { x: omega, y: r.vHat, label: "$v̂$", marker: "o", color: CX.plot.COLORS[2] }] }));
       [["kernel $a$", r.a], ["normalizer $v$", r.v], ["all-pass filter $g$", r.g]].forEach(([name, signal], i) => {
-        panels[3 + i].draw(CX.plot.lines({ title: name, xlabel: "tap index $t$", ylabel: "value", series: [
+        panels[3 + i].draw(CX.plot.lines({ title: name, xlabel: "tap index $j$", ylabel: "value", series: [
           { x: index, y: signal, marker: "o", stem: true }] }));
       });
       CX.ui.say(ui.message, r.singular

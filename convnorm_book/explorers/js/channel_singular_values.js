@@ -25,12 +25,12 @@
     const n = config.n, draws = config.draws.map(CX.decodeFloat64);
     const state = { n, c_in: config.c_in, m: config.m, seed: config.seed };
     const plot = CX.ui.panel(ui.plots, "svg");
-    const index = Array.from({ length: n }, (_, j) => j + 1);
+    const index = Array.from({ length: n }, (_, i) => i);
     const redraw = () => {
       const r = view(state.c_in, state.m, n, draws[state.seed]);
       plot.draw(CX.plot.lines({
         title: `$C_I$ = ${state.c_in} random kernels of length $m$ = ${state.m}, $n$ = ${n}`,
-        xlabel: "index $j$ (descending order)", ylabel: "singular value $σ_j$", ylim: [0, null],
+        xlabel: "index $i$ (descending order)", ylabel: "singular value $σ_i$", ylim: [0, null],
         series: [
           { x: index, y: r.sigmaA, label: "$A_k$", marker: "o" },
           { x: index, y: r.sigmaQ, label: "$Q_k = P_k A_k$", marker: "s", dash: "5 3" },

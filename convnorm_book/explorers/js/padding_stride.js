@@ -87,9 +87,9 @@
       const r = circular ? view(weight, state.n, state.padding, state.stride, "circular") : curves[state.padding];
       gramPlot.draw(CX.plot.lines({
         title: `Gram spectrum: ${r.eigenvalues[0].length} outputs, $p$ = ${state.padding}, $s$ = ${state.stride}`,
-        xlabel: "index $j$ (ascending)", ylabel: "eigenvalue of $Q_k Q_k^⊤$", ylim: [0, null],
+        xlabel: "index (ascending order)", ylabel: "eigenvalue of $Q_k Q_k^⊤$", ylim: [0, null],
         hlines: [{ y: 1 }],
-        series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j + 1), y: lambda, label: `channel $k$ = ${k}`, marker: "o" })),
+        series: r.eigenvalues.map((lambda, k) => ({ x: Array.from(lambda, (_, j) => j), y: lambda, label: `channel $k$ = ${k}`, marker: "o" })),
       }));
       const paddings = curves.map((_, p) => p);
       errorPlot.draw(CX.plot.lines({
