@@ -87,12 +87,11 @@ def allpass_filter(a: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
 def sample_normalizer_filter(outputs: ArrayLike, variance: float = 1.0, eps: float = 0.0) -> np.ndarray:
     r"""The blind-deconvolution preconditioner from output samples, as a filter :math:`w` with :math:`C_w = \tilde P`.
 
-    For outputs :math:`z_i = a * x_i` (:math:`i = 1..m`) of i.i.d. zero-mean inputs with
-    entry variance :math:`\sigma^2`, :math:`\mathbb{E}[C_{x_i} C_{x_i}^\top] = n\sigma^2 I`, so with
-    :math:`c = 1/(n\sigma^2)`
+    For outputs :math:`y_i = a * x_i` (:math:`i = 0, \dots, N-1`) of i.i.d. zero-mean inputs with
+    entry variance :math:`\nu`, :math:`\mathbb{E}[C_{x_i} C_{x_i}^\top] = n\nu I`, so
 
-    .. math:: \tilde P = \Bigl(\frac{c}{m} \sum_{i=1}^m C_{z_i} C_{z_i}^\top + \varepsilon I\Bigr)^{-1/2}
-              \;\longrightarrow\; (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (m \to \infty).
+    .. math:: \tilde P = \Bigl(\frac{1}{n\nu N} \sum_{i=0}^{N-1} C_{y_i} C_{y_i}^\top + \varepsilon I\Bigr)^{-1/2}
+              \;\longrightarrow\; (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (N \to \infty).
 
     :math:`\tilde P` is the multichannel normalizer of :func:`normalizer_filter` with the
     :math:`m` rescaled samples :math:`\sqrt{c/m}\, z_i` as its "kernels", and is computed that way.

@@ -1,12 +1,12 @@
 r"""The kernel power spectrum and the ConvNorm normalizer, for 1D and 2D layers.
 
 Notation (the paper's section 3.2 and appendix B). A layer's weight is
-:math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times \dots \times k_d}` with
+:math:`a \in \mathbb{R}^{C_O \times C_I \times m_1 \times \dots \times m_d}` with
 :math:`d \in \{1, 2\}`. For a circular signal of size :math:`n = (n_1, \dots, n_d)`
 let :math:`\hat a_{ki} = \mathcal{F}_n(a_{ki})` be the (unnormalised) DFT of the kernel
 zero-padded to size :math:`n`. The *power spectrum* of output channel :math:`k` is
 
-.. math:: s_k(\omega) = \sum_{i=1}^{C_I} |\hat a_{ki}(\omega)|^2,
+.. math:: s_k(\omega) = \sum_{i=0}^{C_I-1} |\hat a_{ki}(\omega)|^2,
 
 and the ConvNorm *normalizer* is the filter :math:`v_k` with
 

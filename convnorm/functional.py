@@ -116,7 +116,7 @@ def conv_norm(
             summed autocorrelation of the (undilated) kernels, or None to normalize with the
             weight's own. See :func:`normalizing_autocorrelation` for how it is used and
             updated with ``num_steps_tracked`` (int64 scalar), ``training`` and
-            ``averaging_factor`` (:math:`f_t`, needed when ``training``).
+            ``averaging_factor`` (:math:`\mu_u`, needed when ``training``).
 
     Returns:
         ``(N, C_out, *out)`` with ``out = (n + 2 p - d (m - 1) - 1) // s + 1``, the same

@@ -48,10 +48,10 @@ Where things happen:
   ``once_differentiable`` error. With ``stop_gradient=False`` autograd differentiates the
   spatial computation, to any order.
 * **Running average**: every training forward updates
-  ``running_autocorrelation`` :math:`\bar r \leftarrow f_t\, r + (1 - f_t)\,\bar r` with the
-  summed kernel autocorrelation :math:`r_k = \sum_i a_{{ki}} \star a_{{ki}}` of the current
-  weight, :math:`f_t = \max\bigl(\tfrac12(1 + \cos(\pi \min(t, T)/T)),\ f_{{\min}}\bigr)`,
-  :math:`T` = ``ramp_steps``, :math:`f_{{\min}}` = ``ramp_floor`` and :math:`t` =
+  ``running_autocorrelation`` :math:`\bar r \leftarrow \mu_u\, r + (1 - \mu_u)\,\bar r` with
+  the summed kernel autocorrelation :math:`r_k = \sum_i a_{{ki}} \star a_{{ki}}` of the current
+  weight, :math:`\mu_u = \max\bigl(\tfrac12(1 + \cos(\pi \min(u, T)/T)),\ \mu_{{\min}}\bigr)`,
+  :math:`T` = ``ramp_steps``, :math:`\mu_{{\min}}` = ``ramp_floor`` and :math:`u` =
   ``num_steps_tracked``, which then advances by one. The count advances **once per
   training forward** (as BatchNorm's ``num_batches_tracked``): a loop that calls the
   model several times per optimizer step advances it several times. The update is
@@ -96,7 +96,7 @@ Args:
     eps (float): :math:`\varepsilon`, bounds the gain by :math:`\varepsilon^{{-1/2}}`.
         Default: 1e-5
     ramp_steps (int): :math:`T`, length of the cosine ramp. Default: 40000 (the paper's)
-    ramp_floor (float): :math:`f_{{\min}}`, the smallest averaging factor. Default: 0.01
+    ramp_floor (float): :math:`\mu_{{\min}}`, the smallest averaging factor. Default: 0.01
         (as the authors' code)
     stop_gradient (bool): treat :math:`\hat v` as a constant in backpropagation.
         Default: ``True``
@@ -179,7 +179,8 @@ class _ConvNormNd(nn.Module):
         self.reset_running_stats()
 
     def ramp_factor(self, step: torch.Tensor | int) -> torch.Tensor:
-        r""":math:`f_t = \max(\tfrac12(1 + \cos(\pi \min(t, T)/T)), f_{\min})`, weight of the new value."""
+        r""":math:`\mu_u = \max(\tfrac12(1 + \cos(\pi \min(u, T)/T)), \mu_{\min})`, weight of the new value at
+        training step :math:`u` (``step``)."""
         t = torch.as_tensor(step, dtype=torch.float64).clamp(max=self.ramp_steps)
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 

@@ -1,16 +1,16 @@
 r"""Many channels: ConvNorm normalises each output channel to a tight frame.
 
-For a 1D layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times k}` on circular
+For a 1D layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times m}` on circular
 signals of length :math:`n` (the paper's section 3.2 and appendix A):
 
 .. math::
 
-    A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}] \in \mathbb{R}^{n \times C_I n}, \qquad
+    A_k = [C_{a_{k0}} \cdots C_{a_{k,C_I-1}}] \in \mathbb{R}^{n \times C_I n}, \qquad
     P_k = (A_k A_k^\top)^{-1/2} = C_{v_k}, \quad
-    \hat v_k = \Bigl(\sum_{i=1}^{C_I} |\hat a_{ki}|^2\Bigr)^{-1/2},
+    \hat v_k = \Bigl(\sum_{i=0}^{C_I-1} |\hat a_{ki}|^2\Bigr)^{-1/2},
 
-    Q_k = P_k A_k = [C_{v_k * a_{k1}} \cdots C_{v_k * a_{kC_I}}], \qquad Q_k Q_k^\top = I,
-    \qquad Q = \begin{bmatrix} Q_1 \\ \vdots \\ Q_{C_O} \end{bmatrix}.
+    Q_k = P_k A_k = [C_{v_k * a_{k0}} \cdots C_{v_k * a_{k,C_I-1}}], \qquad Q_k Q_k^\top = I,
+    \qquad Q = \begin{bmatrix} Q_0 \\ \vdots \\ Q_{C_O-1} \end{bmatrix}.
 
 Proposition 3.1: :math:`\|Q\| \le \sqrt{\sum_k \|Q_k\|^2}`. The condition numbers of the
 channels and the layer's spectral norm, by the DFT, are
@@ -45,9 +45,9 @@ def _kernels(kernels: ArrayLike, n: int) -> tuple[np.ndarray, int]:
 
 
 def channel_matrix(kernels: ArrayLike, n: int) -> np.ndarray:
-    r"""The matrix :math:`A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}]` of one output channel, ``(n, C_I * n)``.
+    r"""The matrix :math:`A_k = [C_{a_{k0}} \cdots C_{a_{k,C_I-1}}]` of one output channel, ``(n, C_I * n)``.
 
-    :math:`z_{k,out} = A_k z_{in}` for the input channels stacked as one vector of length :math:`C_I n`.
+    :math:`y_k = A_k x` for the input channels stacked as one vector :math:`x` of length :math:`C_I n`.
     """
     k, n = _kernels(kernels, n)
     return np.hstack([circulant(a, n) for a in k])

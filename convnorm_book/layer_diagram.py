@@ -20,7 +20,7 @@ BOXES = {
     "output": ("output\n" r"$z_k$", 10.05, 1.0),
     "weight": (r"weight $a$" "\n" r"$C_O \times C_I \times m \times m$", 0.0, 0.0),
     "autocorrelation": ("stop-gradient;\n" r"$r_k = \sum_i a_{ki} \star a_{ki}$", 1.75, 0.0),
-    "average": ("training: $r_k$; update\n" r"$\bar r \leftarrow f_t r + (1 - f_t) \bar r$" "\n"
+    "average": ("training: $r_k$; update\n" r"$\bar r \leftarrow \mu_u r + (1 - \mu_u) \bar r$" "\n"
                 r"evaluation: $\bar r$", 3.45, 0.0),
     "normalizer": (r"$s_k = \mathcal{F}_L r_k$" "\n" r"$\hat v_k = (s_k + \varepsilon)^{-1/2}$", 5.15, 0.0),
     "affine": (r"affine kernel $\rho_k$" "\n" r"$\to \hat\rho_k(\omega)$", 6.85, 0.0),
