@@ -94,11 +94,11 @@ def sample_normalizer_filter(outputs: ArrayLike, variance: float = 1.0, eps: flo
               \;\longrightarrow\; (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (N \to \infty).
 
     :math:`\tilde P` is the multichannel normalizer of :func:`normalizer_filter` with the
-    :math:`m` rescaled samples :math:`\sqrt{c/m}\, z_i` as its "kernels", and is computed that way.
+    :math:`N` rescaled samples :math:`y_i / \sqrt{n\nu N}` as its "kernels", and is computed that way.
 
     Args:
-        outputs: ``(m, n)``, one output sample per row.
-        variance: :math:`\sigma^2`, the variance of the inputs' entries.
+        outputs: ``(N, n)``, one output sample per row.
+        variance: :math:`\nu`, the variance of the inputs' entries.
         eps: regulariser :math:`\varepsilon \ge 0`.
 
     Returns:
