@@ -1,20 +1,23 @@
-r"""White-box ℓ∞ attacks: FGSM and PGD, on images in :math:`[0, 1]`.
+r"""White-box attacks within a max-norm radius: FGSM and PGD, on images in :math:`[0, 1]`
+(in the symbols of the chapter on robustness).
 
-FGSM (Goodfellow et al. 2015) takes one step of size :math:`\epsilon` along the sign
-of the input gradient of the cross-entropy :math:`\ell`:
-
-.. math:: x_{adv} = \operatorname{clip}_{[0,1]}\bigl(x + \epsilon\,\operatorname{sign}\nabla_x \ell(\theta; x, y)\bigr).
-
-PGD-:math:`k` (Madry et al. 2018) starts from a uniform random point of the ball
-:math:`\|\delta\|_\infty \le \epsilon` and takes :math:`k` steps of size :math:`\alpha`,
-projecting back onto the ball and onto the image range after each:
+With :math:`\mathcal L(x)` the cross-entropy of the network on image :math:`x` with its
+true label and :math:`\Pi` the projection onto the images :math:`x'` with
+:math:`\lVert x' - x \rVert_\infty \le \varepsilon_{\mathrm{adv}}` and every pixel in
+:math:`[0, 1]`, FGSM (Goodfellow et al. 2015) takes one step of size
+:math:`\varepsilon_{\mathrm{adv}}` along the sign of the input gradient, and PGD (Madry et
+al. 2018) starts from a uniform random point within the radius and takes
+:math:`T_{\mathrm{PGD}}` steps of size :math:`\alpha`, projecting after each:
 
 .. math::
 
-    \delta \leftarrow \Pi_{\|\delta\|_\infty \le \epsilon,\; x+\delta \in [0,1]}\bigl(\delta
-    + \alpha\,\operatorname{sign}\nabla_\delta \ell(\theta; x+\delta, y)\bigr).
+    x_{\mathrm{FGSM}} = \Pi\bigl(x + \varepsilon_{\mathrm{adv}} \operatorname{sign} \nabla \mathcal L(x)\bigr),
+    \qquad
+    x_{\mathrm{PGD}} \leftarrow
+    \Pi\bigl(x_{\mathrm{PGD}} + \alpha \operatorname{sign} \nabla \mathcal L(x_{\mathrm{PGD}})\bigr).
 
-The paper uses :math:`\epsilon = 8/255`, :math:`\alpha = 2/255`, :math:`k \in \{10, 20\}`.
+The paper uses :math:`\varepsilon_{\mathrm{adv}} = 8/255`, :math:`\alpha = 2/255`,
+:math:`T_{\mathrm{PGD}} \in \{10, 20\}`.
 """
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ class TrainConfig:
 
     ``free_replays = m > 0`` switches to "free" adversarial training
     (:func:`convnorm.attacks.free_adversarial_step`): every minibatch is replayed
-    ``m`` times with a perturbation of ℓ∞ radius ``free_eps`` that is carried over to
+    ``m`` times with a perturbation of max-norm radius ``free_eps`` that is carried over to
     the next minibatch (or reset per batch with ``free_reset_per_batch``, as the
     authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
     ``cuda_graph`` replays every full-size standard step from one captured CUDA graph

@@ -1,18 +1,21 @@
 r"""Numbers over seeds, paired differences with t-intervals and p-values, the verdicts
-they allow, and Holm's correction for making many comparisons at once.
+they allow, and Holm's correction for making many comparisons at once (in the symbols of
+the chapter on training and generalization).
 
 Every experiment trains each method once per seed, and the runs of one seed share the
-data order, the data subset and the seed of the initial weights. Methods ``a`` and
-``b`` are therefore compared by the per-seed differences :math:`d_s = a_s - b_s`
-(paired by seed). Over :math:`n` seeds, with mean :math:`\bar d`, sample standard
-deviation :math:`s_d` and standard error :math:`e = s_d / \sqrt n`, the level-:math:`L`
+data order, the data subset and the seed of the initial weights. Methods 1 and 2 (``a``
+and ``b``) are therefore compared by the per-seed differences
+:math:`X_h = Y^{(1)}_h - Y^{(2)}_h` (paired by seed :math:`h`). Over
+:math:`N_{\mathrm{seed}}` seeds, with mean :math:`\bar X`, sample standard deviation
+:math:`\operatorname{sd}(X)` and standard error
+:math:`\operatorname{se} = \operatorname{sd}(X) / \sqrt{N_{\mathrm{seed}}}`, the level-:math:`L`
 t-interval for the mean difference is
 
 .. math::
 
-    \bar d \pm t_{(1+L)/2,\,n-1}\, e,
+    \bar X \pm \mathrm t_{(1+L)/2,\,N_{\mathrm{seed}}-1}\, \operatorname{se},
 
-which assumes the :math:`d_s` are independent draws from a normal distribution (few
+which assumes the :math:`X_h` are independent draws from a normal distribution (few
 seeds cannot check that; the interval is a yardstick, not a guarantee). A seed whose run
 of ``a`` or ``b`` diverged has no difference: it is left out and counted.
 
@@ -22,21 +25,27 @@ the paper makes for each comparison):
 * a **difference** of sign :math:`\sigma`: *supported* when the 95 % interval lies on
   the claimed side of zero, *contradicted* when it lies on the other side,
   *inconclusive* when it contains zero. Its p-value is the paired t-test's,
-  :math:`p = P(|T_{n-1}| \ge |\bar d| / e)`, below 0.05 exactly when the interval
-  excludes zero.
-* **parity** within a margin :math:`m` (the paper's "on par"), by two one-sided tests
-  (TOST): *shown* when the 90 % interval lies inside :math:`(-m, m)`, i.e. when
-  :math:`p = \max\bigl(P(T \ge (\bar d + m)/e),\ P(T \le (\bar d - m)/e)\bigr) < 0.05`;
-  *contradicted* when the 95 % interval lies wholly beyond :math:`+m` or :math:`-m`
+  :math:`\mathrm p = P(|T_{N_{\mathrm{seed}}-1}| \ge |\bar X| / \operatorname{se})`, below
+  0.05 exactly when the interval excludes zero.
+* **parity** within a margin :math:`M_{\mathrm{par}}` (the paper's "on par"), by two one-sided tests
+  (TOST): *shown* when the 90 % interval lies inside :math:`(-M_{\mathrm{par}}, M_{\mathrm{par}})`, i.e. when
+
+  .. math::
+
+      \mathrm p = \max\bigl(P(T \ge (\bar X + M_{\mathrm{par}})/\operatorname{se}),\
+      P(T \le (\bar X - M_{\mathrm{par}})/\operatorname{se})\bigr) < 0.05;
+
+  *contradicted* when the 95 % interval lies wholly beyond :math:`+M_{\mathrm{par}}` or :math:`-M_{\mathrm{par}}`
   (the difference is shown to exceed the margin); *not shown* otherwise.
 
 A chapter makes many comparisons, and at 5 % each, some would come out supported or
 contradicted by chance alone. :func:`holm` adjusts the p-values so that the chance of
 even one false verdict among all of a chapter's comparisons stays below 5 %, whatever
 the dependence between them (comparisons share runs, so they are not independent):
-with the :math:`k` p-values sorted, :math:`p_{(1)} \le \dots \le p_{(k)}`, the adjusted
-:math:`\tilde p_{(i)} = \max_{j \le i} \min\bigl(1, (k - j + 1)\, p_{(j)}\bigr)` (Holm
-1979; never less powerful than Bonferroni's :math:`k\,p`).
+with the :math:`N_{\mathrm{cmp}}` p-values sorted, :math:`\mathrm p_{(0)} \le \dots \le
+\mathrm p_{(N_{\mathrm{cmp}}-1)}`, the adjusted :math:`\tilde{\mathrm p}_{(J)} = \max_{J' \le J}
+\min\bigl(1, (N_{\mathrm{cmp}} - J')\, \mathrm p_{(J')}\bigr)` (Holm 1979; never less
+powerful than Bonferroni's :math:`N_{\mathrm{cmp}}\,\mathrm p`).
 """
 from __future__ import annotations
 
