@@ -104,7 +104,7 @@ _PAPER = Preset(
 
 #: the fast-CIFAR recipe's batch, and the paper's learning rate scaled linearly to it
 FAST_BATCH = 512
-FAST_EPOCHS = 10
+FAST_EPOCHS = 20
 
 PRESETS = {
     "smoke": Preset(
