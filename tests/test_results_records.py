@@ -2,6 +2,8 @@
 their provenance, the scale they were made at, and what a reader must know about them."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from convnorm.experiments import PRESETS, PROTOCOL_VERSION
@@ -62,13 +64,22 @@ def test_run_records_and_benchmarks(root):
     assert [r.results["batch"] for r in records.load_benchmarks("bench_layer_batch*.json", bench)] == [128, 32]
 
 
-def test_stored_prefers_the_gpu_protocol_and_reads_its_settings(root):
+def test_stored_prefers_the_gpu_protocol_once_two_of_its_seeds_are_complete(root):
     write(root, "generalization", "cpu", 0, {})
-    assert records.stored("generalization", root).preset == "cpu"
+    assert records.stored("generalization", root).seeds == (0,)  # the last resort, whatever its seeds
+    write(root, "generalization", "cpu", 1, {})
     write(root, "generalization", "short-schedule", 0, {}, epochs=5)
+    assert records.stored("generalization", root).preset == "cpu"  # one seed is no spread over seeds
+    partial = write(root, "generalization", "short-schedule", 1, {}, epochs=5)
+    data = json.loads(partial.read_text())
+    data["provenance"]["runs_missing"] = ["cifar10-convnorm"]  # a window cut short
+    partial.write_text(json.dumps(data))
+    assert records.stored("generalization", root).preset == "cpu"
+    write(root, "generalization", "short-schedule", 2, {}, epochs=5)
     chosen = records.stored("generalization", root)
-    assert chosen.preset == "short-schedule" and chosen.settings.epochs == 5  # as recorded, not as today
-    with pytest.raises(ValueError, match="no stored records of 'simba'"):
+    assert chosen.preset == "short-schedule" and chosen.seeds == (0, 2)  # the partial seed is left out
+    assert chosen.settings.epochs == 5  # as recorded, not as today
+    with pytest.raises(ValueError, match="no complete records of 'simba'"):
         records.stored("simba", root)
     with pytest.raises(ValueError, match="python -m convnorm.experiments"):
         records.Records("simba", "cpu", ())

@@ -15,7 +15,8 @@ def test_protocol_words_read_the_preset():
     assert words.schedule(cpu) == "8 epochs, the learning rate divided by 10 after epochs 5 and 7"
     assert words.schedule(cpu, adversarial=True) == "3 epochs, the learning rate divided by 10 after epoch 2"
     assert words.schedule(cpu, decay=False) == "8 epochs at a constant learning rate"
-    assert words.schedule(fast).startswith("10 epochs on a one-cycle schedule (a linear warm-up over 20 % of the steps")
+    assert words.schedule(fast).startswith(
+        f"{fast.epochs} epochs on a one-cycle schedule (a linear warm-up over 20 % of the steps")
     assert words.schedule(fast, decay=False).endswith("after a linear warm-up over 20 % of the steps")
     assert words.optimizer(cpu) == "SGD with momentum 0.9 at a learning rate of 0.1 (batch 128) and weight decay 0.0001"
     assert words.optimizer(fast, regularize=False).startswith(

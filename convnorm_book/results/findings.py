@@ -219,6 +219,13 @@ def layer_benchmark(eager: Sequence[Run], graphed: Sequence[Run]) -> str:
             "launch cost, a property of the implementation rather than of the method.")
 
 
+def _faster(ours_over_theirs: float) -> str:
+    """This package's step time over the authors' in words: which is faster, and by how much."""
+    if ours_over_theirs <= 1:
+        return f"this package's step takes {ours_over_theirs:.2f} times the authors' time"
+    return f"this package's step is the slower, taking {ours_over_theirs:.2f} times the authors' time"
+
+
 def step_benchmark(run: Run, reference: dict | None = None) -> str:
     """How this package's layer and the authors' algorithm compare step for step, from a
     calibration record (see :func:`~convnorm_book.results.tables.step_benchmark_table`):
@@ -237,9 +244,8 @@ def step_benchmark(run: Run, reference: dict | None = None) -> str:
     best = modes[-1]
     text = (f"On {setup['gpu']}, at batch {setup['batch']}, a training step with this package's ConvNorm2d+BN takes "
             f"{ours} as long as with Conv2d+BN; with a plain torch.fft port of the authors' algorithm in its place, "
-            f"{theirs}. Both compute the same layer, so the gap between them "
-            f"({ratio[best]['authors+bn'] / ratio[best]['convnorm2d+bn']:.2f} times {words[best]}) is the "
-            "implementation's alone.")
+            f"{theirs}. Both compute the same layer, so the gap between them is the implementation's alone: "
+            f"{_faster(ratio[best]['convnorm2d+bn'] / ratio[best]['authors+bn'])} {words[best]}.")
     if reference is not None:
         table = reference["tables"]["runtime"]
         paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))

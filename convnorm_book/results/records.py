@@ -349,19 +349,32 @@ def diverged_count(diverged: int, seeds: int) -> str:
     return f"{diverged} of {seeds} seeds diverged"
 
 
+#: the fewest seeds whose records are shown as a study: a spread over seeds needs two
+MIN_SEEDS_SHOWN = 2
+
+
+def is_complete(run: Run) -> bool:
+    """Whether a seed's record holds every training its preset plans (no ``runs_missing``)."""
+    return not run.provenance.get("runs_missing")
+
+
 def stored(experiment: str, root: str | Path | None = None, presets: Sequence[str] = SHOWN_PRESETS) -> Records:
-    """The records of ``experiment`` at the first of ``presets`` that has any (the GPU
-    protocol when its records exist, else the reduced one).
+    """The complete records of ``experiment`` at the first of ``presets`` that has at least
+    :data:`MIN_SEEDS_SHOWN` of them (the GPU protocol once two of its seeds are recorded),
+    else at the last of ``presets`` (the reduced scale), however many it has. A seed whose
+    record still misses trainings is left out: a window cut short stores part of a seed,
+    and a comparison pairs the methods of a seed.
 
     Raises:
-        ValueError: if none of the presets has a stored record.
+        ValueError: if no complete record is stored at the last of the presets, nor
+            :data:`MIN_SEEDS_SHOWN` at another.
     """
-    for preset in presets:
-        runs = load_runs(experiment, preset, root)
-        if runs:
+    for i, preset in enumerate(presets):
+        runs = [run for run in load_runs(experiment, preset, root) if is_complete(run)]
+        if len(runs) >= MIN_SEEDS_SHOWN or (runs and i == len(presets) - 1):
             return Records(experiment, preset, tuple(runs))
-    raise ValueError(f"no stored records of {experiment!r} at {', '.join(presets)}: run "
-                     f"`python -m convnorm.experiments {experiment} --preset {presets[0]}` (see the appendix "
+    raise ValueError(f"no complete records of {experiment!r} stored at {', '.join(presets)}: run "
+                     f"`python -m convnorm.experiments {experiment} --preset {presets[-1]}` (see the appendix "
                      "'How the results were produced')")
 
 
