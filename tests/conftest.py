@@ -12,6 +12,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 
 from convnorm.functional import ComputationPolicy, current_policy  # noqa: E402
 from site_build import build_site  # noqa: E402
@@ -77,6 +78,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     missing = sorted(key for key in KINDS_BY_TEST if key[0] in files and key not in named)
     if missing:
         raise pytest.UsageError(f"tests/conftest.py gives kinds to tests that do not exist: {missing}")
+
+
+@pytest.fixture
+def full_float32(monkeypatch):
+    """No TensorFloat-32 (cuDNN uses it for float32 convolutions by default: ~1e-3 relative
+    error, as for any Conv2d), so float32 on the GPU can be held to float32 accuracy."""
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
 
 
 @pytest.fixture(scope="session")

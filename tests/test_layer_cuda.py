@@ -33,14 +33,6 @@ def way(request):
             yield
 
 
-@pytest.fixture
-def full_float32(monkeypatch):
-    """No TensorFloat-32 (cuDNN uses it for float32 convolutions by default: ~1e-3 relative
-    error, as for any Conv2d), so float32 on the GPU can be held to float32 accuracy."""
-    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
-    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
-
-
 def conv_weight_grad_error(x, weight, padding):
     """Largest error, relative to the largest entry, of the weight gradient of a plain
     ``conv2d`` computed in float32 on the GPU (cuDNN's own precision for this shape)."""

@@ -37,7 +37,10 @@ def _trainer(model, graph: bool, recipe: str = "step", precision: str = "fp32") 
 @pytest.mark.parametrize("norm, recipe, precision", [
     ("bn", "step", "fp32"), ("convnorm+bn", "step", "fp32"), ("convnorm", "step", "fp32"), ("sn+bn", "step", "fp32"),
     ("bn", "fast", "fp32"), ("convnorm+bn", "fast", "fp32"), ("convnorm+bn", "fast", "bf16")])
-def test_graphed_training_matches_eager(norm, recipe, precision):
+def test_graphed_training_matches_eager(norm, recipe, precision, full_float32):
+    """Float32 without TensorFloat-32: with it, cuDNN's ~1e-3 rounding of each convolution,
+    which may differ between the eager and the captured algorithms, grows over an epoch of
+    updates beyond the float32 tolerance (seen on an H200)."""
     if precision == "bf16" and not torch.cuda.is_bf16_supported():
         pytest.skip("no bfloat16 on this GPU")
     torch.manual_seed(0)
