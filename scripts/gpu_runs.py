@@ -87,7 +87,7 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
                      f"{line.trainings} | {line.minutes:.1f} |")
     notes = dict.fromkeys(note for line in whole for note in line.stand_ins)
     if notes:
-        lines += ["", "Stand-ins for step times not measured:"] + [f"- {note}" for note in notes]
+        lines += ["", "Stand-ins for step times not measured on an H100:"] + [f"- {note}" for note in notes]
     lines += ["", f"core: {sum(c.minutes for c in core):.1f} H100-minutes; "
                   f"all: {sum(w.minutes for w in whole):.1f} H100-minutes"]
     return "\n".join(lines)

@@ -78,14 +78,31 @@ def test_the_core_runs_seed_by_seed(cifar_root, tmp_path):
     assert {job.settings["data"]["train_fraction"] for job in jobs} == {1.0, 0.1}
 
 
-def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1) -> Path:
-    """A calibration record with every core network at one step time."""
-    entries = [{"arch": "resnet18", "norm": norm, "precision": "fp32", "batch": 50, "cuda_graph": False,
+def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1, gpu: str = "cpu (test)",
+                 norms=("bn", "convnorm+bn"), precision: str = "fp32") -> Path:
+    """A calibration record with every network of ``norms`` at one step time."""
+    entries = [{"arch": "resnet18", "norm": norm, "precision": precision, "batch": 50, "cuda_graph": False,
                 "train_s_per_image": seconds_per_image, "forward_s_per_image": seconds_per_image / 3}
-               for norm in ("bn", "convnorm+bn")]
-    results = {"setup": {"gpu": "cpu (test)"}, "step_times": entries,
+               for norm in norms]
+    results = {"setup": {"gpu": gpu}, "step_times": entries,
                "concurrency": {"jobs": jobs, "slowdown": 1.0, "mode": "test"}}
-    return save_results(tmp_path / "calibration.json", {"experiment": "calibrate_gpu"}, results)
+    return save_results(tmp_path / f"calibration-{gpu.split()[-1]}-{precision}.json", {"experiment": "calibrate_gpu"},
+                        results)
+
+
+def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_path):
+    h100 = _calibration(tmp_path, 2e-3, gpu="NVIDIA H100", norms=("bn",))
+    h200 = _calibration(tmp_path, 1e-3, gpu="NVIDIA H200", norms=("bn", "convnorm+bn"), precision="bf16")
+    h200_fp32 = _calibration(tmp_path, 5e-3, gpu="NVIDIA H200", norms=("bn",))
+    times = gpu_plan.StepTimes.from_records([h100, h200, h200_fp32], "H100", batch=50)
+    found, note = times.lookup("resnet18", "bn", "fp32")
+    assert found.train == 2e-3 and note is None  # the H100's, though the H200 measured it later
+    found, note = times.lookup("resnet18", "convnorm+bn", "bf16")
+    assert found.train == 1e-3 and note == "resnet18 convnorm+bn bf16 measured on an NVIDIA H200 only"
+    found, note = times.lookup("resnet18", "bn", "bf16")  # the same combination on another GPU comes first
+    assert found.train == 1e-3 and note == "resnet18 bn bf16 measured on an NVIDIA H200 only"
+    found, note = times.lookup("vgg16", "sn+bn", "fp32")
+    assert found.train == 2e-3 and note == "vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50 stands in"
 
 
 def test_the_plan_prices_the_core_from_step_times(cifar_root, tmp_path):

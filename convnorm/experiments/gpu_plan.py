@@ -169,49 +169,60 @@ class StepTime:
 @dataclass(frozen=True)
 class StepTimes:
     """Measured step times per ``(arch, norm, precision)``, from benchmark records: of
-    several measurements of one combination, the one at the batch nearest the
-    protocol's (a larger batch costs less per image), then the latest file's."""
+    several measurements of one combination, one on the preferred GPU (``gpu``) before
+    one on another, then the one at the batch nearest the protocol's (a larger batch
+    costs less per image), then the latest file's."""
 
     table: dict[tuple[str, str, str], StepTime]
+    gpu: str | None = None
+    """The GPU whose times are wanted (part of its name, e.g. ``"H100"``); None: any."""
 
     @classmethod
     def from_records(cls, paths: Iterable[str | Path], gpu: str | None = None, batch: int = 512) -> StepTimes:
         """The step times of the benchmark records at ``paths`` (calibration records and
         the whole-step records of ``benchmarks/bench_layer.py --device cuda --cuda-graph``)
-        measured on a GPU whose name contains ``gpu`` (all GPUs if None), for a protocol
-        at ``batch``."""
+        for a protocol at ``batch``, preferring those measured on a GPU whose name contains
+        ``gpu``: another GPU's time of a combination stands in only where that GPU has none
+        (:meth:`lookup` names it)."""
+        def rank(time: StepTime) -> tuple[bool, float]:
+            return (not cls._on(time, gpu), abs(math.log(time.batch / batch)))
+
         table: dict[tuple[str, str, str], StepTime] = {}
         for path in paths:
             data = json.loads(Path(path).read_text())
             for key, time in _entries(data["results"], Path(path).name):
-                if gpu is not None and gpu.lower() not in time.gpu.lower():
-                    continue
                 known = table.get(key)
-                if known is None or abs(math.log(time.batch / batch)) <= abs(math.log(known.batch / batch)):
+                if known is None or rank(time) <= rank(known):
                     table[key] = time
-        return cls(table)
+        return cls(table, gpu)
+
+    @staticmethod
+    def _on(time: StepTime, gpu: str | None) -> bool:
+        return gpu is None or gpu.lower() in time.gpu.lower()
 
     def lookup(self, arch: str, norm: str, precision: str) -> tuple[StepTime, str | None]:
-        """The step time of ``(arch, norm, precision)`` and, where it was not measured, a
-        sentence naming the stand-in used: the same network in another precision, then
-        ResNet18 with the same normalization, then a measured normalization of the same
-        kind (Conv2d+BN for the other convolutions, ConvNorm+BN for ConvNorm).
+        """The step time of ``(arch, norm, precision)`` and, where it was not measured on
+        the preferred GPU, a sentence naming the stand-in used: the same network in another
+        precision, then ResNet18 with the same normalization, then a measured normalization
+        of the same kind (Conv2d+BN for the other convolutions, ConvNorm+BN for ConvNorm);
+        each a time on the preferred GPU where it has one, else on another (the same
+        combination on another GPU of the same kind is nearer than another combination).
 
         Raises:
             ValueError: if nothing can stand in (no step time was measured at all).
         """
         norms = (norm,) + _STAND_INS.get(norm, ())
-        for candidate_norm in norms:
-            for candidate_arch in dict.fromkeys((arch, "resnet18")):
-                for candidate_precision in dict.fromkeys((precision, "bf16", "fp16", "fp32")):
-                    found = self.table.get((candidate_arch, candidate_norm, candidate_precision))
-                    if found is None:
-                        continue
-                    if (candidate_arch, candidate_norm, candidate_precision) == (arch, norm, precision):
-                        return found, None
-                    return found, (f"{arch} {norm} {precision} not measured: {candidate_arch} {candidate_norm} "
-                                   f"{candidate_precision} at batch {found.batch} stands in")
-        raise ValueError("no GPU step time is recorded: run benchmarks/calibrate_gpu.py on a GPU")
+        candidates = [(a, n, p) for n in norms for a in dict.fromkeys((arch, "resnet18"))
+                      for p in dict.fromkeys((precision, "bf16", "fp16", "fp32")) if (a, n, p) in self.table]
+        if not candidates:
+            raise ValueError("no GPU step time is recorded: run benchmarks/calibrate_gpu.py on a GPU")
+        key = candidates[0]
+        found = self.table[key]
+        where = "" if self._on(found, self.gpu) else f" on an {found.gpu}"
+        if key == (arch, norm, precision):
+            return found, (f"{arch} {norm} {precision} measured{where} only" if where else None)
+        return found, (f"{arch} {norm} {precision} not measured: {key[0]} {key[1]} {key[2]} at batch {found.batch}"
+                       f"{where} stands in")
 
 
 def _entries(results: dict, source: str):
