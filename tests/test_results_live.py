@@ -30,12 +30,12 @@ def test_live_folder_environment_drive_and_home(tmp_path, monkeypatch):
 
 def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
     root = results_root(tmp_path)
-    write(root, "ablation", "cpu", 0, {}, wall=30.0, device="GPU X")  # assembled from run records
-    write(root, "ablation", "cpu", 1, {}, wall=600.0, device="GPU X")  # trained in one call
     runs = root / "cpu" / "runs" / "cpu-seed0"
     runs.mkdir(parents=True)
     for i in range(2):
         write(root, "ablation", "cpu", 0, record(0.5), wall=120.0, device="GPU X").rename(runs / f"r{i}.json")
+    write(root, "ablation", "cpu", 0, {}, wall=30.0, device="GPU X")  # assembled from run records
+    write(root, "ablation", "cpu", 1, {}, wall=600.0, device="GPU X")  # trained in one call
     assert live.recorded_minutes("ablation", "cpu", root) == {"GPU X": [4.0, 10.0]}
 
 

@@ -293,12 +293,17 @@ def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_pa
     root = results_root(tmp_path)
     from convnorm.experiments import PROTOCOL_VERSION
 
+    runs = root / "cpu" / "runs" / "cpu-seed0"
+    runs.mkdir(parents=True)
+    for i in range(2):  # seed 0 assembled from two trainings of two minutes each
+        write(root, "generalization", "cpu", 0, record(0.5), wall=120.0).rename(runs / f"r{i}.json")
     for seed in (0, 1):
         write(root, "generalization", "cpu", seed,
               {"cifar10": {"none": record(0.5, diverged=seed == 1, diverged_at_epoch=4, reason="loss is NaN")}},
               protocol_version=PROTOCOL_VERSION if seed else None)
     table = provenance.inventory_table(("short-schedule", "cpu"), root)
     assert table.column("experiment") == ["generalization"]  # nothing else is recorded: no row says so
+    assert table.column("wall time per seed (min)") == ["4.0, 1.0"]
     assert table.column("protocol version") == [f"before 1, {PROTOCOL_VERSION} (current)"]
     assert table.column("diverged") == ["seed 1, CIFAR-10, vanilla at epoch 4 (loss is NaN)"]
     empty = provenance.inventory_table(("short-schedule",), root)

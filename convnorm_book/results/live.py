@@ -26,7 +26,7 @@ from pathlib import Path
 from convnorm.experiments import EXPERIMENTS, get_preset, gpu_plan, run_experiment
 from convnorm.experiments.gpu_plan import Request
 
-from .records import SHOWN_PRESETS, Records, load_run_records, load_runs
+from .records import SHOWN_PRESETS, Records, load_runs, seed_seconds
 from .tables import Table
 
 LIVE_ENV = "CONVNORM_LIVE_DIR"
@@ -82,24 +82,11 @@ def live_folder(environ: Mapping[str, str] | None = None, drive: Path = DRIVE) -
 
 
 def recorded_minutes(experiment: str, preset: str, root: str | Path | None = None) -> dict[str, list[float]]:
-    """Minutes each stored seed of ``experiment`` at ``preset`` took, per kind of device.
-
-    A seed's time is the larger of its result file's wall time and the summed wall
-    times of the run records it trained (a result file assembled from run records
-    trained apart records almost no time itself; one trained in a single call also
-    counts its run records' time)."""
-    runs_time: dict[tuple[int, str], float] = defaultdict(float)
-    for record in load_run_records(preset, root):
-        prov = record.provenance
-        if prov.get("experiment") == experiment:
-            runs_time[(int(prov["seed"]), device_kind(prov["device"]))] += prov["wall_time_s"]
-    seconds = dict(runs_time)
-    for run in load_runs(experiment, preset, root):
-        key = (run.seed, device_kind(run.device))
-        seconds[key] = max(seconds.get(key, 0.0), run.provenance["wall_time_s"])
+    """Minutes each stored seed of ``experiment`` at ``preset`` took (:func:`~.records.seed_seconds`),
+    per kind of device."""
     minutes: dict[str, list[float]] = defaultdict(list)
-    for (_, kind), value in sorted(seconds.items()):
-        minutes[kind].append(value / 60)
+    for (_, device), value in sorted(seed_seconds(experiment, preset, root).items()):
+        minutes[device_kind(device)].append(value / 60)
     return dict(minutes)
 
 

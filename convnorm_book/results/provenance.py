@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
 
-from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs
+from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, seed_seconds
 from .tables import Table
 from .words import group_name, method_label
 
@@ -82,7 +82,8 @@ def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "
                 continue
             stored = Records(experiment, preset, tuple(runs))
             versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
-            minutes = ", ".join(f"{run.provenance['wall_time_s'] / 60:.1f}" for run in runs)
+            seconds = seed_seconds(experiment, preset, root)
+            minutes = ", ".join(f"{seconds[run.seed, run.device] / 60:.1f}" for run in runs)
             diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
             rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions,
                          minutes, stored.data if stored.schema.history else "—", diverged])

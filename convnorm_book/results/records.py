@@ -227,6 +227,25 @@ def load_run_records(preset: str, root: str | Path | None = None) -> list[Run]:
     return [read_record(path) for path in sorted((results_dir(root) / preset / "runs").glob("*/*.json"))]
 
 
+def seed_seconds(experiment: str, preset: str, root: str | Path | None = None) -> dict[tuple[int, str], float]:
+    """Seconds each stored seed of ``experiment`` at ``preset`` took, per ``(seed, device)``.
+
+    A seed's time is the larger of its result file's wall time and the summed wall times
+    of the run records it trained: a result file assembled from run records trained apart
+    (by a GPU window, or a resumed call) records almost no time itself, and one trained in
+    a single call also counts its run records' time."""
+    seconds: dict[tuple[int, str], float] = {}
+    for record in load_run_records(preset, root):
+        prov = record.provenance
+        if prov.get("experiment") == experiment:
+            key = (int(prov["seed"]), record.device)
+            seconds[key] = seconds.get(key, 0.0) + prov["wall_time_s"]
+    for run in load_runs(experiment, preset, root):
+        key = (run.seed, run.device)
+        seconds[key] = max(seconds.get(key, 0.0), run.provenance["wall_time_s"])
+    return seconds
+
+
 def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[Run]:
     """The benchmark files matching ``pattern`` (e.g. ``"bench_layer_cuda_batch*.json"``)
     in ``directory`` (default: ``benchmarks/results`` beside the results folder), sorted
