@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from convnorm.experiments import PRESETS, PROTOCOL_VERSION
+from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION
 from convnorm_book.results import records
 from result_files import REPOSITORY_RESULTS, record, results_root, write
 
@@ -148,14 +148,15 @@ def test_version_two_describes_divergence_the_ramp_and_the_data_settings():
     assert "runtime" not in change.experiments and "label-noise" in change.experiments
 
 
-def test_stored_records_without_a_version_predate_every_correction():
-    """The repository's own records: those that state no protocol version are reported
-    with every correction to their experiment, whatever the checkout's history."""
-    for experiment in ("conditioning", "adversarial"):
-        data = records.stored(experiment, REPOSITORY_RESULTS, presets=("cpu",))
-        if all(run.protocol_version == 0 for run in data.runs):
-            assert records.changes_missing(data) == [c for c in records.PROTOCOL_CHANGES
-                                                     if experiment in c.experiments]
+def test_the_repository_stores_no_record_that_a_correction_has_passed_by():
+    """Every result file the book can show (``results/<preset>/``) includes every
+    correction to its experiment: a correction makes its records be made again."""
+    for preset in records.SHOWN_PRESETS + ("paper",):
+        for experiment in EXPERIMENTS:
+            runs = records.load_runs(experiment, preset, REPOSITORY_RESULTS)
+            if runs:
+                missing = records.changes_missing(records.Records(experiment, preset, tuple(runs)))
+                assert not missing, f"{experiment} at {preset}: made before version {missing[0].version}"
 
 
 # ------------------------------------------------------------------ the loader refuses bad files
