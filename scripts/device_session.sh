@@ -14,7 +14,8 @@
 # a training only if its estimate fits, and packs each finished training at once into
 # $OUT/results.tgz, laid out as the repository (`tar xzf results.tgz -C <repo>`), with
 # $OUT/status.json. At the end $OUT/logs.tgz holds the logs. A window cut short returns
-# everything that finished and nothing half-done.
+# everything that finished and nothing half-done; logs.tgz holds the window's own output
+# (session.log) beside each training's log.
 #
 # The CIFAR-10 copy travels in .data/ (ignored by git, carried) or $CONVNORM_DATA_DIR.
 # The code runs from a copy in $WORK/code (default /tmp/gpu/code), so that the records
@@ -33,6 +34,8 @@ t0=$(date +%s)
 left() { echo $(( DEADLINE_S - ($(date +%s) - t0) )); }
 log() { echo "[$(date -u +%T) +$(( $(date +%s) - t0 ))s] $*"; }
 mkdir -p "$WORK/logs" "$OUT"
+exec > >(tee -a "$WORK/logs/session.log") 2>&1  # the whole window's output, packed with the logs
+tee_pid=$!
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg CONVNORM_CACHE_DIR=$WORK/cache
 export CONVNORM_DATA_DIR=${CONVNORM_DATA_DIR:-$PWD/.data} CONVNORM_GIT_COMMIT=${COMMIT:?the commit of this clean tree}
 
@@ -86,4 +89,6 @@ runs=${PIPESTATUS[0]}
 command -v nvidia-smi >/dev/null && echo quit | nvidia-cuda-mps-control 2>/dev/null
 (cd "$WORK" && tar czf "$OUT/logs.tgz" logs)
 log "packed: $(ls "$OUT" | tr '\n' ' ')"
+exec >&- 2>&-
+wait "$tee_pid"  # every line out before the call returns
 exit "$runs"

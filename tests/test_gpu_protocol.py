@@ -189,7 +189,9 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     assert general["results"]["cifar10"]["bn"]["summary"] and general["provenance"]["runs_missing"] == [
         "cifar10-none", "cifar10-convnorm"]
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
-        assert "logs/calibration.log" in tar.getnames()
+        assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
+        session = tar.extractfile("logs/session.log").read().decode()
+    assert "trainings until the deadline" in session and "packed: " in done.stdout  # the last line is out too
 
 
 def _between(text: str, marker: str) -> list[str]:

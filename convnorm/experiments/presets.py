@@ -106,7 +106,7 @@ _PAPER = Preset(
 FAST_BATCH = 512
 #: the one-cycle schedule's length: the BN ResNet18 must reach the accuracy floor of
 #: ``scripts/gpu_runs.py`` with it; on the JPEG copy it fell short at 10 and at 20 epochs
-#: (``results/archive/``), and each doubling of the schedule gained between 2 and 3 points
+#: (``results/archive/``), each doubling gaining a few points, so the length doubled again
 FAST_EPOCHS = 40
 
 PRESETS = {
