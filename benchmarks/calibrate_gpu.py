@@ -21,7 +21,7 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
 Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
 launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
 
-    python benchmarks/calibrate_gpu.py --preset fast --out benchmarks/results/gpu_calibration.json
+    python benchmarks/calibrate_gpu.py --preset fast --out benchmarks/results/gpu_calibration_<gpu>_<time>.json
 """
 from __future__ import annotations
 
@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=30.0, help="seconds; what is not reached is skipped")
     parser.add_argument("--batches", type=int, default=20, help="minibatches of a timed epoch")
     parser.add_argument("--runtime-batch", type=int, default=128)
+    parser.add_argument("--eager", action="store_true",
+                        help="time the trainings' steps eagerly (as a window that trains without CUDA graphs)")
     parser.add_argument("--out", required=False)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -114,7 +116,8 @@ def main() -> None:
         kind, *rest = args.child
         if kind == "protocol":
             arch, norm = rest[0].split(":")
-            print(json.dumps(time_steps(args.preset, arch, norm, device, args.batches)))
+            print(json.dumps(time_steps(args.preset, arch, norm, device, args.batches,
+                                        cuda_graph=False if args.eager else None)))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return
@@ -122,7 +125,8 @@ def main() -> None:
     left = lambda: args.budget - (time.perf_counter() - begin)  # noqa: E731
     networks = [n for n in args.networks.split(",") if n]
     step_times, skipped = [], []
-    common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)]
+    common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)] + (
+        ["--eager"] if args.eager else [])
 
     def protocol(network: str) -> None:
         answer = child("protocol", network, *common)

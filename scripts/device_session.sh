@@ -75,8 +75,10 @@ fi
 slug=$("$PYTHON" -c "import re, torch; print(re.sub(r'[^a-z0-9]+', '-', (torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu').lower()).strip('-'))")
 calibration=benchmarks/results/gpu_calibration_${slug}_$(date -u +%Y%m%dT%H%M).json
 log "calibration (at most ${CALIBRATION_S} s)"
+# the step times are timed as the trainings will step: eagerly where the CUDA checks failed
+eager=(); [ -n "$graph" ] || eager=(--eager)
 timeout $(( CALIBRATION_S + 30 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$CALIBRATION_S" \
-    ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
+    "${eager[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
 tail -n 12 "$WORK/logs/calibration.log"
 calibrated=()
 [ -f "$calibration" ] && calibrated=(--calibration "$calibration" --pack-also "$calibration")

@@ -76,8 +76,9 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
     """The plan as a table per experiment, then one line: ``core: X H100-minutes; all: Y H100-minutes``."""
     core = gpu_plan.plan((gpu_plan.CORE,), preset, output, times, data_dir)
     whole = gpu_plan.plan((gpu_plan.everything(),), preset, output, times, data_dir)
-    lines = [f"Plan of preset {preset!r}, priced with step times recorded on an H100 "
-             f"({gpu_plan.plan_precision(preset)}):", "",
+    gpus = ", ".join(sorted({time.gpu for time in times.table.values()}))
+    lines = [f"Plan of preset {preset!r} ({gpu_plan.plan_precision(preset)}), in H100-minutes from the step times "
+             f"recorded on {gpus}; where an H100 has no time, another GPU's stands in, named below:", "",
              "| experiment | trainings (core) | H100-minutes (core) | trainings (all seeds) | H100-minutes (all) |",
              "| --- | --- | --- | --- | --- |"]
     core_by_name = {line.experiment: line for line in core}
@@ -96,7 +97,8 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
 def recorded_step_times(preset: str, gpu: str = "H100") -> gpu_plan.StepTimes:
     """The step times of the benchmark records committed under ``benchmarks/results``."""
     folder = ROOT / "benchmarks" / "results"
-    paths = sorted(folder.glob("bench_layer_cuda_graph_batch*.json")) + sorted(folder.glob("gpu_calibration*.json"))
+    paths = (sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
+             + sorted(folder.glob(gpu_plan.CALIBRATION_PATTERN)))
     return gpu_plan.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
 
 
@@ -310,8 +312,10 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
     if args.calibration is not None:
         calibration = load_results(args.calibration)["results"]
         times = gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
-        jobs = args.jobs or calibration["concurrency"]["jobs"]
-        slowdown = calibration["concurrency"]["slowdown"] if jobs > 1 else 1.0
+        measured = calibration["concurrency"]
+        jobs = args.jobs or measured["jobs"]
+        # the slowdown was measured for the calibration's number at once; for another, assume no gain
+        slowdown = 1.0 if jobs == 1 else measured["slowdown"] if jobs == measured["jobs"] else float(jobs)
     else:
         times = recorded_step_times(args.preset)
         slowdown = float(jobs)  # nothing measured: concurrent trainings gain nothing

@@ -123,6 +123,25 @@ def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subpro
                           capture_output=True, text=True, timeout=timeout)
 
 
+def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_measured(cifar_root, tmp_path):
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    calibration = _calibration(tmp_path, 1e-3, jobs=2)  # two at once measured: each 1.0x as long
+
+    def slowdown(jobs):
+        args = argparse.Namespace(preset=SMOKE, jobs=jobs, deadline=60.0, requests=["generalization:0"],
+                                  calibration=calibration, output=str(tmp_path), data_dir=cifar_root)
+        return script.checked(args)[2], args.jobs
+
+    assert slowdown(None) == (1.0, 2)  # the calibration's number, at its measured slowdown
+    assert slowdown(1) == (1.0, 1)
+    assert slowdown(6) == (6.0, 6)  # not measured: no gain assumed
+
+
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
     common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
     cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),
@@ -188,6 +207,9 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     general = packed[f"results/{SMOKE}/generalization-{SMOKE}-seed0.json"]
     assert general["results"]["cifar10"]["bn"]["summary"] and general["provenance"]["runs_missing"] == [
         "cifar10-none", "cifar10-convnorm"]
+    assert all(not entry["cuda_graph"] for entry in next(
+        data for name, data in packed.items() if name.startswith("benchmarks/results/gpu_calibration"))["results"][
+        "step_times"])  # timed as the trainings stepped: eagerly
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
         assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session.log").read().decode()

@@ -36,7 +36,7 @@ def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
         write(root, "ablation", "cpu", 0, record(0.5), wall=120.0, device="GPU X").rename(runs / f"r{i}.json")
     write(root, "ablation", "cpu", 0, {}, wall=30.0, device="GPU X")  # assembled from run records
     write(root, "ablation", "cpu", 1, {}, wall=600.0, device="GPU X")  # trained in one call
-    assert live.recorded_minutes("ablation", "cpu", root) == {"GPU X": [4.0, 10.0]}
+    assert live.recorded_minutes("cpu", root) == {"ablation": {"GPU X": [4.0, 10.0]}}
 
 
 def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):

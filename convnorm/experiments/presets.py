@@ -214,7 +214,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     if (p.epochs, p.milestones, p.schedule) != (ref.epochs, ref.milestones, ref.schedule):
         row("schedule (CIFAR-10)", _epochs(ref.epochs, ref.milestones, ref.schedule, 0),
             _epochs(p.epochs, p.milestones, p.schedule, p.warmup_fraction), "this book",
-            "a schedule that fits the time a reader or a lent GPU has"
+            "a schedule that fits the minutes a reader's GPU, or a short GPU session, has"
             + ("; the rate stays high for most of a short schedule (the paper: a third), so that the network is "
                "trained before the rate falls" if p.schedule == "step" else
                "; the one-cycle shape is how the fast-CIFAR recipes reach full accuracy in few epochs, and the "

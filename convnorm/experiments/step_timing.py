@@ -27,15 +27,17 @@ def _sync(device: torch.device) -> None:
 
 
 def time_steps(preset: str, arch: str, norm: str, device: torch.device | str, batches: int = 20,
-               eval_images: int = 1000) -> dict:
+               eval_images: int = 1000, cuda_graph: bool | None = None) -> dict:
     """Seconds per image of a training step (``train_s_per_image``, over ``batches``
     timed minibatches) and of an evaluation forward pass (``forward_s_per_image``, over
     ``eval_images``) of ``arch`` with ``norm`` under ``preset`` on ``device``, with the
-    precision, batch and whether the step ran as a CUDA graph."""
+    precision, batch and whether the step ran as a CUDA graph: as the trainer runs it
+    (``cuda_graph`` None: a graph on a GPU unless the precision needs loss scaling), or
+    eagerly if ``cuda_graph`` is False, as a training without graphs will step."""
     settings, device = get_preset(preset), torch.device(device)
     arch = settings.arch or arch
     precision = resolve_precision(settings.precision, device)
-    graph = device.type == "cuda" and not needs_loss_scaling(precision)
+    graph = device.type == "cuda" and not needs_loss_scaling(precision) and cuda_graph is not False
     gen = torch.Generator().manual_seed(0)
     size = batches * settings.batch_size
     images = torch.randint(0, 256, (size, 3, 32, 32), dtype=torch.uint8, generator=gen)

@@ -69,7 +69,7 @@ def accuracy_gap(records: Records, reference: dict, measure: str = "test_acc", g
     group = schema.group_keys(settings)[0] if group is None else group
     chosen = schema.measure(measure, settings)
     methods = schema.method_keys(settings)
-    ours = {m: collect(records, schema.path(group, m, chosen), 100).mean for m in methods}
+    ours = means(records, measure, group)
     paper = [paper_mean(paper_value(reference, records.experiment, m, chosen, group)) for m in methods]
     paper = [p for p in paper if p is not None]
     if not paper:

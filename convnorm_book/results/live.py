@@ -3,8 +3,9 @@ first, a budget you see and can change, and output that survives a restart.
 
 The chapters read the stored records and train nothing. A reader who opts in calls
 :func:`train` with the chapter's runs (:data:`CHAPTER_RUNS`: fewer seeds and networks
-than the stored records, sized to finish on a free Colab GPU, a T4, in about a quarter
-of an hour). It first times 20 training steps of each network on the reader's own
+than the stored records), within a budget of minutes the reader sets
+(:data:`DEFAULT_BUDGET_MINUTES` unless changed). It first times :data:`PLAN_STEPS` training
+steps of each network on the reader's own
 device (:func:`convnorm.experiments.step_timing.time_steps`) and prints what each run
 will take, then trains, in order, the runs that fit in the budget, saying which it
 leaves out. On a GPU the runs follow the fast protocol (preset ``fast``: mixed precision,
@@ -40,6 +41,8 @@ CHAPTER_RUNS: dict[str, tuple[Request, ...]] = {
 }
 #: minutes a reader's default run may take
 DEFAULT_BUDGET_MINUTES = 15
+#: training steps of each network timed before a reader's runs are priced
+PLAN_STEPS = 20
 
 
 def default_preset(cuda_available: bool) -> str:
@@ -81,13 +84,18 @@ def live_folder(environ: Mapping[str, str] | None = None, drive: Path = DRIVE) -
     return folder, f"in {folder}"
 
 
-def recorded_minutes(experiment: str, preset: str, root: str | Path | None = None) -> dict[str, list[float]]:
-    """Minutes each stored seed of ``experiment`` at ``preset`` took (:func:`~.records.seed_seconds`),
-    per kind of device."""
-    minutes: dict[str, list[float]] = defaultdict(list)
-    for (_, device), value in sorted(seed_seconds(experiment, preset, root).items()):
-        minutes[device_kind(device)].append(value / 60)
-    return dict(minutes)
+def recorded_minutes(preset: str, root: str | Path | None = None) -> dict[str, dict[str, list[float]]]:
+    """Minutes each stored seed took at ``preset`` (:func:`~.records.seed_seconds`), per
+    experiment and kind of device, in seed order (a seed's devices of one kind count once,
+    at the longest)."""
+    by_kind: dict[tuple[str, str, int], float] = {}
+    for (experiment, seed, device), value in seed_seconds(preset, root).items():
+        key = (experiment, device_kind(device), seed)
+        by_kind[key] = max(by_kind.get(key, 0.0), value)
+    minutes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (experiment, kind, _), value in sorted(by_kind.items()):
+        minutes[experiment][kind].append(value / 60)
+    return {experiment: dict(kinds) for experiment, kinds in minutes.items()}
 
 
 @dataclass(frozen=True)
@@ -100,9 +108,12 @@ class Plan:
     budget_minutes: float
     estimates: tuple[tuple[gpu_plan.Job, float], ...]
     chosen: tuple[gpu_plan.Job, ...]
+    steps: int
+    """Training steps of each network timed for the estimates."""
 
     def __str__(self) -> str:
-        lines = [f"On {self.device}, preset {self.preset!r} (measured just now: 20 training steps of each network):"]
+        lines = [f"On {self.device}, preset {self.preset!r} (measured just now: {self.steps} training steps of each "
+                 "network):"]
         for job, minutes in self.estimates:
             mark = "" if job in self.chosen else "   (left out: over the budget)"
             lines.append(f"  {job.experiment} seed {job.seed}, {job.run}: about {minutes:.1f} min{mark}")
@@ -113,7 +124,8 @@ class Plan:
 
 
 def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
-         folder: str | Path | None = None, data_dir: str | None = None, device=None, steps: int = 20) -> Plan:
+         folder: str | Path | None = None, data_dir: str | None = None, device=None,
+         steps: int = PLAN_STEPS) -> Plan:
     """Measure ``steps`` training steps of each network the runs need on ``device``
     (default: CUDA if available, else the CPU) and price every run not yet in
     ``folder``; choose, in order, the runs whose estimates fit in ``budget_minutes``."""
@@ -140,7 +152,7 @@ def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MIN
             break
         chosen.append(job)
         spent += minutes
-    return Plan(current_device(), preset, budget_minutes, estimates, tuple(chosen))
+    return Plan(current_device(), preset, budget_minutes, estimates, tuple(chosen), steps)
 
 
 def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES) -> str:
@@ -152,8 +164,8 @@ def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET
     fast, cpu = get_preset("fast"), get_preset("cpu")
     return (f"TRAIN = True trains {runs}. On a GPU it follows the fast protocol ({fast.epochs} epochs, batch "
             f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of a "
-            f"small network on {cpu.max_train:,} images). It first times 20 training steps of each network on your "
-            f"device, prints what each run will take, and trains the runs that fit in a budget of "
+            f"small network on {cpu.max_train:,} images). It first times {PLAN_STEPS} training steps of each network "
+            "on your device, prints what each run will take, and trains the runs that fit in a budget of "
             f"{budget_minutes:g} minutes (BUDGET_MINUTES).")
 
 
@@ -184,16 +196,17 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
                        download=download, only=[job.run], checkpoints=checkpoint_folder(),
                        cuda_graph=torch.cuda.is_available())
     experiments = dict.fromkeys(request.experiment for request in requests)
-    return {e: Records(e, chosen.preset, tuple(load_runs(e, chosen.preset, folder))) for e in experiments
-            if load_runs(e, chosen.preset, folder)}
+    return {e: Records(e, chosen.preset, tuple(runs)) for e in experiments
+            if (runs := load_runs(e, chosen.preset, folder))}
 
 
 def recorded_table(presets: Sequence[str] = SHOWN_PRESETS, root: str | Path | None = None) -> Table:
     """Minutes per seed each experiment took where it was recorded, per preset and kind
     of device (:func:`recorded_minutes`)."""
     rows = []
+    recorded = {preset: recorded_minutes(preset, root) for preset in presets}
     for experiment in EXPERIMENTS:
         for preset in presets:
-            for kind, minutes in recorded_minutes(experiment, preset, root).items():
+            for kind, minutes in recorded[preset].get(experiment, {}).items():
                 rows.append([experiment, preset, kind, f"{sum(minutes) / len(minutes):.1f}", str(len(minutes))])
     return Table("Recorded training time", ["experiment", "preset", "device", "minutes per seed", "seeds"], rows)

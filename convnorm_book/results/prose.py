@@ -11,7 +11,7 @@ from .records import Records
 from .stats import ALPHA, CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from .verdicts import AGREE, LARGER, OPPOSITE, SMALLER, UNKNOWN, Chapter, Verdict, not_run, short_labels
 from .words import NUMBER_WORDS as _WORDS
-from .words import listing, number, scale_name, signed, spelled
+from .words import listing, number, percent, scale_name, signed, spelled
 
 _OUTCOME_WORDS = {DIFFERENCE: {SUPPORTED: "supported", CONTRADICTED: "contradicted", INCONCLUSIVE: "inconclusive"},
                   PARITY: {SUPPORTED: "parity shown", CONTRADICTED: "a difference beyond the margin",
@@ -212,10 +212,6 @@ def same_verdicts(verdicts: Sequence[Verdict], others: Sequence[Verdict], instea
             f"{spelled(same)} of the {spelled(len(pairs))} comparisons.")
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:g} %"
-
-
 def multiplicity(chapter: Chapter) -> str:
     """How many comparisons the chapter tests, how many verdicts chance alone would
     give, and how Holm's correction keeps them in check, with the counts before and
@@ -228,10 +224,10 @@ def multiplicity(chapter: Chapter) -> str:
     before = _tally(sum(v.outcome == SUPPORTED for v in tested), sum(v.outcome == CONTRADICTED for v in tested))
     after = _tally(sum(v.final == SUPPORTED for v in tested), sum(v.final == CONTRADICTED for v in tested))
     return (f"This chapter tests {count(m, 'comparison')} against the paper's claims. Tested one by one at "
-            f"{_percent(ALPHA)}, about {expected:.1f} of them would come out supported or contradicted by chance alone "
+            f"{percent(ALPHA)}, about {expected:.1f} of them would come out supported or contradicted by chance alone "
             "even if no method differed from another, so each verdict here is corrected for all of them by Holm's "
             "method, which keeps the chance of even one false verdict below "
-            f"{_percent(ALPHA)} whatever the dependence between comparisons that share runs. Tested one by one, "
+            f"{percent(ALPHA)} whatever the dependence between comparisons that share runs. Tested one by one, "
             f"{before}; after the correction, {after}.")
 
 

@@ -56,7 +56,7 @@ def deviations_table(name: str) -> Table:
 
 
 def gpu_plan_table() -> Table:
-    """What a lent GPU trains, in order (:mod:`convnorm.experiments.gpu_plan`): the core
+    """What the GPU protocol trains, in order (:mod:`convnorm.experiments.gpu_plan`): the core
     comparison first, then the queue, one row per group of requests, each request as
     the experiment, its seeds and the runs it asks for (every run where it names none)."""
     from convnorm.experiments.gpu_plan import CORE, QUEUE
@@ -67,7 +67,8 @@ def gpu_plan_table() -> Table:
 
     rows = [["1", "the core comparison", "\n".join(map(request, CORE))]]
     rows += [[str(i), name, "\n".join(map(request, requests))] for i, (name, requests) in enumerate(QUEUE, start=2)]
-    return Table("What a lent GPU trains, in order", ["order", "what", "trainings (experiment, seeds: runs)"], rows)
+    return Table("What the GPU protocol trains, in order", ["order", "what", "trainings (experiment, seeds: runs)"],
+                 rows)
 
 
 def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:
@@ -75,6 +76,7 @@ def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "
     what is not): the seeds, the device, the protocol version, the wall time per seed,
     the copy of the data, and the trainings that diverged, read from the files."""
     rows = []
+    seconds = {preset: seed_seconds(preset, root) for preset in presets}
     for experiment in EXPERIMENTS:
         for preset in presets:
             runs = load_runs(experiment, preset, root)
@@ -82,8 +84,7 @@ def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "
                 continue
             stored = Records(experiment, preset, tuple(runs))
             versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
-            seconds = seed_seconds(experiment, preset, root)
-            minutes = ", ".join(f"{seconds[run.seed, run.device] / 60:.1f}" for run in runs)
+            minutes = ", ".join(f"{seconds[preset][experiment, run.seed, run.device] / 60:.1f}" for run in runs)
             diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
             rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions,
                          minutes, stored.data if stored.schema.history else "—", diverged])

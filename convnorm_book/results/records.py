@@ -34,6 +34,7 @@ from pathlib import Path
 from convnorm.experiments import EXPERIMENTS, PRESETS, Preset
 from convnorm.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.experiment import training_images
+from convnorm.experiments.gpu_plan import CALIBRATION_PATTERN
 from convnorm.experiments.schema import ResultSchema
 from convnorm.layers import ConvNorm2d
 
@@ -227,22 +228,24 @@ def load_run_records(preset: str, root: str | Path | None = None) -> list[Run]:
     return [read_record(path) for path in sorted((results_dir(root) / preset / "runs").glob("*/*.json"))]
 
 
-def seed_seconds(experiment: str, preset: str, root: str | Path | None = None) -> dict[tuple[int, str], float]:
-    """Seconds each stored seed of ``experiment`` at ``preset`` took, per ``(seed, device)``.
+def seed_seconds(preset: str, root: str | Path | None = None) -> dict[tuple[str, int, str], float]:
+    """Seconds each stored seed took at ``preset``, per ``(experiment, seed, device)``,
+    reading the preset's files once.
 
     A seed's time is the larger of its result file's wall time and the summed wall times
     of the run records it trained: a result file assembled from run records trained apart
     (by a GPU window, or a resumed call) records almost no time itself, and one trained in
     a single call also counts its run records' time."""
-    seconds: dict[tuple[int, str], float] = {}
+    seconds: dict[tuple[str, int, str], float] = {}
     for record in load_run_records(preset, root):
         prov = record.provenance
-        if prov.get("experiment") == experiment:
-            key = (int(prov["seed"]), record.device)
+        if prov.get("experiment") in EXPERIMENTS:
+            key = (prov["experiment"], int(prov["seed"]), record.device)
             seconds[key] = seconds.get(key, 0.0) + prov["wall_time_s"]
-    for run in load_runs(experiment, preset, root):
-        key = (run.seed, run.device)
-        seconds[key] = max(seconds.get(key, 0.0), run.provenance["wall_time_s"])
+    for experiment in EXPERIMENTS:
+        for run in load_runs(experiment, preset, root):
+            key = (experiment, run.seed, run.device)
+            seconds[key] = max(seconds.get(key, 0.0), run.provenance["wall_time_s"])
     return seconds
 
 
@@ -258,12 +261,8 @@ def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[R
     return [read_record(path, seed_from_name=False) for path in sorted(folder.glob(pattern))]
 
 
-#: the records of the calibration at the start of a GPU window (``benchmarks/calibrate_gpu.py``)
-CALIBRATION_PATTERN = "gpu_calibration_*.json"
-
-
 def calibration(directory: str | Path | None = None) -> Run | None:
-    """The newest calibration record (:data:`CALIBRATION_PATTERN`, in ``directory``,
+    """The newest calibration record (:data:`~convnorm.experiments.gpu_plan.CALIBRATION_PATTERN`, in ``directory``,
     default ``benchmarks/results``) that timed the run-time networks (its ``"time"`` holds
     at least one mode), by the time it finished (``finished_utc``), else by name; ``None``
     when there is none.
