@@ -23,12 +23,10 @@ from typing import NamedTuple
 import torch
 
 from ._geometry import LayerGeometry
+from ._precision import FLOAT_DTYPES
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""
-
-_FLOAT_DTYPES = (torch.float32, torch.float64)
-
 
 class Plan(NamedTuple):
     """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
@@ -114,7 +112,7 @@ class ComputationPolicy:
         ``input`` (its shape, device and dtype: the dtype it is computed in), with the gradient
         flowing through :math:`\\hat v` unless ``stop_gradient``."""
         d = len(geometry.size)
-        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in _FLOAT_DTYPES
+        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in FLOAT_DTYPES
         small = max(geometry.length) <= self.dense_dft_max_length
         if all(k == 1 for k in geometry.kernel):
             computation = "pointwise"
