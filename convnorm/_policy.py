@@ -34,9 +34,6 @@ class Plan(NamedTuple):
 
     computation: str
     """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
-    autocorrelation_by_convolution: bool
-    """Whether the kernels' summed autocorrelation is a grouped convolution (large kernels)
-    rather than the Gram matrices summed along each lag."""
     dense_transforms: bool
     """Spatial: the transforms are dense DFT matrix products (else FFTs)."""
     dense_input: bool
@@ -126,7 +123,7 @@ class ComputationPolicy:
         frequency_domain = computation == "frequency_domain"
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
         return Plan(
-            computation, self.autocorrelation_by_convolution(tuple(weight_shape[2:])),
+            computation,
             dense_transforms=computation == "spatial" and on_cpu and d == 2 and small and float_dtype,
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,

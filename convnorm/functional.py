@@ -22,7 +22,8 @@ runs over those.
 
 How it is computed. :func:`conv_norm` checks its arguments, sets the precision, asks the
 :class:`ComputationPolicy` in force for a plan (``ComputationPolicy.plan``, the one place where
-the computation, its transforms, its chunks and the autocorrelation's method are chosen;
+the computation, its transforms and its chunks are chosen; the policy also says how
+:func:`~convnorm.fourier.kernel_autocorrelation` computes;
 :func:`chosen_computation` says which computation; :func:`use_policy` and :func:`computation`
 set the policy for a block of code), takes the kernels' summed autocorrelation (or the layer's
 running average of it), computes :math:`\hat v` from it
@@ -135,8 +136,7 @@ def conv_norm(
         # Without a gradient to take, v-hat is a constant either way: the stop-gradient computations apply.
         stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
         plan = current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient)
-        autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight,
-                                                 plan.autocorrelation_by_convolution)
+        autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
         if running_autocorrelation is not None:
             autocorrelation = normalizing_autocorrelation(autocorrelation, running_autocorrelation, num_steps_tracked,
                                                           training, averaging_factor)
