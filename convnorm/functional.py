@@ -71,7 +71,7 @@ from ._policy import COMPUTATIONS, ComputationPolicy, Plan, computation, current
 from ._precision import HALF_DTYPES, as_float, fp32_region
 from ._spatial import spatial_conv_norm
 from ._validation import check_non_negative, check_tensor, check_weight
-from .fourier import kernel_autocorrelation, normalizer_from_autocorrelation
+from .fourier import _normalizer, kernel_autocorrelation
 
 __all__ = [
     "COMPUTATIONS", "HALF_DTYPES", "PADDING_MODES", "ComputationPolicy", "chosen_computation", "clear_caches",
@@ -151,9 +151,9 @@ def _normalized_convolution(input: torch.Tensor, weight: torch.Tensor, bias: tor
     """The output of :func:`conv_norm` from its checked arguments, in the computing precision,
     normalized with ``autocorrelation``, by the computation ``plan`` names."""
     if plan.computation == "pointwise":
-        gain = normalizer_from_autocorrelation(autocorrelation, (1,) * len(geometry.size), eps)
+        gain = _normalizer(autocorrelation, (1,) * len(geometry.size), eps)
         return pointwise_conv_norm(input, weight, bias, geometry, gain, affine_weight)
-    gain = normalizer_from_autocorrelation(autocorrelation, geometry.length, eps, dilation=geometry.dilation)
+    gain = _normalizer(autocorrelation, geometry.length, eps, dilation=geometry.dilation)
     if affine_weight is None:  # one tap of 1, centred: the identity
         affine_weight = torch.ones(weight.shape[0], *([1] * len(geometry.size)), dtype=input.dtype,
                                    device=input.device)
