@@ -97,14 +97,25 @@ def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], size: tuple[
     over the DFT grid of size :math:`n` (``F`` points; last axis halved if ``onesided``),
     for lags :math:`\tau_a` from :math:`-(k_a - 1)` to :math:`k_a - 1`. Angles are reduced
     modulo :math:`2\pi` in integers and computed in float64; cached per geometry."""
-    d = len(lags)
-    angles = []
-    for axis, (lag, dl, n) in enumerate(zip(lags, dilation, size)):
-        tau = (torch.arange(lag) - (lag - 1) // 2) * dl
-        freqs = torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n)
-        angles.append(2 * math.pi * (torch.outer(tau, freqs) % n).double() / n)
+    taus = [(torch.arange(lag) - (lag - 1) // 2) * dl for lag, dl in zip(lags, dilation)]
+    return _grid_angles(taus, size, onesided).cos().to(dtype=dtype, device=device)
+
+
+def _angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+    r""":math:`2\pi (a b \bmod n)/n` for every pair, in float64."""
+    return 2 * math.pi * (torch.outer(a, b) % n).double() / n
+
+
+def _grid_angles(positions: Sequence[torch.Tensor], size: Sequence[int], onesided: bool) -> torch.Tensor:
+    r"""``(Π len(positions), F)`` float64: row :math:`\tau` (over the product of the integer
+    ``positions`` of each axis) is :math:`2\pi \sum_a \omega_a \tau_a / n_a` over the DFT grid of
+    ``size`` (``F`` points; last axis halved if ``onesided``), 1D or 2D, each axis's angle reduced
+    modulo :math:`2\pi` in integers."""
+    d = len(size)
+    angles = [_angle(tau, torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n), n)
+              for axis, (tau, n) in enumerate(zip(positions, size))]
     angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
-    return angle.cos().reshape(math.prod(lags), -1).to(dtype=dtype, device=device)
+    return angle.reshape(math.prod(len(tau) for tau in positions), -1)
 
 
 def autocorrelation_power_spectrum(
