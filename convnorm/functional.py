@@ -131,11 +131,9 @@ def conv_norm(
     if running_autocorrelation is not None:
         _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
     region, out_dtype = fp32_region(input)
+    plan, stop_gradient = _plan(input, weight, geometry, stop_gradient, out_dtype)
     with region:
         input, weight, bias, affine_weight = (as_float(t, out_dtype) for t in (input, weight, bias, affine_weight))
-        # Without a gradient to take, v-hat is a constant either way: the stop-gradient computations apply.
-        stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-        plan = current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient)
         autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
         if running_autocorrelation is not None:
             autocorrelation = normalizing_autocorrelation(autocorrelation, running_autocorrelation, num_steps_tracked,
@@ -143,6 +141,18 @@ def conv_norm(
         out = _normalized_convolution(input, weight, bias, geometry, eps, affine_weight, autocorrelation,
                                       stop_gradient, plan)
     return out if out_dtype is None else out.to(out_dtype)
+
+
+def _plan(input: torch.Tensor, weight: torch.Tensor, geometry: LayerGeometry, stop_gradient: bool,
+          out_dtype: torch.dtype | None) -> tuple[Plan, bool]:
+    r"""The plan of the policy in force for a layer on ``input`` (computed in float32 if
+    ``out_dtype``, from :func:`~convnorm._precision.fp32_region`, is set, else in its dtype), and
+    whether the stop-gradient applies: as asked, or because there is no gradient to take
+    (``weight`` does not require one or grad mode is off) and :math:`\hat v` is a constant either way."""
+    if out_dtype is not None:  # autocast or half precision: computed in float32
+        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
+    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
+    return current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient), stop_gradient
 
 
 def _normalized_convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -226,10 +236,7 @@ def chosen_computation(
     :func:`conv_norm` computes in it.
     Raises the ``ValueError`` that :func:`conv_norm` raises for the same arguments."""
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode)
-    if fp32_region(input)[1] is not None:  # autocast or half precision: computed in float32
-        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
-    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-    return current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient).computation
+    return _plan(input, weight, geometry, stop_gradient, fp32_region(input)[1])[0].computation
 
 
 def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
