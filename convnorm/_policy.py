@@ -47,8 +47,9 @@ class Plan(NamedTuple):
 @dataclass(frozen=True)
 class ComputationPolicy:
     """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
-    computation can compute. Every field has a measured reason: the repository's benchmarks
-    time each choice and keep the figures, with the processor they ran on and what they show.
+    computation can compute. Each field but ``lag_map_max_entries`` is measured: the
+    repository's benchmarks time the choice and keep the figures, with the processor they ran
+    on and what they show; ``lag_map_max_entries`` is a threshold no benchmark has measured.
 
     A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
     on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the
@@ -89,7 +90,8 @@ class ComputationPolicy:
     """Largest lag map (:math:`\\text{taps}^2 \\times \\prod (2k - 1)` entries) by which the
     kernels' summed autocorrelation is computed from their Gram matrices
     (:func:`convnorm.fourier.kernel_autocorrelation`); larger kernels take a grouped
-    convolution, whose cost grows more slowly with the kernel size."""
+    convolution, whose cost grows more slowly with the kernel size. Not measured: no benchmark
+    times the two methods against each other."""
 
     def __post_init__(self) -> None:
         if isinstance(self.frequency_domain_devices, str) or not all(

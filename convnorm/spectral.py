@@ -23,10 +23,8 @@ operator :math:`A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}]`, with singular values
 :math:`\sqrt{s_k(\omega)}` over all :math:`\omega`: its condition number is
 :math:`\sqrt{\max_\omega s_k / \min_\omega s_k}`.
 
-The per-frequency matrices are small (at most a few hundred rows), and batched LAPACK calls
-on many small matrices run on torch's threads: on a loaded machine one thread
-(``torch.set_num_threads(1)``, the caller's choice) was measured 5-12x faster than two
-threads competing, on an idle one threads gained at most 1.5x.
+The per-frequency matrices are small (at most a few hundred rows), and the batched LAPACK calls
+on them run on torch's threads, however many the caller sets (``torch.set_num_threads``).
 """
 from __future__ import annotations
 
