@@ -23,12 +23,10 @@ from typing import NamedTuple
 import torch
 
 from ._geometry import LayerGeometry
+from ._precision import FLOAT_DTYPES
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""
-
-_FLOAT_DTYPES = (torch.float32, torch.float64)
-
 
 class Plan(NamedTuple):
     """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
@@ -36,9 +34,6 @@ class Plan(NamedTuple):
 
     computation: str
     """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
-    autocorrelation_by_convolution: bool
-    """Whether the kernels' summed autocorrelation is a grouped convolution (large kernels)
-    rather than the Gram matrices summed along each lag."""
     dense_transforms: bool
     """Spatial: the transforms are dense DFT matrix products (else FFTs)."""
     dense_input: bool
@@ -52,8 +47,9 @@ class Plan(NamedTuple):
 @dataclass(frozen=True)
 class ComputationPolicy:
     """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
-    computation can compute. Every field has a measured reason: the repository's benchmarks
-    time each choice and keep the figures, with the processor they ran on and what they show.
+    computation can compute. Each field but ``lag_map_max_entries`` is measured: the
+    repository's benchmarks time the choice and keep the figures, with the processor they ran
+    on and what they show; ``lag_map_max_entries`` is a threshold no benchmark has measured.
 
     A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
     on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the
@@ -94,7 +90,8 @@ class ComputationPolicy:
     """Largest lag map (:math:`\\text{taps}^2 \\times \\prod (2k - 1)` entries) by which the
     kernels' summed autocorrelation is computed from their Gram matrices
     (:func:`convnorm.fourier.kernel_autocorrelation`); larger kernels take a grouped
-    convolution, whose cost grows more slowly with the kernel size."""
+    convolution, whose cost grows more slowly with the kernel size. Not measured: no benchmark
+    times the two methods against each other."""
 
     def __post_init__(self) -> None:
         if isinstance(self.frequency_domain_devices, str) or not all(
@@ -114,7 +111,7 @@ class ComputationPolicy:
         ``input`` (its shape, device and dtype: the dtype it is computed in), with the gradient
         flowing through :math:`\\hat v` unless ``stop_gradient``."""
         d = len(geometry.size)
-        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in _FLOAT_DTYPES
+        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in FLOAT_DTYPES
         small = max(geometry.length) <= self.dense_dft_max_length
         if all(k == 1 for k in geometry.kernel):
             computation = "pointwise"
@@ -128,7 +125,7 @@ class ComputationPolicy:
         frequency_domain = computation == "frequency_domain"
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
         return Plan(
-            computation, self.autocorrelation_by_convolution(tuple(weight_shape[2:])),
+            computation,
             dense_transforms=computation == "spatial" and on_cpu and d == 2 and small and float_dtype,
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,

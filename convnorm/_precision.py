@@ -13,6 +13,9 @@ import torch
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 """Dtypes computed in float32 and cast back."""
 
+FLOAT_DTYPES = (torch.float32, torch.float64)
+"""Dtypes computed in themselves."""
+
 
 def fp32_region(input: torch.Tensor) -> tuple[contextlib.AbstractContextManager, torch.dtype | None]:
     """A context that disables autocast (if on), and the dtype to return after computing in

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import torch
 
 from ._caches import cached
-from .fourier import complex_dtype
+from .fourier import _angle, _grid_angles, complex_dtype
 
 
 class DenseDFT(NamedTuple):
@@ -40,11 +40,6 @@ class DenseDFT(NamedTuple):
     """``idft_rows`` conjugate-transposed, contiguous."""
     irfft_cols_t: torch.Tensor
     """``irfft_cols`` transposed, contiguous."""
-
-
-def _angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
-    r""":math:`2\pi (a b \bmod n)/n` for every pair, in float64."""
-    return 2 * math.pi * (torch.outer(a, b) % n).double() / n
 
 
 @cached(maxsize=32)
@@ -80,12 +75,7 @@ def kernel_basis(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[in
     :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}` of a kernel
     :math:`\rho` of ``taps``: the multiplier of the circular cross-correlation
     :math:`y[t] = \sum_j \rho[j]\, x[t + j + \text{shift}]`."""
-    d = len(taps)
-    angles = []
-    for axis, (t, sh, n) in enumerate(zip(taps, shift, length)):
-        frequencies = torch.arange(n // 2 + 1 if axis == d - 1 else n)
-        angles.append(_angle(torch.arange(t) + sh, frequencies, n))
-    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
+    angle = _grid_angles([torch.arange(t) + sh for t, sh in zip(taps, shift)], length, onesided=True)
     basis = torch.stack([angle.cos(), angle.sin()], -1)
     return basis.reshape(math.prod(taps), -1).to(dtype=dtype, device=device)
 

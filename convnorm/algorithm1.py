@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from ._validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
-from .fourier import normalizer_spectrum
+from .fourier import _normalizer_spectrum
 
 __all__ = ["algorithm1", "centred_affine_as_convolution"]
 
@@ -45,7 +45,7 @@ def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor |
         check_kernel_fits(affine.shape[1:], size, "output")
     eps = check_non_negative("eps", eps)
     check_finite("weight", weight)
-    spectrum = torch.fft.fft2(z_out) * normalizer_spectrum(weight.detach(), size, eps, onesided=False)
+    spectrum = torch.fft.fft2(z_out) * _normalizer_spectrum(weight.detach(), size, eps, onesided=False)
     if affine is not None:
         spectrum = spectrum * torch.fft.fft2(affine, s=size)
     return torch.fft.ifft2(spectrum).real

@@ -21,7 +21,8 @@ Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from 
 :math:`r_k` are wrapped circularly onto size :math:`n`; since :math:`r_k` is symmetric this is
 one product with a (cached) cosine matrix for all output channels.
 :func:`normalizer_from_autocorrelation` is the one function that computes :math:`\hat v`:
-the layer, its functional form and the spectral analysis all take it from there.
+the layer, its functional form and the spectral analysis all take it from there (or from its
+body without the check of :math:`\varepsilon`, once they have checked it).
 """
 from __future__ import annotations
 
@@ -96,14 +97,25 @@ def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], size: tuple[
     over the DFT grid of size :math:`n` (``F`` points; last axis halved if ``onesided``),
     for lags :math:`\tau_a` from :math:`-(k_a - 1)` to :math:`k_a - 1`. Angles are reduced
     modulo :math:`2\pi` in integers and computed in float64; cached per geometry."""
-    d = len(lags)
-    angles = []
-    for axis, (lag, dl, n) in enumerate(zip(lags, dilation, size)):
-        tau = (torch.arange(lag) - (lag - 1) // 2) * dl
-        freqs = torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n)
-        angles.append(2 * math.pi * (torch.outer(tau, freqs) % n).double() / n)
+    taus = [(torch.arange(lag) - (lag - 1) // 2) * dl for lag, dl in zip(lags, dilation)]
+    return _grid_angles(taus, size, onesided).cos().to(dtype=dtype, device=device)
+
+
+def _angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
+    r""":math:`2\pi (a b \bmod n)/n` for every pair, in float64."""
+    return 2 * math.pi * (torch.outer(a, b) % n).double() / n
+
+
+def _grid_angles(positions: Sequence[torch.Tensor], size: Sequence[int], onesided: bool) -> torch.Tensor:
+    r"""``(Π len(positions), F)`` float64: row :math:`\tau` (over the product of the integer
+    ``positions`` of each axis) is :math:`2\pi \sum_a \omega_a \tau_a / n_a` over the DFT grid of
+    ``size`` (``F`` points; last axis halved if ``onesided``), 1D or 2D, each axis's angle reduced
+    modulo :math:`2\pi` in integers."""
+    d = len(size)
+    angles = [_angle(tau, torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n), n)
+              for axis, (tau, n) in enumerate(zip(positions, size))]
     angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
-    return angle.cos().reshape(math.prod(lags), -1).to(dtype=dtype, device=device)
+    return angle.reshape(math.prod(len(tau) for tau in positions), -1)
 
 
 def autocorrelation_power_spectrum(
@@ -161,7 +173,7 @@ def kernel_power_spectrum(
     Returns:
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
     """
-    return autocorrelation_power_spectrum(_checked_weight_autocorrelation(weight, size), size, onesided)
+    return _power_spectrum(weight, _checked_weight(weight, size), onesided)
 
 
 def normalizer_spectrum(
@@ -174,15 +186,34 @@ def normalizer_spectrum(
     ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
     """
     eps = check_non_negative("eps", eps)
-    return normalizer_from_autocorrelation(_checked_weight_autocorrelation(weight, size), size, eps, onesided)
+    return _normalizer_spectrum(weight, _checked_weight(weight, size), eps, onesided)
 
 
-def _checked_weight_autocorrelation(weight: torch.Tensor, size: int | Sequence[int]) -> torch.Tensor:
-    """:func:`kernel_autocorrelation` of ``weight`` (integer weights in float64) once ``weight``
-    and ``size`` are checked."""
-    as_size("size", size, check_weight(weight))
+def _checked_weight(weight: torch.Tensor, size: int | Sequence[int], size_name: str = "size") -> tuple[int, ...]:
+    """``size`` as one int per kernel axis of ``weight``, once ``weight`` is checked to be a
+    finite ``(C_out, C_in, *kernel)`` tensor and ``size`` (named ``size_name``) to fit it;
+    ``ValueError`` naming the argument otherwise: what the public functions taking a weight and a
+    size check before calling the unchecked ones."""
+    size = as_size(size_name, size, check_weight(weight))
     check_finite("weight", weight)
+    return size
+
+
+def _weight_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
+    """:func:`kernel_autocorrelation` of a checked ``weight``, integer weights in float64."""
     return kernel_autocorrelation(weight if weight.is_floating_point() else weight.double())
+
+
+def _power_spectrum(weight: torch.Tensor, size: int | Sequence[int], onesided: bool = True) -> torch.Tensor:
+    """:func:`kernel_power_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)."""
+    return autocorrelation_power_spectrum(_weight_autocorrelation(weight), size, onesided)
+
+
+def _normalizer_spectrum(weight: torch.Tensor, size: int | Sequence[int], eps: float,
+                         onesided: bool = True) -> torch.Tensor:
+    """:func:`normalizer_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)
+    and a checked ``eps`` (a float ``>= 0``)."""
+    return _normalizer(_weight_autocorrelation(weight), size, eps, onesided)
 
 
 def normalizer_from_autocorrelation(
@@ -194,5 +225,10 @@ def normalizer_from_autocorrelation(
     ``size``, for the kernels dilated by ``dilation``; arguments and shape as
     :func:`autocorrelation_power_spectrum`. Where the layer, its functional form and the spectral
     analysis all compute :math:`\hat v`."""
-    eps = check_non_negative("eps", eps)
+    return _normalizer(autocorrelation, size, check_non_negative("eps", eps), onesided, dilation)
+
+
+def _normalizer(autocorrelation: torch.Tensor, size: int | Sequence[int], eps: float, onesided: bool = True,
+                dilation: int | Sequence[int] = 1) -> torch.Tensor:
+    """:func:`normalizer_from_autocorrelation` with ``eps`` already checked (a float ``>= 0``)."""
     return (autocorrelation_power_spectrum(autocorrelation, size, onesided, dilation) + eps).rsqrt()

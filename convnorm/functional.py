@@ -22,7 +22,8 @@ runs over those.
 
 How it is computed. :func:`conv_norm` checks its arguments, sets the precision, asks the
 :class:`ComputationPolicy` in force for a plan (``ComputationPolicy.plan``, the one place where
-the computation, its transforms, its chunks and the autocorrelation's method are chosen;
+the computation, its transforms and its chunks are chosen; the policy also says how
+:func:`~convnorm.fourier.kernel_autocorrelation` computes;
 :func:`chosen_computation` says which computation; :func:`use_policy` and :func:`computation`
 set the policy for a block of code), takes the kernels' summed autocorrelation (or the layer's
 running average of it), computes :math:`\hat v` from it
@@ -70,7 +71,7 @@ from ._policy import COMPUTATIONS, ComputationPolicy, Plan, computation, current
 from ._precision import HALF_DTYPES, as_float, fp32_region
 from ._spatial import spatial_conv_norm
 from ._validation import check_non_negative, check_tensor, check_weight
-from .fourier import kernel_autocorrelation, normalizer_from_autocorrelation
+from .fourier import _normalizer, kernel_autocorrelation
 
 __all__ = [
     "COMPUTATIONS", "HALF_DTYPES", "PADDING_MODES", "ComputationPolicy", "chosen_computation", "clear_caches",
@@ -130,13 +131,10 @@ def conv_norm(
     if running_autocorrelation is not None:
         _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
     region, out_dtype = fp32_region(input)
+    plan, stop_gradient = _plan(input, weight, geometry, stop_gradient, out_dtype)
     with region:
         input, weight, bias, affine_weight = (as_float(t, out_dtype) for t in (input, weight, bias, affine_weight))
-        # Without a gradient to take, v-hat is a constant either way: the stop-gradient computations apply.
-        stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-        plan = current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient)
-        autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight,
-                                                 plan.autocorrelation_by_convolution)
+        autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
         if running_autocorrelation is not None:
             autocorrelation = normalizing_autocorrelation(autocorrelation, running_autocorrelation, num_steps_tracked,
                                                           training, averaging_factor)
@@ -145,15 +143,27 @@ def conv_norm(
     return out if out_dtype is None else out.to(out_dtype)
 
 
+def _plan(input: torch.Tensor, weight: torch.Tensor, geometry: LayerGeometry, stop_gradient: bool,
+          out_dtype: torch.dtype | None) -> tuple[Plan, bool]:
+    r"""The plan of the policy in force for a layer on ``input`` (computed in float32 if
+    ``out_dtype``, from :func:`~convnorm._precision.fp32_region`, is set, else in its dtype), and
+    whether the stop-gradient applies: as asked, or because there is no gradient to take
+    (``weight`` does not require one or grad mode is off) and :math:`\hat v` is a constant either way."""
+    if out_dtype is not None:  # autocast or half precision: computed in float32
+        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
+    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
+    return current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient), stop_gradient
+
+
 def _normalized_convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                             geometry: LayerGeometry, eps: float, affine_weight: torch.Tensor | None,
                             autocorrelation: torch.Tensor, stop_gradient: bool, plan: Plan) -> torch.Tensor:
     """The output of :func:`conv_norm` from its checked arguments, in the computing precision,
     normalized with ``autocorrelation``, by the computation ``plan`` names."""
     if plan.computation == "pointwise":
-        gain = normalizer_from_autocorrelation(autocorrelation, (1,) * len(geometry.size), eps)
+        gain = _normalizer(autocorrelation, (1,) * len(geometry.size), eps)
         return pointwise_conv_norm(input, weight, bias, geometry, gain, affine_weight)
-    gain = normalizer_from_autocorrelation(autocorrelation, geometry.length, eps, dilation=geometry.dilation)
+    gain = _normalizer(autocorrelation, geometry.length, eps, dilation=geometry.dilation)
     if affine_weight is None:  # one tap of 1, centred: the identity
         affine_weight = torch.ones(weight.shape[0], *([1] * len(geometry.size)), dtype=input.dtype,
                                    device=input.device)
@@ -226,10 +236,7 @@ def chosen_computation(
     :func:`conv_norm` computes in it.
     Raises the ``ValueError`` that :func:`conv_norm` raises for the same arguments."""
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode)
-    if fp32_region(input)[1] is not None:  # autocast or half precision: computed in float32
-        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
-    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-    return current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient).computation
+    return _plan(input, weight, geometry, stop_gradient, fp32_region(input)[1])[0].computation
 
 
 def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._geometry import CONV, layer_geometry
+from ._geometry import CONV, LayerGeometry, layer_geometry
+from ._precision import FLOAT_DTYPES, fp32_region
 from ._validation import check_non_negative
 from .padding import dilate_kernel
 
@@ -42,10 +43,21 @@ def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.T
     """ConvNorm by the five steps of the module docstring: ``input`` ``(N, C_in, *n)`` and
     ``weight`` ``(C_out, C_in / groups, *m)`` (one or two axes) give ``(N, C_out, *out)``, the
     shape of the convolution with the same arguments. Same arguments, checks and result as
-    :func:`convnorm.functional.conv_norm` (without a running average); computes in the input's
-    dtype (use float64 for checks), so call it outside ``torch.autocast``."""
+    :func:`convnorm.functional.conv_norm` (without a running average), except that it takes
+    float32 and float64 tensors only (``ValueError`` naming the argument otherwise) and
+    computes in their dtype (use float64 for checks) with ``torch.autocast`` off."""
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
     eps = check_non_negative("eps", eps)
+    for name, tensor in (("input", input), ("weight", weight), ("bias", bias), ("affine_weight", affine_weight)):
+        if tensor is not None and tensor.dtype not in FLOAT_DTYPES:
+            raise ValueError(f"{name} must be float32 or float64, got {tensor.dtype}")
+    with fp32_region(input)[0]:  # autocast off: every step in the input's dtype
+        return _reference(input, weight, bias, geometry, eps, affine_weight, stop_gradient)
+
+
+def _reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
+               eps: float, affine_weight: torch.Tensor | None, stop_gradient: bool) -> torch.Tensor:
+    """The five steps of :func:`conv_norm_reference` on its checked arguments."""
     d = len(geometry.size)
     axes = tuple(range(2, 2 + d))
     kernel = dilate_kernel(weight, geometry.dilation)

@@ -23,10 +23,8 @@ operator :math:`A_k = [C_{a_{k1}} \cdots C_{a_{kC_I}}]`, with singular values
 :math:`\sqrt{s_k(\omega)}` over all :math:`\omega`: its condition number is
 :math:`\sqrt{\max_\omega s_k / \min_\omega s_k}`.
 
-The per-frequency matrices are small (at most a few hundred rows), and batched LAPACK calls
-on many small matrices run on torch's threads: on a loaded machine one thread
-(``torch.set_num_threads(1)``, the caller's choice) was measured 5-12x faster than two
-threads competing, on an idle one threads gained at most 1.5x.
+The per-frequency matrices are small (at most a few hundred rows), and the batched LAPACK calls
+on them run on torch's threads, however many the caller sets (``torch.set_num_threads``).
 """
 from __future__ import annotations
 
@@ -37,8 +35,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import as_size, check_finite, check_kernel_fits, check_non_negative, check_weight
-from .fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_from_autocorrelation, normalizer_spectrum
+from ._validation import as_size, check_kernel_fits, check_non_negative
+from .fourier import (
+    _checked_weight,
+    _normalizer_spectrum,
+    _power_spectrum,
+    kernel_autocorrelation,
+    normalizer_from_autocorrelation,
+)
 from .functional import normalizing_autocorrelation
 
 __all__ = [
@@ -60,8 +64,7 @@ __all__ = [
 def _checked_size(weight: torch.Tensor, input_size: int | Sequence[int]) -> tuple[int, ...]:
     """``input_size`` as one int per kernel axis of ``weight``, once ``weight`` (a finite
     ``(C_out, C_in, *kernel)`` tensor) and the size are checked and the kernel fits."""
-    size = as_size("input_size", input_size, check_weight(weight))
-    check_finite("weight", weight)
+    size = _checked_weight(weight, input_size, "input_size")
     check_kernel_fits(weight.shape[2:], size, "input")
     return size
 
@@ -80,7 +83,11 @@ def conv_spectrum(weight: torch.Tensor, input_size: int | Sequence[int]) -> torc
         complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` (1D: ``(n // 2 + 1, C_out, C_in)``): one
         :math:`C_O \times C_I` matrix per frequency of the half-spectrum.
     """
-    size = _checked_size(weight, input_size)
+    return _conv_spectrum(weight, _checked_size(weight, input_size))
+
+
+def _conv_spectrum(weight: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
+    """:func:`conv_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_size`)."""
     real = weight if weight.is_floating_point() else weight.double()
     axes = tuple(range(2, weight.dim()))
     return torch.fft.rfftn(real, s=size, dim=axes).permute(*axes, 0, 1)
@@ -93,8 +100,9 @@ def convnorm_spectrum(weight: torch.Tensor, input_size: int | Sequence[int], eps
     where a channel's kernels all vanish gives ``nan``; use ``eps > 0`` there).
     Same shape as :func:`conv_spectrum`.
     """
-    spectrum = conv_spectrum(weight, input_size)
-    return spectrum * _row_gain(normalizer_spectrum(weight.detach(), input_size, eps=eps))
+    size = _checked_size(weight, input_size)
+    eps = check_non_negative("eps", eps)
+    return _conv_spectrum(weight, size) * _row_gain(_normalizer_spectrum(weight.detach(), size, eps))
 
 
 def _row_gain(gain: torch.Tensor) -> torch.Tensor:
@@ -185,7 +193,7 @@ def channel_condition_numbers(
     """
     size = _checked_size(weight, input_size)
     eps = check_non_negative("eps", eps)
-    power = kernel_power_spectrum(weight.detach(), size)  # (C_out, *half spectrum)
+    power = _power_spectrum(weight.detach(), size)  # (C_out, *half spectrum)
     if normalized:
         power = power / (power + eps)
     flat = power.flatten(1)
@@ -226,7 +234,7 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
         raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
     weight = module.weight.detach().double()
     size = _checked_size(weight, input_size)
-    spectrum = conv_spectrum(weight, size)
+    spectrum = _conv_spectrum(weight, size)
     gain = torch.ones(weight.shape[0], *spectrum.shape[:-2], dtype=torch.float64, device=weight.device)
     if isinstance(module, (ConvNorm1d, ConvNorm2d)):
         r = normalizing_autocorrelation(kernel_autocorrelation(weight), module.running_autocorrelation,

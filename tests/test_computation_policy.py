@@ -1,5 +1,5 @@
-"""How conv_norm chooses a computation: the policy's plan (computation, transforms, chunks,
-the autocorrelation's method), what chosen_computation says and conv_norm then does, the
+"""How conv_norm chooses a computation: the policy's plan (computation, transforms, chunks)
+and the autocorrelation's method, what chosen_computation says and conv_norm then does, the
 policy set for a block only (restored on exit and after an error, per thread), the frequency
 domain's chunks, and the caches (every one registered and clearable)."""
 from __future__ import annotations
@@ -95,9 +95,8 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
 
 
 def test_the_plan_holds_every_threshold():
-    """The frequency domain's dense 2D maps up to ``dense_2d_max_pixels``, its chunks of
-    ``chunk_bytes`` of kernel spectra (on a CPU; all at once elsewhere), and the grouped
-    convolution for the autocorrelation beyond ``lag_map_max_entries``: each a field of the
+    """The frequency domain's dense 2D maps up to ``dense_2d_max_pixels`` and its chunks of
+    ``chunk_bytes`` of kernel spectra (on a CPU; all at once elsewhere): each a field of the
     policy, read by the plan only."""
     forced = ComputationPolicy().forcing("frequency_domain")
     small, large = plan((8, 8), policy=forced), plan((11, 11), policy=forced)  # outputs 6x6, 9x9
@@ -107,15 +106,24 @@ def test_the_plan_holds_every_threshold():
     assert small.frequencies_per_chunk == forced.chunk_bytes // per_frequency
     assert plan((8, 8), policy=replace(forced, chunk_bytes=1)).frequencies_per_chunk == 1
     assert plan((8, 8), device="meta", policy=forced).frequencies_per_chunk is None
-    assert not plan((8, 8), kernel=7).autocorrelation_by_convolution  # 49^2 * 169 lags: about 406,000
-    assert plan((16, 16), kernel=11).autocorrelation_by_convolution  # 121^2 * 441: about 6.5 million
-    assert plan((8, 8), kernel=7, policy=replace(forced, lag_map_max_entries=1000)).autocorrelation_by_convolution
+
+
+def test_the_policy_chooses_the_autocorrelation_method():
+    """A grouped convolution for the autocorrelation beyond ``lag_map_max_entries`` lags in the
+    lag map, which kernel_autocorrelation follows (the policy in force) unless told."""
+    policy = ComputationPolicy()
+    assert not policy.autocorrelation_by_convolution((7, 7))  # 49^2 * 169 lags: about 406,000
+    assert policy.autocorrelation_by_convolution((11, 11))  # 121^2 * 441: about 6.5 million
+    assert replace(policy, lag_map_max_entries=1000).autocorrelation_by_convolution((7, 7))
 
 
 def test_both_autocorrelation_methods_agree():
     w = torch.randn(5, 3, 4, 3, dtype=torch.float64)
     torch.testing.assert_close(kernel_autocorrelation(w, by_convolution=True),
                                kernel_autocorrelation(w, by_convolution=False))
+    for entries in (0, 2**30):  # every kernel by convolution, none
+        with use_policy(replace(current_policy(), lag_map_max_entries=entries)):
+            torch.testing.assert_close(kernel_autocorrelation(w), kernel_autocorrelation(w, by_convolution=False))
 
 
 def test_computation_forces_a_way_and_restores_the_policy():

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from convnorm.functional import conv_norm
 from convnorm.reference import conv_norm_reference
 from convnorm.spectral import operator_matrix
 
@@ -121,3 +122,28 @@ def test_stop_gradient_keeps_the_normalizer_out_of_the_weight_gradient():
     assert not torch.allclose(through, want)
     assert torch.autograd.gradcheck(lambda weight: conv_norm_reference(x, weight, padding=1, eps=1e-3,
                                                                        stop_gradient=False), (w,))
+
+
+@pytest.mark.parametrize("name", ["input", "weight", "bias", "affine_weight"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64])
+def test_takes_float32_and_float64_only(name, dtype):
+    """Another dtype is a ValueError naming the argument, not an error from inside an FFT."""
+    args = {"input": torch.randn(1, 2, 6), "weight": torch.randn(3, 2, 3), "bias": torch.randn(3),
+            "affine_weight": torch.randn(3, 1)}
+    args[name] = args[name].to(dtype)
+    with pytest.raises(ValueError, match=f"^{name} must be "):
+        conv_norm_reference(**args)
+
+
+def test_computes_in_the_input_dtype_under_autocast():
+    """Under autocast every step still runs in the input's dtype: the result is the one outside it,
+    and conv_norm's (which computes in float32 there and returns the autocast dtype) rounded."""
+    torch.manual_seed(3)
+    x, w = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3)
+    want = conv_norm_reference(x, w, padding=1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = conv_norm_reference(x, w, padding=1)
+        fast = conv_norm(x, w, padding=1)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(fast, want.to(torch.bfloat16))
