@@ -62,24 +62,41 @@ def convergence(records: Records, reference: dict, fast: str = "convnorm+bn", sl
     return " ".join(sentences)
 
 
-def accuracy_gap(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> str:
-    """Our most accurate network's mean ``measure`` beside the paper's least accurate
-    (in ``group``, default the first): how far apart the absolute accuracies are."""
+#: points below the paper's least accurate network beyond which our most accurate one counts
+#: as far from trained: then only the differences between methods are set beside the paper's
+FAR_POINTS = 5
+
+
+def _best_against_paper(records: Records, reference: dict, measure: str, group: str | None):
+    """``(our most accurate method, its mean, the paper's least accurate mean, the measure)``."""
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     chosen = schema.measure(measure, settings)
-    methods = schema.method_keys(settings)
     ours = means(records, measure, group)
-    paper = [paper_mean(paper_value(reference, records.experiment, m, chosen, group)) for m in methods]
+    paper = [paper_mean(paper_value(reference, records.experiment, m, chosen, group))
+             for m in schema.method_keys(settings)]
     paper = [p for p in paper if p is not None]
     if not paper:
         raise ValueError(f"the paper reports no {chosen.label} for {records.experiment!r}")
     best = max(ours, key=ours.get)
-    gap = min(paper) - ours[best]
-    verdict = ("so only the differences between methods can be set beside the paper's" if gap > 5 else
+    return best, ours[best], min(paper), chosen
+
+
+def far_from_trained(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> bool:
+    """Whether our most accurate network's mean ``measure`` ends more than :data:`FAR_POINTS`
+    below the paper's least accurate (in ``group``, default the first)."""
+    _, ours, paper, _ = _best_against_paper(records, reference, measure, group)
+    return paper - ours > FAR_POINTS
+
+
+def accuracy_gap(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> str:
+    """Our most accurate network's mean ``measure`` beside the paper's least accurate
+    (in ``group``, default the first): how far apart the absolute accuracies are."""
+    best, ours, paper, chosen = _best_against_paper(records, reference, measure, group)
+    verdict = ("so only the differences between methods can be set beside the paper's" if paper - ours > FAR_POINTS else
                "close enough that the absolute numbers can be set side by side")
-    return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours[best])} ({chosen.label}), "
-            f"the paper's least accurate {_percent(min(paper))}: {verdict}.")
+    return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours)} ({chosen.label}), "
+            f"the paper's least accurate {_percent(paper)}: {verdict}.")
 
 
 def ranking(records: Records, reference: dict | None, method: str, group: str | None = None) -> str:
