@@ -59,7 +59,13 @@ sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other
 
 import convnorm.functional as functional  # noqa: E402
 from convnorm.models import build_model  # noqa: E402
-from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm.training.results import (  # noqa: E402
+    cpuinfo_fields,
+    device_name,
+    processor_model,
+    provenance,
+    save_results,
+)
 from convnorm_book.layer_benchmark import (  # noqa: E402
     interleaved_medians,
     make_graphed_train_step,
@@ -285,15 +291,9 @@ def cpu_info() -> dict:
     average over 1, 5 and 15 minutes when asked (other processes slow both models, unevenly).
     The same benchmark gives very different ratios on processors with different instruction
     sets, so every record carries these."""
-    fields = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
+    fields = cpuinfo_fields()
     flags = set((fields.get("flags") or fields.get("Features") or "").split())
-    return {"model": fields.get("model name") or platform.processor() or platform.machine(),
+    return {"model": processor_model(),
             "family_and_model_number": [fields.get("cpu family"), fields.get("model")],
             "instruction_sets": [name for name in INSTRUCTION_SETS if name in flags],
             "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),

@@ -42,9 +42,10 @@ from .context import (
 from .experiment import Experiment
 from .norms import Norm
 from .presets import PRESETS, Preset, get_preset, protocol_deviations
-from .runners import planned_runs, result_path, run_experiment
+from .runners import check_experiment, planned_runs, result_path, run_experiment
 
 __all__ = ["EXPERIMENTS", "FREE_REPLAYS", "OCNN_LAMBDA", "OCNN_LAMBDA_ADVERSARIAL", "ONI_LR_DIVISOR", "PRESETS",
            "PROTOCOL_VERSION", "RAMP_FRACTION", "Analysis", "Context", "Experiment", "Norm", "PlannedRun", "Preset",
+           "check_experiment",
            "get_preset", "planned_runs", "protocol_deviations", "result_path", "run_experiment", "run_key",
            "run_record_path"]

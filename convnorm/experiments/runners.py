@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from .._validation import check_choice
 from ..training import distributed, save_results
 from .catalog import EXPERIMENTS
 from .context import (
@@ -82,8 +83,7 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
 
 def check_experiment(name: str) -> str:
     """``name`` if it names an experiment of :data:`EXPERIMENTS`."""
-    if name not in EXPERIMENTS:
-        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    check_choice("experiment", name, sorted(EXPERIMENTS))
     return name
 
 

@@ -31,17 +31,23 @@ def device_name(device: torch.device | str | None = None) -> str:
     return f"cpu ({processor_model()}, {threads} thread{'' if threads == 1 else 's'})"
 
 
-def processor_model() -> str:
-    """The processor's model name (from ``/proc/cpuinfo`` on Linux), else what the
-    platform reports."""
+def cpuinfo_fields() -> dict[str, str]:
+    """Each field of ``/proc/cpuinfo`` as its first processor states it (empty where there
+    is no such file, off Linux)."""
+    fields: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
-            if key.strip() == "model name" and value.strip():
-                return value.strip()
+            fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return fields
+
+
+def processor_model() -> str:
+    """The processor's model name (from ``/proc/cpuinfo`` on Linux), else what the
+    platform reports."""
+    return cpuinfo_fields().get("model name") or platform.processor() or platform.machine()
 
 
 def git_commit() -> str:

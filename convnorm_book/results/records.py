@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, Preset
+from convnorm.experiments import EXPERIMENTS, PRESETS, Preset, check_experiment, get_preset
 from convnorm.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.experiment import training_images
 from convnorm.experiments.gpu_plan import CALIBRATION_PATTERN
@@ -278,10 +278,9 @@ def calibration(directory: str | Path | None = None) -> Run | None:
 
 
 def _check_names(experiment: str | None, preset: str) -> None:
-    if experiment is not None and experiment not in EXPERIMENTS:
-        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {experiment!r}")
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    if experiment is not None:
+        check_experiment(experiment)
+    get_preset(preset)
 
 
 def preset_from_record(settings: dict, preset: str) -> Preset:
