@@ -183,12 +183,29 @@ def _count(value: int | None, full: str) -> str:
     return full if value is None else f"{value:,}"
 
 
-def _epochs(epochs: int, milestones: tuple[int, ...], schedule: str, warmup: float) -> str:
-    if schedule == "one-cycle":
-        return f"{epochs} epochs, one-cycle (linear warm-up over {warmup:.0%} of the steps, linear decay to zero)"
-    if not milestones:
-        return f"{epochs} epochs at a constant rate"
-    return f"{epochs} epochs, lr / 10 at " + " and ".join(map(str, milestones))
+def schedule_in_words(settings: Preset, adversarial: bool = False, decay: bool = True) -> str:
+    """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
+    the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
+    schedule (a linear warm-up over 20 % of the steps, then a linear decay to zero)"``;
+    ``adversarial`` for the free adversarial schedule, ``decay=False`` for a constant rate
+    (the convergence study; a one-cycle preset keeps only its warm-up). The deviations
+    table and the chapters both say it so."""
+    from ..training.trainer import TrainConfig
+
+    epochs = settings.adv_epochs if adversarial else settings.epochs
+    milestones = settings.adv_milestones if adversarial else settings.milestones
+    text = f"{epochs:,} epoch{'s' if epochs != 1 else ''}"
+    if settings.schedule == "one-cycle":
+        warmup = f"{settings.warmup_fraction * 100:g} %"
+        if not decay:
+            return text + f" at a constant learning rate after a linear warm-up over {warmup} of the steps"
+        return (text + f" on a one-cycle schedule (a linear warm-up over {warmup} of the steps, then a linear decay "
+                "to zero)")
+    if not decay or not milestones:
+        return text + " at a constant learning rate"
+    at = ", ".join(map(str, milestones[:-1])) + " and " + str(milestones[-1]) if len(milestones) > 1 else milestones[0]
+    return (text + f", the learning rate divided by {round(1 / TrainConfig.gamma)} after "
+            f"epoch{'s' if len(milestones) > 1 else ''} {at}")
 
 
 def protocol_deviations(name: str) -> list[dict[str, str]]:
@@ -212,8 +229,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         row("network", "ResNet18 (VGG16 in the convergence study)", f"{p.arch} net of width {p.width}",
             "this book", "a network small enough to train on a laptop's processor")
     if (p.epochs, p.milestones, p.schedule) != (ref.epochs, ref.milestones, ref.schedule):
-        row("schedule (CIFAR-10)", _epochs(ref.epochs, ref.milestones, ref.schedule, 0),
-            _epochs(p.epochs, p.milestones, p.schedule, p.warmup_fraction), "this book",
+        row("schedule (CIFAR-10)", schedule_in_words(ref), schedule_in_words(p), "this book",
             "a schedule that fits the minutes a reader's GPU, or a short GPU session, has"
             + ("; the rate stays high for most of a short schedule (the paper: a third), so that the network is "
                "trained before the rate falls" if p.schedule == "step" else
@@ -255,8 +271,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         "40,000 steps are that share of the paper's 42,240; a fixed 40,000 would leave a short training on the "
         "ramp's first stretch, where evaluation uses the last weights' normalizer alone")
     row("free adversarial training", "the method of Shafahi et al. (length not stated)",
-        _epochs(p.adv_epochs, p.adv_milestones, p.schedule, p.warmup_fraction)
-        + f" of {FREE_REPLAYS} replays; the perturbation is carried from one minibatch to the next", "this book",
+        schedule_in_words(p, adversarial=True) + f", each minibatch replayed {FREE_REPLAYS} times; the perturbation "
+        "is carried from one minibatch to the next", "this book",
         "carrying the perturbation is the method as Shafahi et al. define it (the authors' code resets it each "
         "minibatch)" + ("" if p.adv_epochs == ref.adv_epochs else "; the length is compressed like the main "
                         "schedule (authors' code: 30 epochs, at 10 and 20)"))

@@ -6,6 +6,7 @@ import math
 
 from convnorm.experiments import EXPERIMENTS, Norm
 from convnorm.experiments.norms import BASE_LABELS
+from convnorm.experiments.presets import schedule_in_words as schedule  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.schema import ResultSchema
 
 from .records import Records
@@ -103,30 +104,6 @@ def data_sizes(settings) -> str:
     val = 5_000 if settings.max_val is None else settings.max_val
     test = 10_000 if settings.max_test is None else settings.max_test
     return f"{training_images(settings):,} training, {val:,} validation and {test:,} test images"
-
-
-def schedule(settings, adversarial: bool = False, decay: bool = True) -> str:
-    """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
-    the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
-    schedule (a linear warm-up over 20 % of the steps, then a linear decay to zero)"``;
-    ``adversarial`` for the free adversarial schedule, ``decay=False`` for a constant rate
-    (the convergence study; a one-cycle preset keeps only its warm-up)."""
-    from convnorm.training.trainer import TrainConfig
-
-    epochs = settings.adv_epochs if adversarial else settings.epochs
-    milestones = settings.adv_milestones if adversarial else settings.milestones
-    text = f"{epochs:,} epoch{'s' if epochs != 1 else ''}"
-    if settings.schedule == "one-cycle":
-        warmup = percent(settings.warmup_fraction)
-        if not decay:
-            return text + f" at a constant learning rate after a linear warm-up over {warmup} of the steps"
-        return (text + f" on a one-cycle schedule (a linear warm-up over {warmup} of the steps, then a linear decay "
-                "to zero)")
-    if not decay or not milestones:
-        return text + " at a constant learning rate"
-    divisor = round(1 / TrainConfig.gamma)
-    return text + f", the learning rate divided by {divisor} after epoch{'s' if len(milestones) > 1 else ''} " \
-                  f"{listing(milestones)}"
 
 
 def optimizer(settings, regularize: bool = True) -> str:
