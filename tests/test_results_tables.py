@@ -160,7 +160,7 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     assert table.column("eager: ms per step") == ["10.00", "25.00", "60.00"]
     assert table.column("one CUDA graph: × Conv2d+BN") == ["1.00×", "2.00×", "6.25×"]
     assert table.notes == ["CIFAR ResNet18, batch 128, one SGD step, on GPU X. Eager: the three networks interleaved "
-                           "in one process, median of the rounds; as one CUDA graph: each network in its own process, "
+                           "in one process, median of the rounds; one CUDA graph: each network in its own process, "
                            "50 replays."]
     results = {"setup": setup, "time": {"eager": time["eager"]}, "graph_errors": {"authors+bn": "capture failed"}}
     eager_only = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, results))

@@ -17,6 +17,7 @@ from convnorm.experiments import PRESETS
 from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
 from .stats import collect, first_reach, history_band
+from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES
 from .words import group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
@@ -250,11 +251,11 @@ def step_benchmark(run: Run, reference: dict | None = None) -> str:
     step's time relative to Conv2d+BN's; with ``reference``, the seconds of a
     45,000-image epoch beside the paper's Table 8."""
     time, setup = run.results["time"], run.results["setup"]
-    keys = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
-    modes = [mode for mode in ("eager", "cuda_graph") if all(k in time.get(mode, {}) for k in keys)]
+    keys = tuple(STEP_BENCHMARK_MODELS)
+    modes = [mode for mode in STEP_BENCHMARK_MODES if all(k in time.get(mode, {}) for k in keys)]
     if not modes:
         return ""
-    words = {"eager": "eagerly", "cuda_graph": "as one CUDA graph"}
+    words = {mode: adverb for mode, (_, adverb) in STEP_BENCHMARK_MODES.items()}
     ratio = {mode: {k: time[mode][k]["relative_to_conv2d_bn"] for k in keys} for mode in modes}
     ours = listing(f"{ratio[m]['convnorm2d+bn']:.2f} times {words[m]}" for m in modes)
     theirs = listing(f"{ratio[m]['authors+bn']:.2f} times {words[m]}" for m in modes)

@@ -296,7 +296,8 @@ def paper_table(reference: dict, name: str, title: str, skip: Sequence[str] = ()
 #: the networks of the GPU step benchmark (the run-time part of ``benchmarks/calibrate_gpu.py``)
 STEP_BENCHMARK_MODELS = {"conv2d+bn": "Conv2d+BN", "convnorm2d+bn": "ConvNorm2d+BN (this package)",
                          "authors+bn": "the authors' algorithm, +BN"}
-_MODES = {"eager": "eager", "cuda_graph": "one CUDA graph"}
+#: the timing modes of the step benchmark: a column's word, and the adverb of a sentence
+STEP_BENCHMARK_MODES = {"eager": ("eager", "eagerly"), "cuda_graph": ("one CUDA graph", "as one CUDA graph")}
 
 
 def step_benchmark_table(run: Run) -> Table:
@@ -306,19 +307,19 @@ def step_benchmark_table(run: Run) -> Table:
     a calibration record (:func:`~convnorm_book.results.records.calibration`; its
     ``setup`` says how each mode was timed)."""
     setup, time = run.results["setup"], run.results["time"]
-    rows = [[label] + [text for mode in _MODES
+    rows = [[label] + [text for mode in STEP_BENCHMARK_MODES
                        for text in ((f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
                                      f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×")
                                     if key in time.get(mode, {}) else ("—", "—"))]
             for key, label in STEP_BENCHMARK_MODELS.items()]
     errors = run.results.get("graph_errors") or {}
     failed = [f"{STEP_BENCHMARK_MODELS.get(key, key)}: {error}" for key, error in errors.items()]
-    how = "; ".join(f"{word}: {setup[mode]}" for mode, word in (("eager", "eager"), ("cuda_graph", "as one CUDA graph"))
-                    if setup.get(mode))
+    how = "; ".join(f"{word}: {setup[mode]}" for mode, (word, _) in STEP_BENCHMARK_MODES.items() if setup.get(mode))
     notes = ([f"Not timed as one CUDA graph ({'; '.join(failed)})."] if failed else []) + [
         f"{setup['model']}, batch {setup['batch']}, {setup['step']}, on {setup['gpu']}." + (f" {how[0].upper()}"
                                                                                           f"{how[1:]}." if how else "")]
-    columns = ["network"] + [f"{word}: {unit}" for word in _MODES.values() for unit in ("ms per step", "× Conv2d+BN")]
+    columns = ["network"] + [f"{word}: {unit}" for word, _ in STEP_BENCHMARK_MODES.values()
+                             for unit in ("ms per step", "× Conv2d+BN")]
     return Table(f"One training step on {setup['gpu']}: this package, the authors' algorithm and Conv2d+BN",
                  columns, rows, notes)
 
