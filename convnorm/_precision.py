@@ -7,6 +7,8 @@ the autocast dtype under ``torch.autocast``, else the input's.
 from __future__ import annotations
 
 import contextlib
+import functools
+from collections.abc import Callable
 
 import torch
 
@@ -32,3 +34,14 @@ def as_float(t: torch.Tensor | None, dtype: torch.dtype | None) -> torch.Tensor 
     """``t`` in float32 if it is a floating-point tensor and ``dtype`` (from :func:`fp32_region`)
     is set, else ``t`` unchanged."""
     return t if t is None or dtype is None or not t.is_floating_point() else t.float()
+
+
+def without_autocast(function: Callable) -> Callable:
+    """``function(input, ...)`` with ``torch.autocast`` off on ``input``'s device, so that it
+    computes in its arguments' own dtype (a decorator: the function's body stays as written)."""
+    @functools.wraps(function)
+    def wrapper(input: torch.Tensor, *args, **kwargs):
+        with fp32_region(input)[0]:
+            return function(input, *args, **kwargs)
+
+    return wrapper

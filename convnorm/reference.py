@@ -29,14 +29,15 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._geometry import CONV, LayerGeometry, layer_geometry
-from ._precision import FLOAT_DTYPES, fp32_region
+from ._geometry import CONV, layer_geometry
+from ._precision import FLOAT_DTYPES, without_autocast
 from ._validation import check_non_negative
 from .padding import dilate_kernel
 
 __all__ = ["conv_norm_reference"]
 
 
+@without_autocast  # every step in the input's dtype
 def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, stride=1,
                         padding=0, dilation=1, groups: int = 1, padding_mode: str = "zeros", eps: float = 1e-5,
                         affine_weight: torch.Tensor | None = None, stop_gradient: bool = True) -> torch.Tensor:
@@ -51,13 +52,6 @@ def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.T
     for name, tensor in (("input", input), ("weight", weight), ("bias", bias), ("affine_weight", affine_weight)):
         if tensor is not None and tensor.dtype not in FLOAT_DTYPES:
             raise ValueError(f"{name} must be float32 or float64, got {tensor.dtype}")
-    with fp32_region(input)[0]:  # autocast off: every step in the input's dtype
-        return _reference(input, weight, bias, geometry, eps, affine_weight, stop_gradient)
-
-
-def _reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
-               eps: float, affine_weight: torch.Tensor | None, stop_gradient: bool) -> torch.Tensor:
-    """The five steps of :func:`conv_norm_reference` on its checked arguments."""
     d = len(geometry.size)
     axes = tuple(range(2, 2 + d))
     kernel = dilate_kernel(weight, geometry.dilation)

@@ -127,6 +127,8 @@ def test_appendix_tables():
     row = dict((r[0], r[1:]) for r in presets.rows)
     assert row["batch"] == ["128", "512", "128", "128"] and row["training images"][0] == "5,000"
     assert row["training images"][1] == "the paper's" and row["Nesterov momentum"][:2] == ["no", "yes"]
+    assert row["network"][0] == "a six-conv network" and row["data sets"][3] == "CIFAR-10, CIFAR-100"
+    assert row["arithmetic"][0] == "float32" and row["networks (convergence)"][1] == "VGG16, ResNet18"
     assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
 
 

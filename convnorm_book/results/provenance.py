@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
+from convnorm.experiments.experiment import ARCH_NAMES
+from convnorm.training import TrainConfig
 
 from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, seed_seconds
 from .tables import Table
-from .words import group_name, method_label
+from .words import GROUP_NAMES, group_name, method_label
 
 #: the settings of a preset shown side by side, and how a reader calls each
-PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs", "milestones": "learning rate / 10 after epochs",
+PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs",
+               "milestones": f"learning rate / {round(1 / TrainConfig.gamma)} after epochs",
                "schedule": "schedule", "warmup_fraction": "warm-up (share of the steps)", "lr": "learning rate",
                "batch_size": "batch", "nesterov": "Nesterov momentum", "weight_decay": "weight decay",
                "precision": "arithmetic", "adv_epochs": "epochs of adversarial training",
@@ -24,6 +27,10 @@ PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs", "milesto
                "runtime_steps": "timed steps (run time)"}
 
 
+#: a preset's arithmetic in a reader's words
+PRECISION_NAMES = {"fp32": "float32", "mixed": "mixed (bfloat16, or float16 where a GPU has no bfloat16)"}
+
+
 def presets_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
     """The settings of the presets side by side, in a reader's words (a cap that is not
     set reads "the paper's"; methods by their labels)."""
@@ -31,12 +38,18 @@ def presets_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "pape
 
     def text(key, value):
         if value is None:
-            return {"arch": "the paper's (ResNet18, VGG16)", "width": "the paper's"}.get(key, "the paper's")
+            return "the paper's"
         if isinstance(value, bool):
             return "yes" if value else "no"
+        if key == "arch":
+            return ARCH_NAMES[value]
+        if key == "precision":
+            return PRECISION_NAMES[value]
         if isinstance(value, (list, tuple)):
             if key == "robust_norms":
                 return ", ".join(method_label(v) for v in value)
+            if key in ("datasets", "convergence_archs"):
+                return ", ".join(GROUP_NAMES[v] for v in value)
             return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
         if isinstance(value, int) and value >= 1000:
             return f"{value:,}"

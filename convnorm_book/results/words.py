@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from convnorm.experiments import EXPERIMENTS, Norm
+from convnorm.experiments.experiment import ARCH_NAMES
 from convnorm.experiments.norms import BASE_LABELS
 from convnorm.experiments.presets import schedule_in_words as schedule  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.schema import ResultSchema
@@ -14,8 +15,8 @@ from .records import Records
 #: the methods the experiments declare by a key that is not a normalization's (the ablation's)
 _DECLARED_LABELS = {key: label for e in EXPERIMENTS.values() for key, label in e.schema.labels.items()}
 #: display names of group keys that are not rates
-GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet", "small": "six-conv network",
-               "resnet18": "ResNet18", "vgg16": "VGG16"}
+GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet",
+               **{arch: name.removeprefix("a ") for arch, name in ARCH_NAMES.items()}}
 #: a history metric in a reader's words
 METRIC_NAMES = {"test_acc": "test accuracy", "train_acc": "training accuracy", "train_loss": "training loss",
                 "val_acc": "validation accuracy"}
