@@ -57,7 +57,7 @@ def _add_chapter_label(app: Sphinx, doctree: nodes.document) -> None:
     std.labels[label] = (docname, section["ids"][0], title.astext() if title else docname)
 
 
-def _book_number(env: BuildEnvironment, chapters: list[tuple[int, str]]) -> dict[str, object]:
+def _book_number(chapters: list[tuple[int, str]]) -> dict[str, object]:
     """Sphinx's chapter number of each numbered page -> the book's: 0, 1, ... for the chapters
     (the book starts at 0), A, B, ... for the appendix, in the order of the table of contents."""
     numbers: dict[str, object] = {}
@@ -79,7 +79,7 @@ def _renumber(app: Sphinx, env: BuildEnvironment) -> list[str]:
     scratch on each build), so it never applies twice to the same numbers."""
     chapters = [(numbers[""][0], docname) for docname, numbers in env.toc_secnumbers.items()
                 if numbers.get("") and len(numbers[""]) == 1]
-    book = _book_number(env, chapters)
+    book = _book_number(chapters)
 
     def renumbered(docname: str, number):
         return None if number is None else (book[docname], *number[1:])

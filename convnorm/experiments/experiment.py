@@ -18,8 +18,11 @@ from .schema import ResultSchema
 
 #: the networks in a reader's words
 ARCH_NAMES = {"small": "a six-conv network", "resnet18": "ResNet18", "vgg16": "VGG16"}
-#: CIFAR-10's 50,000 training images less the 5,000 held out for validation
-TRAINING_SPLIT = 45_000
+#: CIFAR's training and test images
+CIFAR_TRAINING_IMAGES, CIFAR_TEST_IMAGES = 50_000, 10_000
+#: the paper's split of the training images: 10 % held out for validation, the rest trained on
+VALIDATION_SPLIT = CIFAR_TRAINING_IMAGES // 10
+TRAINING_SPLIT = CIFAR_TRAINING_IMAGES - VALIDATION_SPLIT
 
 
 def count(n: int, noun: str) -> str:

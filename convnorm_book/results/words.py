@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from convnorm.experiments import EXPERIMENTS, Norm
-from convnorm.experiments.experiment import ARCH_NAMES
+from convnorm.experiments.experiment import ARCH_NAMES, CIFAR_TEST_IMAGES, VALIDATION_SPLIT
 from convnorm.experiments.norms import BASE_LABELS
 from convnorm.experiments.presets import schedule_in_words as schedule  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.schema import ResultSchema
@@ -102,8 +102,8 @@ def data_sizes(settings) -> str:
     preset caps nothing: 45,000, 5,000 and 10,000)."""
     from .records import training_images
 
-    val = 5_000 if settings.max_val is None else settings.max_val
-    test = 10_000 if settings.max_test is None else settings.max_test
+    val = VALIDATION_SPLIT if settings.max_val is None else settings.max_val
+    test = CIFAR_TEST_IMAGES if settings.max_test is None else settings.max_test
     return f"{training_images(settings):,} training, {val:,} validation and {test:,} test images"
 
 
