@@ -115,7 +115,7 @@ def _grid_angles(positions: Sequence[torch.Tensor], size: Sequence[int], oneside
     angles = [_angle(tau, torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n), n)
               for axis, (tau, n) in enumerate(zip(positions, size))]
     angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
-    return angle.reshape(math.prod(len(tau) for tau in positions), -1)
+    return angle if d == 1 else angle.flatten(0, 1).flatten(1)  # the lag pairs by the frequency pairs
 
 
 def autocorrelation_power_spectrum(
