@@ -157,6 +157,23 @@ def test_batch_loader_is_seeded_per_epoch():
     assert x.dtype == torch.float32 and float(x.max()) <= 49 / 255 + 1e-6
 
 
+def test_a_longer_epoch_passes_over_the_set_in_fresh_orders():
+    images = torch.zeros(10, 3, 4, 4, dtype=torch.uint8)
+    labels = torch.arange(10)
+    once = BatchLoader(images, labels, batch_size=4, shuffle=True, seed=1)
+    loader = BatchLoader(images, labels, batch_size=4, shuffle=True, seed=1, epoch_images=25)
+    drawn = torch.cat([y for _, y in loader.epoch(0)])
+    assert len(loader) == 7 and loader.images_per_epoch == 25 and len(drawn) == 25
+    passes = drawn[:10], drawn[10:20], drawn[20:]
+    assert all(sorted(p.tolist()) == list(range(10)) for p in passes[:2])  # each pass holds every image once
+    assert len(set(passes[2].tolist())) == 5  # the last pass is cut, without repeats
+    assert not torch.equal(passes[0], passes[1])  # a fresh order each pass
+    # the first pass is the epoch an ordinary loader draws: the setting adds passes, it moves nothing
+    assert torch.equal(passes[0], torch.cat([y for _, y in once.epoch(0)]))
+    with pytest.raises(ValueError, match="epoch_images"):
+        BatchLoader(images, labels, epoch_images=0)
+
+
 def test_prepare_cifar_protocol(cifar_root):
     from convnorm.data import prepare_cifar
 

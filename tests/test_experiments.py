@@ -285,3 +285,28 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         save_results(path, {"seed": 0}, {"acc": 0.9})
     assert load_results(path)["results"] == {"acc": 0.5} and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def _scarcity_record(preset, cifar_root, tmp_path) -> dict:
+    ctx = context.Context("data-scarcity", preset, cifar_root, tmp_path, progress=False, device=torch.device("cpu"))
+    return EXPERIMENTS["data-scarcity"].run(ctx)["0.3"]["bn"], ctx.splits().info["n_train"]
+
+
+def test_a_scarce_subset_trains_for_as_many_steps_as_the_full_set(cifar_root, tmp_path):
+    from dataclasses import replace
+
+    preset = replace(PRESETS["smoke"], max_batches_per_epoch=None, robust_norms=("bn",), fractions=(0.3,), epochs=1)
+    record, full = _scarcity_record(preset, cifar_root, tmp_path / "same-steps")
+    assert record["data"]["n_train"] == 60 and record["epoch_images"] == full == 200
+    assert record["history"]["steps"] == [4]  # 200 images an epoch in batches of 50, as the full set takes
+    record, _ = _scarcity_record(replace(preset, scarcity_same_steps=False), cifar_root, tmp_path / "paper-rule")
+    assert record["epoch_images"] == 60 and record["history"]["steps"] == [2]  # the paper's rule: one pass
+
+
+def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifar_root):
+    """Adding ``TrainConfig.epoch_images`` left every other training's run key as it was:
+    each stored cpu generalization record is still found where the plan looks for it."""
+    for seed in range(3):
+        stored = Path(__file__).parents[1] / "results" / "cpu"
+        runs = planned_runs("generalization", "cpu", cifar_root, stored, seed=seed, missing=True)
+        assert runs == [], [run.key for run in runs]

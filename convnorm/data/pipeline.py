@@ -76,11 +76,16 @@ class BatchLoader:
     of the whole batch and keeps its part, so the parts of one step are, image for
     image and augmentation included, the batch a single process gets. A batch with
     fewer images than processes leaves some without any; they skip it.
+
+    **Longer epochs.** ``epoch_images`` (None: the set once) sets how many images an epoch
+    draws. More than the set holds passes over it several times, each pass in a fresh
+    random order, so that a small training set can be trained for as many steps as a
+    large one (the data-scarcity study: :attr:`convnorm.experiments.Preset.scarcity_same_steps`).
     """
 
     def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int = 128,
                  shuffle: bool = False, augment: bool = False, seed: int = 0,
-                 device: torch.device | str = "cpu"):
+                 device: torch.device | str = "cpu", epoch_images: int | None = None):
         if images.dtype != torch.uint8 or images.dim() != 4:
             raise ValueError(f"images must be a uint8 tensor (N, C, H, W), got {images.dtype} {tuple(images.shape)}")
         if labels.shape != (len(images),):
@@ -88,6 +93,7 @@ class BatchLoader:
         self.images, self.labels = images, labels
         self.batch_size = check_positive_int("batch_size", batch_size)
         self.shuffle, self.augment, self.seed = shuffle, augment, int(seed)
+        self.epoch_images = None if epoch_images is None else check_positive_int("epoch_images", epoch_images)
         self.rank, self.world_size = 0, 1
         self.device = torch.device("cpu")
         self.to(device)
@@ -109,15 +115,23 @@ class BatchLoader:
         part.rank, part.world_size = int(rank), int(world_size)
         return part
 
+    @property
+    def images_per_epoch(self) -> int:
+        """Images one epoch draws: ``epoch_images``, or the set's size if that is None."""
+        return len(self.labels) if self.epoch_images is None else self.epoch_images
+
     def __len__(self) -> int:
-        return math.ceil(len(self.labels) / self.batch_size)
+        return math.ceil(self.images_per_epoch / self.batch_size)
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         return self.epoch(0)
 
     def epoch(self, epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         gen = torch.Generator().manual_seed(self.seed * 1_000_003 + int(epoch))
-        order = torch.randperm(len(self.labels), generator=gen) if self.shuffle else torch.arange(len(self.labels))
+        size, wanted = len(self.labels), self.images_per_epoch
+        passes = [torch.randperm(size, generator=gen) if self.shuffle else torch.arange(size)
+                  for _ in range(math.ceil(wanted / size))]
+        order = torch.cat(passes)[:wanted]
         part = slice(self.rank, None, self.world_size)
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]
@@ -149,10 +163,13 @@ class CifarSplits:
     indices: dict = field(default_factory=dict)
 
     def loaders(self, batch_size: int = 128, augment: bool = True, seed: int = 0,
-                device: torch.device | str = "cpu", eval_batch_size: int = 500) -> dict[str, BatchLoader]:
-        """A shuffled (optionally augmented) train loader and plain val/test loaders."""
+                device: torch.device | str = "cpu", eval_batch_size: int = 500,
+                epoch_images: int | None = None) -> dict[str, BatchLoader]:
+        """A shuffled (optionally augmented) train loader drawing ``epoch_images`` an epoch
+        (None: the training set once) and plain val/test loaders."""
         return {
-            "train": BatchLoader(*self.train, batch_size, shuffle=True, augment=augment, seed=seed, device=device),
+            "train": BatchLoader(*self.train, batch_size, shuffle=True, augment=augment, seed=seed, device=device,
+                                 epoch_images=epoch_images),
             "val": BatchLoader(*self.val, eval_batch_size, device=device),
             "test": BatchLoader(*self.test, eval_batch_size, device=device),
         }

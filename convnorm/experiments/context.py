@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,7 +73,7 @@ RAMP_FRACTION = 40_000 / (120 * 352)
 #: written into every result file and run record, so that which corrections a record
 #: includes is read from the record alone (``convnorm_book.results.records.PROTOCOL_CHANGES``
 #: says what each version changed).
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -144,10 +143,11 @@ class Context:
         return run_record_path(key, self.preset.name, self.seed, self.output)
 
     def config(self, norm: str, splits: CifarSplits, *, adversarial: bool = False, augment: bool = True,
-               regularize: bool = True, lr_decay: bool = True) -> TrainConfig:
+               regularize: bool = True, lr_decay: bool = True, epoch_images: int | None = None) -> TrainConfig:
         """The :class:`TrainConfig` of one training of ``norm`` under this preset: its
-        recipe, the adversarial schedule if ``adversarial``, and the paper's switches for
-        the convergence study (no augmentation, weight decay or learning-rate decay)."""
+        recipe, the adversarial schedule if ``adversarial``, the paper's switches for
+        the convergence study (no augmentation, weight decay or learning-rate decay), and
+        ``epoch_images`` images an epoch (None: the training set once)."""
         p = self.preset
         if adversarial:
             epochs, milestones = p.adv_epochs, p.adv_milestones
@@ -164,7 +164,7 @@ class Context:
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
             free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
-            max_batches_per_epoch=p.max_batches_per_epoch,
+            max_batches_per_epoch=p.max_batches_per_epoch, epoch_images=epoch_images,
             # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
             cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
             channels_last=self.device.type == "cuda" and p.precision == "mixed",
@@ -190,14 +190,14 @@ class Context:
     def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
               lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
-              analysis: Analysis | None = None) -> dict | None:
+              analysis: Analysis | None = None, epoch_images: int | None = None) -> dict | None:
         """The record of one training of ``arch`` with ``norm``: found stored under its
         :func:`run_key`, else trained now (and ``analysis`` applied to the trained
         network) and stored. A run outside ``only`` is not trained: it is listed in
-        ``skipped`` and None comes back."""
+        ``skipped`` and None comes back. The options are :meth:`config`'s."""
         arch = arch or self.arch()
         config = self.config(norm, splits, adversarial=adversarial, augment=augment, regularize=regularize,
-                             lr_decay=lr_decay)
+                             lr_decay=lr_decay, epoch_images=epoch_images)
         settings = self.settings(arch, norm, splits, config, affine, analysis)
         key = run_key(settings)
         self.planned.append(PlannedRun(run, key, settings))
@@ -232,7 +232,8 @@ class Context:
                   "data": settings["data"], "lr": config.lr, "epochs": config.epochs,
                   "milestones": list(config.milestones), "schedule": config.schedule, "augment": config.augment,
                   "weight_decay": config.weight_decay, "batch_size": config.batch_size,
-                  "precision": config.precision, "run_key": stored.stem, "cuda_graph": config.cuda_graph}
+                  "precision": config.precision, "run_key": stored.stem, "cuda_graph": config.cuda_graph,
+                  "epoch_images": config.images_per_epoch(len(splits.train[1]))}
         try:
             history = trainer.fit(resume=self.resume)
             record.update(diverged=False, history=history.as_dict(), summary=history.summary())
@@ -261,9 +262,7 @@ def ramp_steps(config: TrainConfig, splits: CifarSplits) -> int:
     """How many training forwards ConvNorm's running normalizer ramps over:
     :data:`RAMP_FRACTION` of the training's forwards (minibatches times replays), so that
     a shortened training leaves the ramp at the same point of its course as the paper's."""
-    batches = math.ceil(len(splits.train[1]) / config.batch_size)
-    if config.max_batches_per_epoch is not None:
-        batches = min(batches, config.max_batches_per_epoch)
+    batches = config.batches_per_epoch(len(splits.train[1]))
     return max(1, round(RAMP_FRACTION * config.epochs * batches * max(1, config.free_replays)))
 
 
@@ -277,8 +276,10 @@ def run_key(settings: dict) -> str:
     """``<arch>-<norm>-<hash>``: a file name that changes whenever anything that
     determines a training changes (preset, network, normalization options, data
     selection and noise, every :class:`TrainConfig` field but its ``EXECUTION_ONLY`` ones (``cuda_graph``), which
-    changes how the steps execute, not what they compute)."""
-    config = {k: v for k, v in vars(settings["config"]).items() if k not in TrainConfig.EXECUTION_ONLY}
+    changes how the steps execute, not what they compute, and its ``KEYED_WHEN_SET`` ones at their default)."""
+    defaults = TrainConfig()
+    config = {k: v for k, v in vars(settings["config"]).items() if k not in TrainConfig.EXECUTION_ONLY
+              and not (k in TrainConfig.KEYED_WHEN_SET and v == getattr(defaults, k))}
     text = json.dumps({**settings, "config": config}, sort_keys=True, default=str)
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     norm = settings["norm"].replace("+", "_plus_")

@@ -266,10 +266,7 @@ def estimate(job: Job, times: StepTimes, precision: str) -> Estimate:
     step, stand_in = times.lookup(s["arch"], s["norm"], precision)
     forward = step.forward if step.forward is not None else FORWARD_SHARE * step.train
     data = s["data"]
-    batches = math.ceil(data["n_train"] / config.batch_size)
-    if config.max_batches_per_epoch is not None:
-        batches = min(batches, config.max_batches_per_epoch)
-    images = min(data["n_train"], batches * config.batch_size)
+    images = config.images_per_epoch(data["n_train"])
     seconds = config.epochs * (images * max(1, config.free_replays) * step.train
                                + (data["n_val"] + data["n_test"]) * forward)
     analysis = s.get("analysis") or {}

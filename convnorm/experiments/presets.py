@@ -49,6 +49,11 @@ class Preset:
     (divided by 10 at ``milestones``) or ``"one-cycle"`` (a linear warm-up over
     ``warmup_fraction`` of the minibatches, then a linear decay to zero), ``precision``
     ``"fp32"`` or ``"mixed"`` (:func:`convnorm.training.mixed_precision.resolve_precision`).
+
+    ``scarcity_same_steps``: each data-scarcity subset trains for as many steps as the full
+    training set (an epoch draws as many images as the full set has, passing over the
+    subset several times); False keeps the paper's rule, the same epochs for every fraction,
+    which at a short schedule leaves a small subset with too few steps to be trained.
     """
 
     name: str
@@ -81,6 +86,7 @@ class Preset:
     schedule: str = "step"
     warmup_fraction: float = 0.0
     precision: str = "fp32"
+    scarcity_same_steps: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -100,6 +106,7 @@ _PAPER = Preset(
     attack_samples=None, pgd_steps=(10, 20), simba_samples=1000, simba_iters=None,
     noise_rates=(0.2, 0.4, 0.6, 0.8), fractions=(0.1, 0.3, 0.5, 0.7), datasets=("cifar10", "cifar100"),
     convergence_archs=("vgg16", "resnet18"), robust_norms=_ALL_ROBUST, runtime_steps=50, reduced=False,
+    scarcity_same_steps=False,
 )
 
 #: the fast-CIFAR recipe's batch, and the paper's learning rate scaled linearly to it
@@ -139,6 +146,7 @@ PRESETS = {
         epochs=FAST_EPOCHS, milestones=(), adv_epochs=FAST_EPOCHS, adv_milestones=(), batch_size=FAST_BATCH,
         lr=_PAPER.lr * FAST_BATCH / _PAPER.batch_size, nesterov=True, weight_decay=5e-4, schedule="one-cycle",
         warmup_fraction=0.2, precision="mixed", simba_samples=200, datasets=("cifar10",), reduced=True,
+        scarcity_same_steps=True,
     ),
     "short-schedule": replace(
         _PAPER, name="short-schedule",
@@ -146,6 +154,7 @@ PRESETS = {
                     "ResNet18/VGG16, 45k/5k/10k, 16 epochs (lr /10 at 8, 12), batch 128, PGD-10/20, "
                     "SimBA 1,000 images x 3,072 iterations",
         epochs=16, milestones=(8, 12), adv_epochs=8, adv_milestones=(4, 6), datasets=("cifar10",), reduced=True,
+        scarcity_same_steps=True,
     ),
     "paper": _PAPER,
 }
@@ -218,6 +227,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     ``reason``.
     """
     from .context import FREE_REPLAYS, OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
+    from .experiment import training_images
 
     p, ref = get_preset(name), PRESETS["paper"]
     rows = []
@@ -281,11 +291,22 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     row("data-scarcity subsets", "randomly sampled", "random subsets that keep every class's share (class-balanced)",
         "this book", "a 10 % subset drawn without regard to class can leave some classes short; balancing removes "
         "that source of variance from the comparison")
-    if p.epochs != ref.epochs:
-        fewest = math.ceil(min(p.fractions) * 45_000 / p.batch_size) * p.epochs
-        row("data-scarcity training length", f"{ref.epochs} epochs for every fraction",
-            f"{p.epochs} epochs for every fraction ({fewest:,} steps at {min(p.fractions):.0%} of the data)",
-            "paper", "the paper's rule (the same epochs for every fraction) at this preset's length")
+    if p.scarcity_same_steps:
+        smallest, full = min(p.fractions), training_images(p)
+
+        def steps(preset: Preset, images: float) -> int:
+            batches = math.ceil(images / preset.batch_size)
+            cap = preset.max_batches_per_epoch
+            return preset.epochs * (batches if cap is None else min(batches, cap))
+
+        row("data-scarcity training length",
+            f"{ref.epochs} epochs for every fraction ({steps(ref, smallest * training_images(ref)):,} steps at "
+            f"{smallest:.0%} of the data)",
+            f"as many steps as the full training set ({steps(p, full):,}) for every "
+            f"fraction: each of the {p.epochs} epochs draws {full:,} images, passing over the subset several times",
+            "this book", f"the paper's rule at this preset's length would give {steps(p, smallest * full):,} steps at "
+            f"{smallest:.0%} of the data, too few to train the network, so that scarcity would be confounded with "
+            "under-training; the same steps keep the subsets trained, as the paper's 120 epochs do")
     row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "
         "about 9/10 of r_noise of the labels change (CIFAR-10), on the training and validation labels", "paper",
         "the paper's definition (its appendix)")

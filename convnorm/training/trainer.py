@@ -69,6 +69,9 @@ class TrainConfig:
     ``m`` times with a perturbation of max-norm radius ``free_eps`` that is carried over to
     the next minibatch (or reset per batch with ``free_reset_per_batch``, as the
     authors' code does). ``max_batches_per_epoch`` truncates epochs for quick presets.
+    ``epoch_images`` (None: the training set once) is how many images an epoch draws; more
+    than the training set holds passes over it several times
+    (:class:`convnorm.data.BatchLoader`), so that a subset trains for a full set's steps.
     ``cuda_graph`` replays every full-size standard step from one captured CUDA graph
     (``convnorm.training.graphed.GraphedStep``; the same update, without the
     per-kernel launch cost); it needs a CUDA device and excludes float16 (its loss
@@ -100,6 +103,7 @@ class TrainConfig:
     free_eps: float = 8 / 255
     free_reset_per_batch: bool = False
     max_batches_per_epoch: int | None = None
+    epoch_images: int | None = None
     cuda_graph: bool = False
     channels_last: bool = False
 
@@ -108,6 +112,9 @@ class TrainConfig:
     #: because a device decides it (an experiment's preset asks for "mixed" precision, and
     #: each GPU resolves that to the half precision it has), as it decides which kernels run.
     EXECUTION_ONLY: ClassVar[tuple[str, ...]] = ("cuda_graph", "channels_last", "precision")
+    #: fields a run key leaves out while they hold their default, so that adding such a
+    #: field keeps the keys, and the stored records, of every training that does not use it
+    KEYED_WHEN_SET: ClassVar[tuple[str, ...]] = ("epoch_images",)
 
     def __post_init__(self):
         check_positive_int("epochs", self.epochs)
@@ -128,11 +135,24 @@ class TrainConfig:
             raise ValueError(f"milestones must be increasing positive epochs, got {self.milestones}")
         if self.free_replays < 0:
             raise ValueError(f"free_replays must be >= 0, got {self.free_replays}")
-        if self.max_batches_per_epoch is not None:
-            check_positive_int("max_batches_per_epoch", self.max_batches_per_epoch)
+        for name in ("max_batches_per_epoch", "epoch_images"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
         if self.cuda_graph and (needs_loss_scaling(self.precision) or self.free_replays):
             raise ValueError("cuda_graph cannot be combined with precision 'fp16' or free adversarial training "
                              "(free_replays > 0)")
+
+
+    def images_per_epoch(self, n_train: int) -> int:
+        """Images an epoch trains on, from a training set of ``n_train``: ``epoch_images`` (or
+        ``n_train``), cut to ``max_batches_per_epoch`` full minibatches if that is set."""
+        images = n_train if self.epoch_images is None else self.epoch_images
+        return images if self.max_batches_per_epoch is None else min(images, self.max_batches_per_epoch *
+                                                                      self.batch_size)
+
+    def batches_per_epoch(self, n_train: int) -> int:
+        """Minibatches (optimizer steps) an epoch takes on a training set of ``n_train``."""
+        return math.ceil(self.images_per_epoch(n_train) / self.batch_size)
 
 
 def paper_config(dataset: str = "cifar10", **overrides) -> TrainConfig:
@@ -255,13 +275,11 @@ def _bar(iterable: Iterable, show: bool, **kwargs):
 def _check_parts(size: int, config: TrainConfig, processes: int) -> None:
     """Refuse a data-parallel run in which a training batch leaves a process without
     images: the processes must take every step together."""
-    batches = math.ceil(size / config.batch_size)
-    if config.max_batches_per_epoch is not None:
-        batches = min(batches, config.max_batches_per_epoch)
-    smallest = min(config.batch_size, size - (batches - 1) * config.batch_size)
+    images = config.images_per_epoch(size)
+    smallest = min(config.batch_size, images - (config.batches_per_epoch(size) - 1) * config.batch_size)
     if smallest < processes:
-        raise ValueError(f"batch_size={config.batch_size} with {size} training images gives a batch of {smallest} "
-                         f"image(s), fewer than the {processes} processes: choose another batch size")
+        raise ValueError(f"batch_size={config.batch_size} with {images} training images an epoch gives a batch of "
+                         f"{smallest} image(s), fewer than the {processes} processes: choose another batch size")
 
 
 def _read_checkpoint(path: Path) -> dict:
@@ -350,8 +368,8 @@ class Trainer:
             self.model = self.model.to(memory_format=torch.channels_last)
         self.loaders = {name: copy.copy(loader).to(self.device) for name, loader in loaders.items()}
         train = self.loaders["train"]
-        train.batch_size, train.augment, train.seed, train.shuffle = (config.batch_size, config.augment,
-                                                                      config.seed, True)
+        train.batch_size, train.augment, train.seed, train.shuffle, train.epoch_images = (
+            config.batch_size, config.augment, config.seed, True, config.epoch_images)
         self.config = config
         # the forward of a training step runs through _network (the DDP wrapper in a
         # data-parallel run), over this process's part of each loader
@@ -500,7 +518,7 @@ class Trainer:
         loader, part = self.loaders["train"], self._parts["train"]
         total = self.batches_per_epoch
         step = self._free_step if self.config.free_replays > 0 else self._standard_step
-        processes, size = part.world_size, len(loader.labels)
+        processes, size = part.world_size, loader.images_per_epoch
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         correct = torch.zeros((), dtype=torch.long, device=self.device)
         count, checked = 0, 0
@@ -530,8 +548,7 @@ class Trainer:
     @property
     def batches_per_epoch(self) -> int:
         """Minibatches in one epoch (``max_batches_per_epoch`` caps them)."""
-        full, cap = len(self.loaders["train"]), self.config.max_batches_per_epoch
-        return full if cap is None else min(full, cap)
+        return self.config.batches_per_epoch(len(self.loaders["train"].labels))
 
     def lr_at(self, batch: int) -> float:
         """The learning rate of minibatch ``batch`` (counted from 0) under the config's schedule."""

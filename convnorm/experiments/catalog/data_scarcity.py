@@ -8,13 +8,17 @@ from ..schema import BASIC_NAMES, CONFIG, TEST_ACC, Grouping, ResultSchema
 
 def run(ctx: Context) -> dict:
     """Each network on each fraction of the training set (random subsets that keep every
-    class's share); validation and test sets unchanged."""
+    class's share); validation and test sets unchanged. With the preset's
+    ``scarcity_same_steps`` every epoch draws as many images as the full training set
+    has, so each subset trains for the full set's number of steps."""
+    epoch_images = ctx.splits().info["n_train"] if ctx.preset.scarcity_same_steps else None
     out = {}
     for fraction in ctx.preset.fractions:
         splits = ctx.splits(train_fraction=fraction)
         out[f"{fraction:g}"] = {"n_train": splits.info["n_train"]}
         for norm in ctx.preset.robust_norms:
-            out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits)
+            out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits,
+                                                   epoch_images=epoch_images)
     return out
 
 
