@@ -17,6 +17,10 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    images per second than one (by ``MIN_GAIN``), else 1, and ``slowdown`` how much longer
    each takes beside the other. Whether the processes share the GPU's multiprocessors
    (MPS, started by the window's script) or take turns is recorded in ``mode``.
+4. **Where ConvNorm's step goes** (``profile``): the second network (the core's
+   ConvNorm+BN ResNet18) stepped eagerly under the profiler, its costliest operators per
+   step (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on
+   this GPU has to cut.
 
 Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
 launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
@@ -44,7 +48,7 @@ sys.path.insert(0, str(HERE))
 from authors_layer import with_authors_layers  # noqa: E402
 from bench_layer import batch, cpu_info  # noqa: E402
 
-from convnorm.experiments.step_timing import time_steps  # noqa: E402
+from convnorm.experiments.step_timing import profile_steps, time_steps  # noqa: E402
 from convnorm.models import build_model  # noqa: E402
 from convnorm.training import provenance, save_results  # noqa: E402
 from convnorm.training.graphed import GraphedStep  # noqa: E402
@@ -118,6 +122,9 @@ def main() -> None:
             arch, norm = rest[0].split(":")
             print(json.dumps(time_steps(args.preset, arch, norm, device, args.batches,
                                         cuda_graph=False if args.eager else None)))
+        elif kind == "profile":
+            arch, norm = rest[0].split(":")
+            print(json.dumps(profile_steps(args.preset, arch, norm, device)))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return
@@ -158,6 +165,18 @@ def main() -> None:
             skipped.append({"what": "concurrency", "why": next(a["error"] for a in answers if "error" in a)})
     else:
         skipped.append({"what": "concurrency", "why": "the budget was spent" if solo else "no step time measured"})
+
+    profile = None
+    if len(networks) > 1 and left() > 0:
+        profile = child("profile", networks[1], "--preset", args.preset, "--device", args.device)
+        if "error" in profile:
+            skipped.append({"what": f"profile of {networks[1]}", "why": profile.pop("error")})
+            profile = None
+        else:
+            print(f"{networks[1]} profiled: {profile['ms_per_step']:.1f} ms a step; costliest: "
+                  + ", ".join(f"{op['name']} {op['share']:.0%}" for op in profile["ops"][:3]))
+    elif len(networks) > 1:
+        skipped.append({"what": f"profile of {networks[1]}", "why": "the budget was spent"})
 
     # run time at batch 128 against Conv2d+BN and the authors' algorithm
     runtime, graph_errors = {}, {}
@@ -200,7 +219,7 @@ def main() -> None:
                          "eager": "the three networks interleaved in one process, median of the rounds",
                          "cuda_graph": "each network in its own process, 50 replays"},
                "step_times": step_times, "concurrency": concurrency, "time": time_table,
-               "graph_errors": graph_errors, "skipped": skipped}
+               "profile": profile, "graph_errors": graph_errors, "skipped": skipped}
     if args.out:
         block = provenance("calibrate_gpu", args.preset, 0, None, time.perf_counter() - begin, device)
         print("wrote", save_results(args.out, block, results))

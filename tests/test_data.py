@@ -283,3 +283,25 @@ def test_a_truncated_jpeg_archive_is_named(tmp_path):
     archive.write_bytes(archive.read_bytes()[:3000])
     with pytest.raises(CorruptDataError, match=f"{archive} is damaged or truncated"):
         _decode_jpeg(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))
+
+
+def test_a_damaged_jpeg_is_named_by_the_process_that_decodes_it(tmp_path):
+    """The copy is decoded by several processes; a member that is not a JPEG is still
+    named in the error, whichever process met it."""
+    import tarfile
+
+    from PIL import Image
+
+    from convnorm.data.cifar import CifarSource, _decode_jpeg
+
+    archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        for i in range(8):
+            buffer = io.BytesIO()
+            Image.fromarray(np.full((32, 32, 3), i, np.uint8)).save(buffer, "JPEG")
+            data = buffer.getvalue() if i != 5 else b"not a jpeg"
+            info = tarfile.TarInfo(f"train/cat/{i:04d}.jpg")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(CorruptDataError, match=r"\(member train/cat/0005.jpg\) is damaged or truncated"):
+        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import PRESETS, gpu_plan, planned_runs, protocol_deviations
+from convnorm.experiments import PRESETS, gpu_plan, planned_runs, protocol_deviations, step_timing
 from convnorm.training import save_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,8 +191,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     packed in an archive that unpacks into the repository's own layout."""
     env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": "120", "WORK": str(tmp_path / "work"),
            "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1",
-           "PYTHON": sys.executable, "CALIBRATION_S": "5",
-           "CALIBRATION_ARGS": "--networks resnet18:bn --batches 2 --runtime-batch 4",
+           "PYTHON": sys.executable, "CALIBRATION_S": "40",
+           "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2 --runtime-batch 4",
            "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn"}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh")], env=env, capture_output=True,
                           text=True, timeout=300)
@@ -207,9 +207,10 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     general = packed[f"results/{SMOKE}/generalization-{SMOKE}-seed0.json"]
     assert general["results"]["cifar10"]["bn"]["summary"] and general["provenance"]["runs_missing"] == [
         "cifar10-none", "cifar10-convnorm"]
-    assert all(not entry["cuda_graph"] for entry in next(
-        data for name, data in packed.items() if name.startswith("benchmarks/results/gpu_calibration"))["results"][
-        "step_times"])  # timed as the trainings stepped: eagerly
+    calibration = next(data for name, data in packed.items()
+                       if name.startswith("benchmarks/results/gpu_calibration"))["results"]
+    assert all(not entry["cuda_graph"] for entry in calibration["step_times"])  # as the trainings stepped: eagerly
+    assert calibration["profile"]["norm"] == "convnorm+bn" and calibration["profile"]["ops"]  # the second network
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
         assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session.log").read().decode()
@@ -219,6 +220,16 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
 def _between(text: str, marker: str) -> list[str]:
     block = text.split(f"<!-- {marker}:begin -->")[1].split(f"<!-- {marker}:end -->")[0]
     return [line for line in block.strip().splitlines() if line.strip()]
+
+
+def test_a_profiled_step_lists_its_costliest_operators():
+    profile = step_timing.profile_steps(SMOKE, "resnet18", "convnorm+bn", "cpu", batches=2, top=6)
+    ops = profile["ops"]
+    assert len(ops) == 6 and profile["time"] == "processor" and profile["batch"] == PRESETS[SMOKE].batch_size
+    assert [op["ms_per_step"] for op in ops] == sorted((op["ms_per_step"] for op in ops), reverse=True)
+    assert sum(op["ms_per_step"] for op in ops) <= profile["ms_per_step"] * (1 + 1e-9)
+    assert all(0 < op["share"] <= 1 for op in ops) and sum(op["share"] for op in ops) <= 1 + 1e-9
+    assert any(op["name"].startswith(("aten::", "FrequencyDomain")) for op in ops)
 
 
 def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):

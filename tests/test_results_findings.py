@@ -3,7 +3,7 @@ verdicts, computed from records built with known answers."""
 from __future__ import annotations
 
 from convnorm_book.results import checks, findings, records
-from result_files import record, reference, root, write  # noqa: F401 (fixtures)
+from result_files import record, reference, results_root, root, write  # noqa: F401 (fixtures)
 
 BASIC = ("none", "bn", "convnorm", "convnorm+bn")
 
@@ -61,6 +61,24 @@ def test_maximum_optimism_and_scarcity_subsets(root):
     assert text.startswith("Our subsets of the 5,000 training images hold 500, 1,500 and 3,500 images at 10%, 30% "
                            "and 70%")
     assert "class-balanced" not in text and "the paper samples at random" in text
+
+
+def test_scarcity_length_is_read_from_the_records(root, tmp_path):
+    sizes = (("0.1", 500), ("0.3", 1500), ("0.7", 3500))
+    for seed in (0, 1):
+        write(root, "data-scarcity", "cpu", seed,
+              {f: {"n_train": n, **{m: record(0.4, epoch_images=5000) for m in BASIC}} for f, n in sizes})
+    text = findings.scarcity_length(records.stored("data-scarcity", root, presets=("cpu",)))
+    assert text.startswith("Every subset trains for as many steps as the full set would, 120: each epoch draws 5,000 "
+                           "images, passing over the 10% subset 10 times.")
+    assert "120 epochs" in text  # the paper's length, read from its preset
+    (tmp_path / "older").mkdir()
+    older = results_root(tmp_path / "older")  # records that state no epoch length trained each subset once an epoch
+    for seed in (0, 1):
+        write(older, "data-scarcity", "cpu", seed, {f: {"n_train": n, **{m: record(0.4) for m in BASIC}}
+                                                    for f, n in sizes})
+    assert findings.scarcity_length(records.stored("data-scarcity", older, presets=("cpu",))).startswith(
+        "Every subset trains for the same number of epochs, as in the paper")
 
 
 def test_trained_layers_leave_out_diverged_seeds(root):

@@ -236,9 +236,21 @@ def _decode_official(source: CifarSource, spec: _Official) -> dict[str, np.ndarr
     return arrays
 
 
+def _decode_jpegs(path: str, remedy: str, members: list[tuple[str, bytes]]) -> np.ndarray:
+    """The pixels ``(N, 3, 32, 32)`` of the 32x32 JPEG files ``members`` (``(name, bytes)``)
+    of the archive at ``path``; a damaged one raises :class:`CorruptDataError` naming it."""
+    from PIL import Image
+
+    pixels = np.empty((len(members), 3, 32, 32), dtype=np.uint8)
+    for i, (name, data) in enumerate(members):
+        with _reading(f"{path} (member {name})", remedy):
+            pixels[i] = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
+    return pixels
+
+
 def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
     try:
-        from PIL import Image
+        from PIL import Image  # noqa: F401 (decoding needs it: said here, before any work)
     except ImportError as error:
         raise ModuleNotFoundError(
             f"decoding {source.path} (the JPEG copy of CIFAR-10) needs Pillow: pip install pillow; or put the "
@@ -252,14 +264,19 @@ def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
             if member.isfile() and len(parts) == 3 and parts[2].endswith(".jpg"):
                 members.append((*parts, tar.extractfile(member).read()))
 
-    def decode(member: tuple[str, str, str, bytes]) -> np.ndarray:
-        split, cls, file, data = member
-        with _reading(f"{source.path} (member {split}/{cls}/{file})", remedy):
-            return np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
-
-    # Pillow releases the interpreter lock while it decodes, so threads decode in parallel
-    with concurrent.futures.ThreadPoolExecutor(max_workers=min(32, os.cpu_count() or 1)) as pool:
-        decoded = list(pool.map(decode, members, chunksize=256))
+    # Opening a 32x32 JPEG costs more interpreter time than decoding it, so threads would wait
+    # for each other: processes decode the chunks in parallel (one per core, at most 16)
+    workers = max(1, min(16, os.cpu_count() or 1))
+    chunks = [[(f"{split}/{cls}/{file}", data) for split, cls, file, data in members[i::workers]]
+              for i in range(workers)]
+    if workers == 1:
+        parts = [_decode_jpegs(str(source.path), remedy, chunks[0])]
+    else:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_decode_jpegs, [str(source.path)] * workers, [remedy] * workers, chunks))
+    decoded = np.empty((len(members), 3, 32, 32), dtype=np.uint8)
+    for i, part in enumerate(parts):
+        decoded[i::workers] = part
     images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {"train": [], "test": []}
     for (split, cls, file, _), pixels in zip(members, decoded):
         images[split].append(((CIFAR10_CLASSES.index(cls), file), pixels))

@@ -2,7 +2,7 @@
 paper's values and written as sentences: how fast the convergence curves reach a level,
 how far our absolute accuracies are from the paper's, how often a method ranks first,
 what the SimBA budget and the attacked networks were, how optimistic the maximum over
-epochs is, how large the scarcity subsets are, what the trained layers look like, and
+epochs is, how large the scarcity subsets are and how long they trained, what the trained layers look like, and
 what the run time and the step benchmarks measured. Nothing here tests a claim (that is
 :mod:`~convnorm_book.results.verdicts`); every number is read, none typed."""
 from __future__ import annotations
@@ -173,6 +173,31 @@ def scarcity_subsets(records: Records) -> str:
             + listing(group_name(schema, f) for f in fractions)
             + "; each is a random subset drawn class by class, so that every class keeps its share, where the "
               "paper samples at random without saying that it balances the classes.")
+
+
+def scarcity_length(records: Records) -> str:
+    """How long the networks trained on each subset, read from the records: the full
+    set's number of steps (each epoch drawing as many images as the full set has, the
+    book's rule at shortened schedules) or the same epochs at every fraction (the paper's
+    rule, under which a subset of 10 % takes a tenth of the steps)."""
+    schema = records.schema
+    fractions = schema.group_keys(records.settings)
+    method = schema.method_keys(records.settings)[0]
+    trained = [lookup(run.results, (f, method)) for run in records.runs for f in fractions]
+    trained = [r for r in trained if r and not is_diverged(r)]
+    full = training_images(records.settings)
+    if trained and all(r.get("epoch_images") == full for r in trained):
+        steps = trained[0]["history"]["steps"][-1]
+        smallest = min(fractions, key=float)
+        passes = full / lookup(records.runs[0].results, (smallest, "n_train"))
+        return (f"Every subset trains for as many steps as the full set would, {steps:,}: each epoch draws "
+                f"{full:,} images, passing over the {group_name(schema, smallest)} subset {passes:.3g} times. The "
+                f"paper trains every fraction for the same number of epochs instead, so that a subset takes the "
+                f"share of a full training's steps that it holds of the images; its {PRESETS['paper'].epochs} epochs "
+                "leave even its smallest subset trained, our shorter schedule would not, and scarce data would be "
+                "confounded with short training.")
+    return ("Every subset trains for the same number of epochs, as in the paper, so a subset takes the fraction of a "
+            "full training's steps that it holds of the images.")
 
 
 def trained_layers(records: Records) -> str:
