@@ -60,3 +60,10 @@ def test_graphed_training_matches_eager(norm, recipe, precision, full_float32):
         buf_g = graphed.optimizer.state[p_graph]["momentum_buffer"]
         assert torch.allclose(buf_e, buf_g, rtol=rtol, atol=atol)
 
+
+
+def test_the_trainer_turns_on_the_cudnn_autotuner():
+    """Every full batch has the same shapes, so the trainer lets cuDNN time its algorithms once."""
+    torch.backends.cudnn.benchmark = False
+    _trainer(build_model("small", "bn", 10, 4), graph=False)
+    assert torch.backends.cudnn.benchmark

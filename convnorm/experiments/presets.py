@@ -14,7 +14,8 @@
   the learning rate scaled linearly from the paper's 0.1 at 128, Nesterov momentum, a
   one-cycle schedule (linear warm-up, linear decay to zero), mixed precision
   (bfloat16 where the GPU has it, float16 with loss scaling where it does not;
-  ConvNorm's transforms stay in float32), channels-last memory and the CUDA-graph step.
+  ConvNorm's transforms stay in float32), channels-last memory, cuDNN's autotuner and the
+  CUDA-graph step.
   Augmentation is the paper's (random crop and flip, on the GPU); nothing is added that
   could favour one normalization (no label smoothing, cutout, mixup or test-time
   augmentation).

@@ -310,6 +310,12 @@ class Trainer:
             accuracy (``best_state``; :meth:`load_best` restores it), the paper's
             model selection.
 
+    On a CUDA device the trainer turns on cuDNN's autotuner (``torch.backends.cudnn.benchmark``,
+    for the whole process), as the fast-CIFAR recipes do: every full batch has the same
+    shapes, so each convolution's fastest algorithm is searched for once and then reused,
+    where cuDNN's default heuristic can pick a slow one for unusual shapes (ConvNorm's
+    convolution at the full size :math:`n + m - 1`, in float32).
+
     **Data-parallel training.** In a process started by ``torchrun`` with more than one
     process (``convnorm.training.distributed.setup``: NCCL on CUDA with this process
     on ``cuda:LOCAL_RANK``, Gloo on the CPU) the trainer
@@ -364,6 +370,8 @@ class Trainer:
         if needs_loss_scaling(config.precision) and self.device.type != "cuda":
             raise ValueError(f"precision 'fp16' (with loss scaling) needs a CUDA device, got device={self.device}")
         self.model = model.to(self.device)
+        if self.device.type == "cuda":
+            torch.backends.cudnn.benchmark = True
         if config.channels_last:
             self.model = self.model.to(memory_format=torch.channels_last)
         self.loaders = {name: copy.copy(loader).to(self.device) for name, loader in loaders.items()}
