@@ -18,9 +18,9 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    each takes beside the other. Whether the processes share the GPU's multiprocessors
    (MPS, started by the window's script) or take turns is recorded in ``mode``.
 4. **Where ConvNorm's step goes** (``profile``): the second network (the core's
-   ConvNorm+BN ResNet18) stepped eagerly under the profiler, its costliest operators per
-   step (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on
-   this GPU has to cut.
+   ConvNorm+BN ResNet18) stepped eagerly under the profiler, in the process that timed it,
+   its costliest operators per step (:func:`convnorm.experiments.step_timing.profile_steps`):
+   what a faster layer on this GPU has to cut.
 
 Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
 launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
@@ -118,13 +118,12 @@ def main() -> None:
     device = torch.device(args.device)
     if args.child:
         kind, *rest = args.child
-        if kind == "protocol":
+        if kind == "protocol":  # rest: the network, then "profile" to profile it too
             arch, norm = rest[0].split(":")
-            print(json.dumps(time_steps(args.preset, arch, norm, device, args.batches,
-                                        cuda_graph=False if args.eager else None)))
-        elif kind == "profile":
-            arch, norm = rest[0].split(":")
-            print(json.dumps(profile_steps(args.preset, arch, norm, device)))
+            answer = time_steps(args.preset, arch, norm, device, args.batches, cuda_graph=False if args.eager else None)
+            if rest[1:] == ["profile"]:
+                answer["profile"] = profile_steps(args.preset, arch, norm, device)
+            print(json.dumps(answer))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return
@@ -135,16 +134,23 @@ def main() -> None:
     common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)] + (
         ["--eager"] if args.eager else [])
 
-    def protocol(network: str) -> None:
-        answer = child("protocol", network, *common)
+    profile = None
+
+    def protocol(network: str, *also: str) -> None:
+        nonlocal profile
+        answer = child("protocol", network, *also, *common)
         if "error" in answer:
             skipped.append({"what": f"step time of {network}", "why": answer["error"]})
-        else:
-            step_times.append(answer)
-            print(f"{network}: {answer['train_s_per_image'] * 1e6:.1f} us per image ({answer['precision']})")
+            return
+        profile = answer.pop("profile", profile)
+        step_times.append(answer)
+        print(f"{network}: {answer['train_s_per_image'] * 1e6:.1f} us per image ({answer['precision']})")
 
-    for network in networks[:2]:  # the core's networks come first, whatever the budget
-        protocol(network)
+    for i, network in enumerate(networks[:2]):  # the core's networks come first, whatever the budget
+        protocol(network, *(["profile"] if i == 1 else []))
+    if profile is not None:
+        print(f"{networks[1]} profiled: {profile['ms_per_step']:.1f} ms a step; costliest: "
+              + ", ".join(f"{op['name']} {op['share']:.0%}" for op in profile["ops"][:3]))
 
     # concurrency: the first network in two processes at once
     concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}
@@ -165,18 +171,6 @@ def main() -> None:
             skipped.append({"what": "concurrency", "why": next(a["error"] for a in answers if "error" in a)})
     else:
         skipped.append({"what": "concurrency", "why": "the budget was spent" if solo else "no step time measured"})
-
-    profile = None
-    if len(networks) > 1 and left() > 0:
-        profile = child("profile", networks[1], "--preset", args.preset, "--device", args.device)
-        if "error" in profile:
-            skipped.append({"what": f"profile of {networks[1]}", "why": profile.pop("error")})
-            profile = None
-        else:
-            print(f"{networks[1]} profiled: {profile['ms_per_step']:.1f} ms a step; costliest: "
-                  + ", ".join(f"{op['name']} {op['share']:.0%}" for op in profile["ops"][:3]))
-    elif len(networks) > 1:
-        skipped.append({"what": f"profile of {networks[1]}", "why": "the budget was spent"})
 
     # run time at batch 128 against Conv2d+BN and the authors' algorithm
     runtime, graph_errors = {}, {}

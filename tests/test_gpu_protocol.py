@@ -191,7 +191,7 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     packed in an archive that unpacks into the repository's own layout."""
     env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": "120", "WORK": str(tmp_path / "work"),
            "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1",
-           "PYTHON": sys.executable, "CALIBRATION_S": "40",
+           "PYTHON": sys.executable, "CALIBRATION_S": "5",
            "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2 --runtime-batch 4",
            "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn"}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh")], env=env, capture_output=True,
