@@ -36,7 +36,7 @@ def _trainer(model, graph: bool, recipe: str = "step", precision: str = "fp32") 
 
 @pytest.mark.parametrize("norm, recipe, precision", [
     ("bn", "step", "fp32"), ("convnorm+bn", "step", "fp32"), ("convnorm", "step", "fp32"), ("sn+bn", "step", "fp32"),
-    ("bn", "fast", "fp32"), ("convnorm+bn", "fast", "fp32"), ("convnorm+bn", "fast", "bf16")])
+    ("bn", "fast", "fp32"), ("convnorm+bn", "fast", "fp32"), ("bn", "fast", "bf16"), ("convnorm+bn", "fast", "bf16")])
 def test_graphed_training_matches_eager(norm, recipe, precision, full_float32):
     """Float32 without TensorFloat-32: with it, cuDNN's ~1e-3 rounding of each convolution,
     which may differ between the eager and the captured algorithms, grows over an epoch of
