@@ -80,7 +80,7 @@ class BatchLoader:
     **Longer epochs.** ``epoch_images`` (None: the set once) sets how many images an epoch
     draws. More than the set holds passes over it several times, each pass in a fresh
     random order, so that a small training set can be trained for as many steps as a
-    large one (the data-scarcity study: :attr:`convnorm.experiments.Preset.scarcity_same_steps`).
+    large one (the data-scarcity study, ``Preset.scarcity_same_steps``).
     """
 
     def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int = 128,
