@@ -20,7 +20,10 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
 4. **Where ConvNorm's step goes** (``profile``): the second network (the core's
    ConvNorm+BN ResNet18) stepped eagerly under the profiler, in the process that timed it,
    its costliest operators per step (:func:`convnorm.experiments.step_timing.profile_steps`):
-   what a faster layer on this GPU has to cut.
+   what a faster layer on this GPU has to cut. In the same process, ``alternatives`` times
+   that step eagerly with the package's rule (FFTs on a GPU) and with the spatial
+   computation's dense DFT matrices on the GPU too (``dense_transform_devices``), the one
+   choice of the computation policy no benchmark has timed on a GPU.
 
 Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
 launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
@@ -36,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -49,6 +53,7 @@ from authors_layer import with_authors_layers  # noqa: E402
 from bench_layer import batch, cpu_info  # noqa: E402
 
 from convnorm.experiments.step_timing import profile_steps, time_steps  # noqa: E402
+from convnorm.functional import current_policy, use_policy  # noqa: E402
 from convnorm.models import build_model  # noqa: E402
 from convnorm.training import provenance, save_results  # noqa: E402
 from convnorm.training.graphed import GraphedStep  # noqa: E402
@@ -87,6 +92,20 @@ def graph_child(name: str, size: int, replays: int) -> dict:
     return {"seconds_per_step": start.elapsed_time(end) / 1000 / replays}
 
 
+def alternatives(preset: str, arch: str, norm: str, device: torch.device, batches: int) -> dict:
+    """Seconds per image of an eager training step of ``arch`` with ``norm``, computed by the
+    package's rule and with dense DFT matrices on ``device`` too; an error is recorded, not raised."""
+    dense = replace(current_policy(), dense_transform_devices=tuple({"cpu", device.type}))
+    timed = {}
+    for name, policy in (("rule", current_policy()), ("dense DFT matrices", dense)):
+        try:
+            with use_policy(policy):
+                timed[name] = time_steps(preset, arch, norm, device, batches, cuda_graph=False)["train_s_per_image"]
+        except Exception as error:  # noqa: BLE001 (an alternative that fails is a finding, not a crash)
+            timed[name] = f"{type(error).__name__}: {error}"
+    return timed
+
+
 def child(*arguments: str, background: bool = False):
     command = [sys.executable, __file__, "--child", *arguments]
     if background:
@@ -123,6 +142,7 @@ def main() -> None:
             answer = time_steps(args.preset, arch, norm, device, args.batches, cuda_graph=False if args.eager else None)
             if rest[1:] == ["profile"]:
                 answer["profile"] = profile_steps(args.preset, arch, norm, device)
+                answer["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
             print(json.dumps(answer))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
@@ -134,7 +154,7 @@ def main() -> None:
     common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)] + (
         ["--eager"] if args.eager else [])
 
-    profile = None
+    profile, alternative_times = None, {}
 
     def protocol(network: str, *also: str) -> None:
         nonlocal profile
@@ -143,6 +163,8 @@ def main() -> None:
             skipped.append({"what": f"step time of {network}", "why": answer["error"]})
             return
         profile = answer.pop("profile", profile)
+        if "alternatives" in answer:
+            alternative_times.update(answer.pop("alternatives"))
         step_times.append(answer)
         print(f"{network}: {answer['train_s_per_image'] * 1e6:.1f} us per image ({answer['precision']})")
 
@@ -151,6 +173,9 @@ def main() -> None:
     if profile is not None:
         print(f"{networks[1]} profiled: {profile['ms_per_step']:.1f} ms a step; costliest: "
               + ", ".join(f"{op['name']} {op['share']:.0%}" for op in profile["ops"][:3]))
+    for name, value in alternative_times.items():
+        print(f"{networks[1]} eager, {name}: " + (f"{value * 1e6:.1f} us per image" if isinstance(value, float)
+                                                  else value))
 
     # concurrency: the first network in two processes at once
     concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}
@@ -213,7 +238,8 @@ def main() -> None:
                          "eager": "the three networks interleaved in one process, median of the rounds",
                          "cuda_graph": "each network in its own process, 50 replays"},
                "step_times": step_times, "concurrency": concurrency, "time": time_table,
-               "profile": profile, "graph_errors": graph_errors, "skipped": skipped}
+               "profile": profile, "alternatives": alternative_times, "graph_errors": graph_errors,
+               "skipped": skipped}
     if args.out:
         block = provenance("calibrate_gpu", args.preset, 0, None, time.perf_counter() - begin, device)
         print("wrote", save_results(args.out, block, results))

@@ -49,7 +49,8 @@ class ComputationPolicy:
     """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
     computation can compute. Each field but ``lag_map_max_entries`` is measured: the
     repository's benchmarks time the choice and keep the figures, with the processor they ran
-    on and what they show; ``lag_map_max_entries`` is a threshold no benchmark has measured.
+    on and what they show; ``lag_map_max_entries`` is a threshold no benchmark has measured,
+    and ``dense_transform_devices`` is measured on a CPU, not yet on a GPU.
 
     A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
     on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the
@@ -75,8 +76,13 @@ class ComputationPolicy:
     strided output only (``bench_layer_per_layer.json``: 0.6-0.7 of the spatial time)."""
     dense_dft_max_length: int = 50
     """Largest normalization size :math:`L` (per axis, 2D) whose transforms are dense DFT
-    matrix products on a CPU rather than FFTs: at these sizes, often with large prime
-    factors, the products are faster. The frequency domain needs them."""
+    matrix products rather than FFTs (on ``dense_transform_devices``): at these sizes, often
+    with large prime factors, the products are faster on a CPU. The frequency domain needs them."""
+    dense_transform_devices: tuple[str, ...] = ("cpu",)
+    """Device types on which the spatial computation transforms small 2D layers by dense DFT
+    matrices. A CPU only: there the products are faster than FFTs (``bench_layer_per_layer.json``);
+    on a CUDA GPU the two have not been timed against each other by a benchmark yet (a GPU
+    window's calibration times the ConvNorm+BN step both ways, ``alternatives`` in its record)."""
     dense_2d_max_pixels: int = 64
     """Largest map (input or output, in pixels) that the frequency domain transforms by one
     dense 2D product instead of one product per axis, which are too small there for the
@@ -94,11 +100,11 @@ class ComputationPolicy:
     times the two methods against each other."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.frequency_domain_devices, str) or not all(
-                isinstance(d, str) for d in self.frequency_domain_devices):
-            raise ValueError("frequency_domain_devices must be a tuple of device types such as ('cpu',), "
-                             f"got {self.frequency_domain_devices!r}")
-        object.__setattr__(self, "frequency_domain_devices", tuple(self.frequency_domain_devices))
+        for name in ("frequency_domain_devices", "dense_transform_devices"):
+            devices = getattr(self, name)
+            if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
+                raise ValueError(f"{name} must be a tuple of device types such as ('cpu',), got {devices!r}")
+            object.__setattr__(self, name, tuple(devices))
         for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes",
                      "lag_map_max_entries"):
             value = getattr(self, name)
@@ -126,7 +132,8 @@ class ComputationPolicy:
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
         return Plan(
             computation,
-            dense_transforms=computation == "spatial" and on_cpu and d == 2 and small and float_dtype,
+            dense_transforms=(computation == "spatial" and input.device.type in self.dense_transform_devices
+                              and d == 2 and small and float_dtype),
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu

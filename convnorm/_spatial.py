@@ -9,8 +9,9 @@ per channel,
 which also carries the crop offset :math:`c` as a phase, so that the crop becomes "keep the
 first samples"; the inverse transform is evaluated on the strided output grid only.
 
-The transforms are dense DFT matrix products on a CPU for small 2D sizes
-(:attr:`~convnorm._policy.Plan.dense_transforms`), whose inverse matrices keep
+The transforms are dense DFT matrix products for small 2D sizes on the policy's
+``dense_transform_devices``, a CPU by default (:attr:`~convnorm._policy.Plan.dense_transforms`),
+whose inverse matrices keep
 only the output rows and columns :math:`s t`, so crop and stride cost nothing; otherwise
 ``rfftn``/``irfftn``, with a stride :math:`s` that divides :math:`L` along the first axis
 folded into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s`
@@ -177,9 +178,13 @@ def _lag_index(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[int,
 
 
 def _sum_conj_products(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis, accumulated sample by sample:
-    no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a`` would
-    be, and the products then summed: three passes over memory instead of one)."""
+    r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis. On a CPU accumulated sample by
+    sample: no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a``
+    would be, and the products then summed: three passes over memory instead of one, where the
+    loop's sums stay in the processor's cache). Elsewhere in one product and one sum: a GPU has
+    no such cache to keep them in, and the loop would launch a kernel per sample."""
+    if a.device.type != "cpu":
+        return (a.conj() * b).sum(0)
     total = a.new_zeros(a.shape[1:])
     for a_n, b_n in zip(a, b):
         total.addcmul_(a_n.conj(), b_n)

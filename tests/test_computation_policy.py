@@ -92,6 +92,20 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
     assert not plan((limit - 1, 3)).dense_transforms and not plan((32,)).dense_transforms
     assert not plan((32, 32), device="meta").dense_transforms
     assert not plan((32, 32), dtype=torch.float16).dense_transforms
+    elsewhere = replace(ComputationPolicy().forcing("spatial"), dense_transform_devices=("cpu", "meta"))
+    assert plan((32, 32), device="meta", policy=elsewhere).dense_transforms  # a device the policy names
+    with pytest.raises(ValueError, match="dense_transform_devices must be a tuple of device types"):
+        ComputationPolicy(dense_transform_devices="cuda")
+
+
+def test_the_summed_products_of_the_affine_gradient_are_the_same_sum_on_every_device():
+    """The loop that accumulates sample by sample on a CPU computes the one product and sum
+    used on other devices."""
+    from convnorm._spatial import _sum_conj_products
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(5, 3, 4, 6, dtype=torch.complex64, generator=gen) for _ in range(2))
+    torch.testing.assert_close(_sum_conj_products(a, b), (a.conj() * b).sum(0))
 
 
 def test_the_plan_holds_every_threshold():

@@ -212,6 +212,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
                        if name.startswith("benchmarks/results/gpu_calibration"))["results"]
     assert all(not entry["cuda_graph"] for entry in calibration["step_times"])  # as the trainings stepped: eagerly
     assert calibration["profile"]["norm"] == "convnorm+bn" and calibration["profile"]["ops"]  # the second network
+    assert set(calibration["alternatives"]) == {"rule", "dense DFT matrices"}
+    assert all(isinstance(seconds, float) and seconds > 0 for seconds in calibration["alternatives"].values())
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
         assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session.log").read().decode()

@@ -1,18 +1,21 @@
 """ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
 autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
 torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
-Each of these with the package's rule (the spatial computation, cuFFT) and with the
-frequency-domain computation forced (``convnorm.functional.computation``).
+Each of these with the package's rule (the spatial computation, cuFFT), with the
+frequency-domain computation forced (``convnorm.functional.computation``), and with the
+spatial computation's dense DFT matrices on the GPU (``dense_transform_devices``).
 Skipped without a GPU (CI has none; these run
 on a lent GPU machine, see ``scripts/device_session.sh``)."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm.functional import computation, conv_norm
+from convnorm.functional import computation, conv_norm, current_policy, use_policy
 from convnorm.layers import ConvNorm2d
 from convnorm_book.layer_benchmark import make_graphed_train_step, make_train_step
 
@@ -23,11 +26,15 @@ CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1
          dict(kernel_size=5, padding=1, dilation=1)]
 
 
-@pytest.fixture(params=["rule", "frequency_domain"])
+@pytest.fixture(params=["rule", "frequency_domain", "dense_transforms"])
 def way(request):
-    """The package's rule on a GPU (spatial), or the frequency-domain computation forced."""
+    """The package's rule on a GPU (spatial, cuFFT), the frequency-domain computation forced,
+    or the spatial computation with dense DFT matrices on the GPU too."""
     if request.param == "rule":
         yield
+    elif request.param == "dense_transforms":
+        with use_policy(replace(current_policy(), dense_transform_devices=("cpu", "cuda"))):
+            yield
     else:
         with computation(request.param):
             yield
@@ -53,7 +60,7 @@ def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32, way):
         layer.affine_weight.add_(0.1 * torch.randn_like(layer.affine_weight))
     reference = layer(x)
     reference.square().sum().backward()
-    reference_grad = layer.weight.grad.clone()
+    reference_grad, reference_affine_grad = layer.weight.grad.clone(), layer.affine_weight.grad.clone()
     layer.zero_grad()
     out = layer.to("cuda", torch.float32)(x.to("cuda", torch.float32))
     torch.testing.assert_close(out.double().cpu(), reference.detach(), rtol=1e-4, atol=1e-4)
@@ -64,6 +71,7 @@ def test_cuda_float32_matches_cpu_float64(kwargs, size, full_float32, way):
     conv_error = conv_weight_grad_error(x, layer.weight.double().cpu(), m - 1)
     error = ((layer.weight.grad.double().cpu() - reference_grad).abs().max() / reference_grad.abs().max()).item()
     assert error <= 10 * conv_error + 1e-5, (error, conv_error)
+    torch.testing.assert_close(layer.affine_weight.grad.double().cpu(), reference_affine_grad, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
