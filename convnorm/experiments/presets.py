@@ -307,7 +307,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
             f"fraction: each of the {p.epochs} epochs draws {full:,} images, passing over the subset several times",
             "this book", f"the paper's rule at this preset's length would give {steps(p, smallest * full):,} steps at "
             f"{smallest:.0%} of the data, too few to train the network, so that scarcity would be confounded with "
-            "under-training; the same steps keep the subsets trained, as the paper's 120 epochs do")
+            f"under-training; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do")
     row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "
         "about 9/10 of r_noise of the labels change (CIFAR-10), on the training and validation labels", "paper",
         "the paper's definition (its appendix)")
