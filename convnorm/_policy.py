@@ -36,6 +36,10 @@ class Plan(NamedTuple):
     """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
     dense_transforms: bool
     """Spatial: the transforms are dense DFT matrix products (else FFTs)."""
+    products_by_sample: bool
+    """Spatial with dense transforms: the affine gradient's products are summed sample by
+    sample, the running sum kept in a CPU's cache (else one product of all and one sum, as a
+    GPU takes them: a loop would launch a kernel per sample)."""
     dense_input: bool
     """Frequency domain: the input is transformed by one dense 2D map (else per axis)."""
     dense_output: bool
@@ -130,10 +134,10 @@ class ComputationPolicy:
             computation = "spatial"
         frequency_domain = computation == "frequency_domain"
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
+        dense_transforms = (computation == "spatial" and input.device.type in self.dense_transform_devices
+                            and d == 2 and small and float_dtype)
         return Plan(
-            computation,
-            dense_transforms=(computation == "spatial" and input.device.type in self.dense_transform_devices
-                              and d == 2 and small and float_dtype),
+            computation, dense_transforms, products_by_sample=dense_transforms and on_cpu,
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu

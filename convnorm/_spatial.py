@@ -32,12 +32,14 @@ from ._transforms import DenseDFT, dense_dft, kernel_basis, shifted_kernel_spect
 
 def spatial_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
                       gain: torch.Tensor, affine_weight: torch.Tensor, shift: tuple[int, ...], dense: bool,
-                      stop_gradient: bool) -> torch.Tensor:
+                      products_by_sample: bool, stop_gradient: bool) -> torch.Tensor:
     r"""The layer's output: the full convolution of ``input`` by ``weight``, filtered per
     channel by the normalizer ``gain`` (:math:`\hat v`, ``(C_out, *half spectrum)``) and the
     affine kernel ``affine_weight`` (``(C_out, *taps)``, tap 0 at lag ``shift`` from the output
     sample), cropped, strided, plus ``bias``; transformed by dense DFT matrices if ``dense``
-    (2D), else by FFTs; the gradient does not flow through ``gain`` if ``stop_gradient``."""
+    (2D), else by FFTs, with the affine gradient's products summed sample by sample if
+    ``products_by_sample`` (dense only); the gradient does not flow through ``gain`` if
+    ``stop_gradient``."""
     conv = CONV[weight.dim() - 2]
     if geometry.padding_mode == "circular":
         pad = [p for p in reversed(geometry.padding) for _ in range(2)]
@@ -45,7 +47,7 @@ def spatial_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Ten
     else:
         y = conv(input, weight, None, 1, tuple(m - 1 for m in geometry.kernel), geometry.dilation, geometry.groups)
     if stop_gradient:
-        z = _SpectralFilter.apply(y, affine_weight, gain, geometry, shift, dense)
+        z = _SpectralFilter.apply(y, affine_weight, gain, geometry, shift, dense, products_by_sample)
     else:  # autograd differentiates through v-hat too
         z = _filtered(y, gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length), geometry, dense)[1]
     return z if bias is None else z + bias.reshape(-1, *([1] * len(geometry.size)))
@@ -128,9 +130,9 @@ class _SpectralFilter(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, y, affine_weight, gain, geometry, shift, dense):
+    def forward(ctx, y, affine_weight, gain, geometry, shift, dense, products_by_sample):
         multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length)
-        ctx.geometry, ctx.shift, ctx.dense = geometry, shift, dense
+        ctx.geometry, ctx.shift, ctx.dense, ctx.products_by_sample = geometry, shift, dense, products_by_sample
         spectrum, z = _filtered(y, multiplier, geometry, dense)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
         ctx.taps = tuple(affine_weight.shape[1:])
@@ -152,10 +154,12 @@ class _SpectralFilter(torch.autograd.Function):
                           @ dft.rfft_cols_t)
             if ctx.needs_input_grad[1]:
                 # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
-                weighted = torch.view_as_real(_sum_conj_products(spectrum, grad_product) * gain).flatten(1)
+                products = (_sum_conj_products(spectrum, grad_product) if ctx.products_by_sample
+                            else (spectrum.conj() * grad_product).sum(0))
+                weighted = torch.view_as_real(products * gain).flatten(1)
                 basis = kernel_basis(ctx.taps, ctx.shift, geometry.length, grad.dtype, grad.device)
                 grad_affine = (weighted @ basis.T).reshape(-1, *ctx.taps)
-            return grad_y, grad_affine, None, None, None, None
+            return grad_y, grad_affine, None, None, None, None, None
         dims = tuple(range(-len(geometry.length), 0))
         grad_spectrum = _embed_spectrum(grad, geometry)
         if ctx.needs_input_grad[0]:
@@ -164,7 +168,7 @@ class _SpectralFilter(torch.autograd.Function):
             cross = (grad_spectrum.conj() * spectrum).sum(0) * gain
             cross = torch.fft.irfftn(cross, s=geometry.length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
             grad_affine = cross[(slice(None), *_lag_index(ctx.taps, ctx.shift, geometry.length, grad.device))]
-        return grad_y, grad_affine, None, None, None, None
+        return grad_y, grad_affine, None, None, None, None, None
 
 
 @cached(maxsize=64)
@@ -178,13 +182,9 @@ def _lag_index(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[int,
 
 
 def _sum_conj_products(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis. On a CPU accumulated sample by
-    sample: no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a``
-    would be, and the products then summed: three passes over memory instead of one, where the
-    loop's sums stay in the processor's cache). Elsewhere in one product and one sum: a GPU has
-    no such cache to keep them in, and the loop would launch a kernel per sample."""
-    if a.device.type != "cpu":
-        return (a.conj() * b).sum(0)
+    r""":math:`\sum_n \overline{a_n}\, b_n` over the first axis, accumulated sample by sample:
+    no tensor of all the products is made (with ``a.conj()`` a conjugated copy of ``a`` would
+    be, and the products then summed: three passes over memory instead of one)."""
     total = a.new_zeros(a.shape[1:])
     for a_n, b_n in zip(a, b):
         total.addcmul_(a_n.conj(), b_n)

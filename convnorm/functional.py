@@ -173,7 +173,7 @@ def _normalized_convolution(input: torch.Tensor, weight: torch.Tensor, bias: tor
         return frequency_domain_conv_norm(input, weight, bias, geometry, gain, affine_weight, shift, plan.dense_input,
                                           plan.dense_output, plan.frequencies_per_chunk)
     return spatial_conv_norm(input, weight, bias, geometry, gain, affine_weight, shift, plan.dense_transforms,
-                             stop_gradient)
+                             plan.products_by_sample, stop_gradient)
 
 
 def normalizing_autocorrelation(current: torch.Tensor, running_autocorrelation: torch.Tensor,

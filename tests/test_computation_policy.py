@@ -94,18 +94,38 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
     assert not plan((32, 32), dtype=torch.float16).dense_transforms
     elsewhere = replace(ComputationPolicy().forcing("spatial"), dense_transform_devices=("cpu", "meta"))
     assert plan((32, 32), device="meta", policy=elsewhere).dense_transforms  # a device the policy names
+    # the affine gradient's products summed sample by sample on a CPU only, where the running sum stays in cache
+    assert plan((32, 32)).products_by_sample and not plan((32, 32), device="meta", policy=elsewhere).products_by_sample
+    assert not plan((limit - 1, 3)).products_by_sample  # no dense transforms, no such sum
     with pytest.raises(ValueError, match="dense_transform_devices must be a tuple of device types"):
         ComputationPolicy(dense_transform_devices="cuda")
 
 
-def test_the_summed_products_of_the_affine_gradient_are_the_same_sum_on_every_device():
-    """The loop that accumulates sample by sample on a CPU computes the one product and sum
-    used on other devices."""
-    from convnorm._spatial import _sum_conj_products
+def test_the_affine_gradient_is_the_same_with_or_without_the_sum_by_sample(monkeypatch):
+    """A layer's gradients on a CPU with the plan as made (products summed sample by sample)
+    and with the one product and sum that other devices' plans ask for."""
+    from convnorm.layers import ConvNorm2d
 
-    gen = torch.Generator().manual_seed(0)
-    a, b = (torch.randn(5, 3, 4, 6, dtype=torch.complex64, generator=gen) for _ in range(2))
-    torch.testing.assert_close(_sum_conj_products(a, b), (a.conj() * b).sum(0))
+    torch.manual_seed(0)
+    layer = ConvNorm2d(3, 4, 3, stride=2, padding=1, dtype=torch.float64)
+    with torch.no_grad():
+        layer.affine_weight.add_(0.1 * torch.randn_like(layer.affine_weight))
+    x = torch.randn(5, 3, 9, 9, dtype=torch.float64)
+
+    def gradients():
+        layer.zero_grad()
+        with computation("spatial"):
+            layer(x).square().sum().backward()
+        return layer.weight.grad.clone(), layer.affine_weight.grad.clone()
+
+    assert plan((9, 9)).dense_transforms and plan((9, 9)).products_by_sample
+    grads = [gradients()]
+    made = ComputationPolicy.plan
+    monkeypatch.setattr(ComputationPolicy, "plan",
+                        lambda self, *args: made(self, *args)._replace(products_by_sample=False))
+    grads.append(gradients())
+    for first, second in zip(*grads):
+        torch.testing.assert_close(first, second, rtol=1e-12, atol=1e-12)
 
 
 def test_the_plan_holds_every_threshold():
