@@ -67,7 +67,8 @@ def test_scarcity_length_is_read_from_the_records(root, tmp_path):
     sizes = (("0.1", 500), ("0.3", 1500), ("0.7", 3500))
     for seed in (0, 1):
         write(root, "data-scarcity", "cpu", seed,
-              {f: {"n_train": n, **{m: record(0.4, epoch_images=5000) for m in BASIC}} for f, n in sizes})
+              {f: {"n_train": n, **{m: record(0.4, epoch_images=5000, data={"n_train": n}) for m in BASIC}}
+               for f, n in sizes})
     text = findings.scarcity_length(records.stored("data-scarcity", root, presets=("cpu",)))
     assert text.startswith("Every subset trains for as many steps as the full set would, 120: each epoch draws 5,000 "
                            "images, passing over the 10% subset 10 times.")
@@ -75,8 +76,8 @@ def test_scarcity_length_is_read_from_the_records(root, tmp_path):
     (tmp_path / "older").mkdir()
     older = results_root(tmp_path / "older")  # records that state no epoch length trained each subset once an epoch
     for seed in (0, 1):
-        write(older, "data-scarcity", "cpu", seed, {f: {"n_train": n, **{m: record(0.4) for m in BASIC}}
-                                                    for f, n in sizes})
+        write(older, "data-scarcity", "cpu", seed,
+              {f: {"n_train": n, **{m: record(0.4, data={"n_train": n}) for m in BASIC}} for f, n in sizes})
     assert findings.scarcity_length(records.stored("data-scarcity", older, presets=("cpu",))).startswith(
         "Every subset trains for the same number of epochs, as in the paper")
 

@@ -176,26 +176,24 @@ def scarcity_subsets(records: Records) -> str:
 
 
 def scarcity_length(records: Records) -> str:
-    """How long the networks trained on each subset, read from the records: the full
-    set's number of steps (each epoch drawing as many images as the full set has, the
-    book's rule at shortened schedules) or the same epochs at every fraction (the paper's
-    rule, under which a subset of 10 % takes a tenth of the steps)."""
+    """How long the networks trained on each subset, read from the records: each epoch
+    drawing more images than the subset holds (the book's rule at shortened schedules: the
+    full set's number of steps) or the subset once (the paper's rule, the same epochs at
+    every fraction, under which a subset of 10 % takes a tenth of the steps)."""
     schema = records.schema
     fractions = schema.group_keys(records.settings)
     method = schema.method_keys(records.settings)[0]
-    trained = [lookup(run.results, (f, method)) for run in records.runs for f in fractions]
-    trained = [r for r in trained if r and not is_diverged(r)]
-    full = training_images(records.settings)
-    if trained and all(r.get("epoch_images") == full for r in trained):
-        steps = trained[0]["history"]["steps"][-1]
-        smallest = min(fractions, key=float)
-        passes = full / lookup(records.runs[0].results, (smallest, "n_train"))
-        return (f"Every subset trains for as many steps as the full set would, {steps:,}: each epoch draws "
-                f"{full:,} images, passing over the {group_name(schema, smallest)} subset {passes:.3g} times. The "
-                f"paper trains every fraction for the same number of epochs instead, so that a subset takes the "
-                f"share of a full training's steps that it holds of the images; its {PRESETS['paper'].epochs} epochs "
-                "leave even its smallest subset trained, our shorter schedule would not, and scarce data would be "
-                "confounded with short training.")
+    smallest = min(fractions, key=float)
+    trained = [r for run in records.runs if (r := lookup(run.results, (smallest, method))) and not is_diverged(r)]
+    if trained and all(r.get("epoch_images", r["data"]["n_train"]) > r["data"]["n_train"] for r in trained):
+        record = trained[0]
+        return (f"Every subset trains for as many steps as the full set would, {record['history']['steps'][-1]:,}: "
+                f"each epoch draws {record['epoch_images']:,} images, passing over the "
+                f"{group_name(schema, smallest)} subset {record['epoch_images'] / record['data']['n_train']:.3g} "
+                "times. The paper trains every fraction for the same number of epochs instead, so that a subset "
+                "takes the share of a full training's steps that it holds of the images; its "
+                f"{PRESETS['paper'].epochs} epochs leave even its smallest subset trained, our shorter schedule would "
+                "not, and scarce data would be confounded with short training.")
     return ("Every subset trains for the same number of epochs, as in the paper, so a subset takes the fraction of a "
             "full training's steps that it holds of the images.")
 
