@@ -193,6 +193,15 @@ def _count(value: int | None, full: str) -> str:
     return full if value is None else f"{value:,}"
 
 
+def training_steps(preset: Preset, images: float) -> int:
+    """Optimizer steps of a training at ``preset`` whose epochs draw ``images`` images each:
+    its epochs times the minibatches of an epoch (:meth:`~convnorm.training.TrainConfig.batches_per_epoch`)."""
+    from ..training.trainer import TrainConfig
+
+    config = TrainConfig(batch_size=preset.batch_size, max_batches_per_epoch=preset.max_batches_per_epoch)
+    return preset.epochs * config.batches_per_epoch(math.ceil(images))
+
+
 def schedule_in_words(settings: Preset, adversarial: bool = False, decay: bool = True) -> str:
     """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
     the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
@@ -294,18 +303,13 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         "that source of variance from the comparison")
     if p.scarcity_same_steps:
         smallest, full = min(p.fractions), training_images(p)
-
-        def steps(preset: Preset, images: float) -> int:
-            batches = math.ceil(images / preset.batch_size)
-            cap = preset.max_batches_per_epoch
-            return preset.epochs * (batches if cap is None else min(batches, cap))
-
         row("data-scarcity training length",
-            f"{ref.epochs} epochs for every fraction ({steps(ref, smallest * training_images(ref)):,} steps at "
-            f"{smallest:.0%} of the data)",
-            f"as many steps as the full training set ({steps(p, full):,}) for every "
+            f"{ref.epochs} epochs for every fraction ({training_steps(ref, smallest * training_images(ref)):,} steps "
+            f"at {smallest:.0%} of the data)",
+            f"as many steps as the full training set ({training_steps(p, full):,}) for every "
             f"fraction: each of the {p.epochs} epochs draws {full:,} images, passing over the subset several times",
-            "this book", f"the paper's rule at this preset's length would give {steps(p, smallest * full):,} steps at "
+            "this book", f"the paper's rule at this preset's length would give {training_steps(p, smallest * full):,} "
+            "steps at "
             f"{smallest:.0%} of the data, too few to train the network, so that scarcity would be confounded with "
             f"under-training; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do")
     row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import os
 import re
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from convnorm.experiments import EXPERIMENTS, PRESETS, Preset, check_experiment,
 from convnorm.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.experiment import training_images
 from convnorm.experiments.gpu_plan import CALIBRATION_PATTERN
+from convnorm.experiments.presets import training_steps
 from convnorm.experiments.schema import ResultSchema
 from convnorm.layers import ConvNorm2d
 
@@ -459,7 +459,7 @@ def _ramp_change() -> ProtocolChange:
     paper's preset."""
     paper = PRESETS["paper"]
     ramp = inspect.signature(ConvNorm2d).parameters["ramp_steps"].default
-    steps = paper.epochs * math.ceil(training_images(paper) / paper.batch_size)
+    steps = training_steps(paper, training_images(paper))
     return ProtocolChange(
         2, f"a run that diverges is recorded as diverged, with the epoch and the reason, and left out of every "
            f"number; ConvNorm's running normalizer ramps over the same fraction of the training as the paper's "
