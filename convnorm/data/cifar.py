@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import hashlib
 import io
 import lzma
@@ -269,11 +270,12 @@ def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
     workers = max(1, min(16, os.cpu_count() or 1))
     chunks = [[(f"{split}/{cls}/{file}", data) for split, cls, file, data in members[i::workers]]
               for i in range(workers)]
+    decode = functools.partial(_decode_jpegs, str(source.path), remedy)
     if workers == 1:
-        parts = [_decode_jpegs(str(source.path), remedy, chunks[0])]
+        parts = [decode(chunks[0])]
     else:
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(_decode_jpegs, [str(source.path)] * workers, [remedy] * workers, chunks))
+            parts = list(pool.map(decode, chunks))
     decoded = np.empty((len(members), 3, 32, 32), dtype=np.uint8)
     for i, part in enumerate(parts):
         decoded[i::workers] = part
