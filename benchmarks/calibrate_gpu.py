@@ -17,13 +17,17 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    images per second than one (by ``MIN_GAIN``), else 1, and ``slowdown`` how much longer
    each takes beside the other. Whether the processes share the GPU's multiprocessors
    (MPS, started by the window's script) or take turns is recorded in ``mode``.
-4. **Where ConvNorm's step goes** (``profile``): the second network (the core's
-   ConvNorm+BN ResNet18) stepped eagerly under the profiler, in the process that timed it,
-   its costliest operators per step (:func:`convnorm.experiments.step_timing.profile_steps`):
-   what a faster layer on this GPU has to cut. In the same process, ``alternatives`` times
-   that step eagerly with the package's rule (FFTs on a GPU) and with the spatial
-   computation's dense DFT matrices on the GPU too (``dense_transform_devices``), the one
-   choice of the computation policy no benchmark has timed on a GPU.
+4. **How ConvNorm transforms here** (``alternatives``, ``dense_transforms``): before the
+   second network (the core's ConvNorm+BN ResNet18) is timed, its eager step is timed with
+   the package's rule (FFTs on a GPU) and with the spatial computation's dense DFT matrices
+   on the GPU too (:meth:`~convnorm.functional.ComputationPolicy.transforming_densely`), the
+   one choice of the computation policy no benchmark has timed on a GPU. Dense matrices are
+   chosen when they are faster by ``MIN_DENSE_GAIN``; that network and every later one is
+   timed as chosen, and ``scripts/gpu_runs.py`` trains as chosen.
+5. **Where ConvNorm's step goes** (``profile``): the second network stepped eagerly under
+   the profiler, as chosen, its costliest operators per step
+   (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on this
+   GPU has to cut.
 
 Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
 launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
@@ -39,7 +43,6 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -63,6 +66,9 @@ RUNTIME_MODELS = ("conv2d+bn", "convnorm2d+bn", "authors+bn")
 EPOCH_IMAGES = 45000
 #: two trainings at once are worth it when together they get through this much more
 MIN_GAIN = 1.1
+#: dense DFT matrices replace FFTs when a step is this much faster with them (two timings of
+#: one step differ by a few percent)
+MIN_DENSE_GAIN = 1.05
 #: the protocol networks to time, highest priority first (the core's two networks first)
 NETWORKS = ("resnet18:bn", "resnet18:convnorm+bn", "resnet18:none", "resnet18:convnorm", "resnet18:sn+bn",
             "resnet18:oni+bn", "resnet18:ocnn+bn", "vgg16:bn", "vgg16:convnorm+bn")
@@ -95,15 +101,27 @@ def graph_child(name: str, size: int, replays: int) -> dict:
 def alternatives(preset: str, arch: str, norm: str, device: torch.device, batches: int) -> dict:
     """Seconds per image of an eager training step of ``arch`` with ``norm``, computed by the
     package's rule and with dense DFT matrices on ``device`` too; an error is recorded, not raised."""
-    dense = replace(current_policy(), dense_transform_devices=tuple({"cpu", device.type}))
     timed = {}
-    for name, policy in (("rule", current_policy()), ("dense DFT matrices", dense)):
+    for name, policy in (("rule", current_policy()), ("dense DFT matrices", transforms(True, device))):
         try:
             with use_policy(policy):
                 timed[name] = time_steps(preset, arch, norm, device, batches, cuda_graph=False)["train_s_per_image"]
         except Exception as error:  # noqa: BLE001 (an alternative that fails is a finding, not a crash)
             timed[name] = f"{type(error).__name__}: {error}"
     return timed
+
+
+def transforms(dense: bool, device: torch.device):
+    """The computation policy to time and train with: the package's rule, or with dense DFT
+    matrices on ``device`` too if ``dense``."""
+    return current_policy().transforming_densely(device.type) if dense else current_policy()
+
+
+def dense_is_faster(timed: dict) -> bool:
+    """Whether :func:`alternatives` found the dense DFT matrices faster by ``MIN_DENSE_GAIN``
+    (an alternative that failed is not chosen)."""
+    rule, dense = timed.get("rule"), timed.get("dense DFT matrices")
+    return isinstance(rule, float) and isinstance(dense, float) and dense * MIN_DENSE_GAIN <= rule
 
 
 def child(*arguments: str, background: bool = False):
@@ -131,19 +149,25 @@ def main() -> None:
     parser.add_argument("--runtime-batch", type=int, default=128)
     parser.add_argument("--eager", action="store_true",
                         help="time the trainings' steps eagerly (as a window that trains without CUDA graphs)")
+    parser.add_argument("--dense-transforms", action="store_true", help=argparse.SUPPRESS)  # a child's choice
     parser.add_argument("--out", required=False)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.child:
         kind, *rest = args.child
-        if kind == "protocol":  # rest: the network, then "profile" to profile it too
+        if kind == "protocol":  # rest: the network, then "profile" to choose the transforms and profile it too
             arch, norm = rest[0].split(":")
-            answer = time_steps(args.preset, arch, norm, device, args.batches, cuda_graph=False if args.eager else None)
+            chosen, dense = {}, args.dense_transforms
             if rest[1:] == ["profile"]:
-                answer["profile"] = profile_steps(args.preset, arch, norm, device)
-                answer["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
-            print(json.dumps(answer))
+                chosen["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
+                dense = dense_is_faster(chosen["alternatives"])
+            with use_policy(transforms(dense, device)):
+                answer = time_steps(args.preset, arch, norm, device, args.batches,
+                                    cuda_graph=False if args.eager else None)
+                if rest[1:] == ["profile"]:
+                    chosen["profile"] = profile_steps(args.preset, arch, norm, device)
+            print(json.dumps({**answer, **chosen, "dense_transforms": dense}))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return
@@ -154,17 +178,21 @@ def main() -> None:
     common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)] + (
         ["--eager"] if args.eager else [])
 
-    profile, alternative_times = None, {}
+    profile, alternative_times, dense_transforms = None, {}, None
 
     def protocol(network: str, *also: str) -> None:
-        nonlocal profile
+        nonlocal profile, dense_transforms
         answer = child("protocol", network, *also, *common)
         if "error" in answer:
             skipped.append({"what": f"step time of {network}", "why": answer["error"]})
             return
         profile = answer.pop("profile", profile)
+        dense = answer.pop("dense_transforms")
         if "alternatives" in answer:
             alternative_times.update(answer.pop("alternatives"))
+            dense_transforms = dense
+            if dense:  # every later network is timed as the trainings will compute
+                common.append("--dense-transforms")
         step_times.append(answer)
         print(f"{network}: {answer['train_s_per_image'] * 1e6:.1f} us per image ({answer['precision']})")
 
@@ -176,6 +204,8 @@ def main() -> None:
     for name, value in alternative_times.items():
         print(f"{networks[1]} eager, {name}: " + (f"{value * 1e6:.1f} us per image" if isinstance(value, float)
                                                   else value))
+    if dense_transforms is not None:
+        print("the trainings transform by " + ("dense DFT matrices" if dense_transforms else "the package's rule"))
 
     # concurrency: the first network in two processes at once
     concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}
@@ -238,7 +268,8 @@ def main() -> None:
                          "eager": "the three networks interleaved in one process, median of the rounds",
                          "cuda_graph": "each network in its own process, 50 replays"},
                "step_times": step_times, "concurrency": concurrency, "time": time_table,
-               "profile": profile, "alternatives": alternative_times, "graph_errors": graph_errors,
+               "profile": profile, "alternatives": alternative_times, "dense_transforms": dense_transforms,
+               "graph_errors": graph_errors,
                "skipped": skipped}
     if args.out:
         block = provenance("calibrate_gpu", args.preset, 0, None, time.perf_counter() - begin, device)

@@ -17,7 +17,7 @@ import contextlib
 import math
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 import torch
@@ -85,8 +85,9 @@ class ComputationPolicy:
     dense_transform_devices: tuple[str, ...] = ("cpu",)
     """Device types on which the spatial computation transforms small 2D layers by dense DFT
     matrices. A CPU only: there the products are faster than FFTs (``bench_layer_per_layer.json``);
-    on a CUDA GPU the two have not been timed against each other by a benchmark yet (a GPU
-    window's calibration times the ConvNorm+BN step both ways, ``alternatives`` in its record)."""
+    on a CUDA GPU no benchmark has timed the two against each other yet: a GPU window's
+    calibration times the ConvNorm+BN step both ways (``alternatives`` in its record) and the
+    window trains with the faster (:meth:`transforming_densely`)."""
     dense_2d_max_pixels: int = 64
     """Largest map (input or output, in pixels) that the frequency domain transforms by one
     dense 2D product instead of one product per axis, which are too small there for the
@@ -148,6 +149,22 @@ class ComputationPolicy:
         autocorrelation of kernels of size ``kernel`` by a grouped convolution."""
         taps = math.prod(kernel)
         return taps * taps * math.prod([2 * k - 1 for k in kernel]) > self.lag_map_max_entries
+
+    def changes(self) -> dict[str, object]:
+        """The fields in which this policy differs from the default one, as JSON values
+        (tuples as lists): what a run record notes of how its layers were computed."""
+        default = ComputationPolicy()
+        return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()
+                if value != getattr(default, name)}
+
+    def transforming_densely(self, device_type: str) -> ComputationPolicy:
+        """This policy with the spatial computation's small 2D transforms also dense DFT matrix
+        products on ``device_type`` (e.g. ``"cuda"``): the same layer, computed by matrix
+        products instead of FFTs there. A GPU window's calibration times both and trains
+        with the faster (``benchmarks/calibrate_gpu.py``)."""
+        if not isinstance(device_type, str):
+            raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
+        return replace(self, dense_transform_devices=tuple(dict.fromkeys((*self.dense_transform_devices, device_type))))
 
     def forcing(self, way: str) -> ComputationPolicy:
         """This policy with every layer that can take either computation computed ``way``

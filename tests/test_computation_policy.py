@@ -101,6 +101,21 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
         ComputationPolicy(dense_transform_devices="cuda")
 
 
+def test_a_policy_transforms_densely_on_another_device_and_says_what_it_changed():
+    """What a GPU window trains with when dense matrices were faster there, and what a run
+    record notes of it: the fields that differ from the default policy, nothing else."""
+    default = ComputationPolicy()
+    assert default.changes() == {}
+    dense = default.forcing("spatial").transforming_densely("meta")
+    assert dense.transforming_densely("meta") == dense  # once is enough
+    assert dense.changes() == {"frequency_domain_devices": [], "dense_transform_devices": ["cpu", "meta"]}
+    assert plan((32, 32), device="meta", policy=dense).dense_transforms
+    assert not plan((32, 32), device="meta", policy=default.forcing("spatial")).dense_transforms
+    assert default.forcing("frequency_domain").changes()["frequency_domain_max_size"] == float("inf")
+    with pytest.raises(ValueError, match="device_type must be a device type"):
+        default.transforming_densely(torch.device("cuda"))
+
+
 def test_the_affine_gradient_is_the_same_with_or_without_the_sum_by_sample(monkeypatch):
     """A layer's gradients on a CPU with the plan as made (products summed sample by sample)
     and with the one product and sum that other devices' plans ask for."""

@@ -79,15 +79,18 @@ def test_the_core_runs_seed_by_seed(cifar_root, tmp_path):
 
 
 def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1, gpu: str = "cpu (test)",
-                 norms=("bn", "convnorm+bn"), precision: str = "fp32") -> Path:
-    """A calibration record with every network of ``norms`` at one step time."""
+                 norms=("bn", "convnorm+bn"), precision: str = "fp32", dense_transforms: bool | None = None) -> Path:
+    """A calibration record with every network of ``norms`` at one step time (and, unless
+    None, its choice of ConvNorm's transforms)."""
     entries = [{"arch": "resnet18", "norm": norm, "precision": precision, "batch": 50, "cuda_graph": False,
                 "train_s_per_image": seconds_per_image, "forward_s_per_image": seconds_per_image / 3}
                for norm in norms]
     results = {"setup": {"gpu": gpu}, "step_times": entries,
                "concurrency": {"jobs": jobs, "slowdown": 1.0, "mode": "test"}}
-    return save_results(tmp_path / f"calibration-{gpu.split()[-1]}-{precision}.json", {"experiment": "calibrate_gpu"},
-                        results)
+    if dense_transforms is not None:
+        results["dense_transforms"] = dense_transforms
+    return save_results(tmp_path / f"calibration-{gpu.split()[-1]}-{precision}-{dense_transforms}.json",
+                        {"experiment": "calibrate_gpu"}, results)
 
 
 def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_path):
@@ -123,23 +126,68 @@ def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subpro
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_measured(cifar_root, tmp_path):
-    import argparse
+def _script(name: str, path: Path):
+    """The module of a script that is not in a package (``scripts/``, ``benchmarks/``)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _checked(cifar_root, tmp_path, calibration: Path | None, jobs: int | None = None,
+             dense_transforms: bool | None = None):
+    """``scripts/gpu_runs.py``'s checked arguments for a smoke request: (queue, step times,
+    slowdown) and the namespace, with the values it settled."""
+    import argparse
+
+    args = argparse.Namespace(preset=SMOKE, jobs=jobs, deadline=60.0, requests=["generalization:0"],
+                              calibration=calibration, output=str(tmp_path), data_dir=cifar_root,
+                              dense_transforms=dense_transforms)
+    return _script("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py").checked(args), args
+
+
+def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_measured(cifar_root, tmp_path):
     calibration = _calibration(tmp_path, 1e-3, jobs=2)  # two at once measured: each 1.0x as long
 
     def slowdown(jobs):
-        args = argparse.Namespace(preset=SMOKE, jobs=jobs, deadline=60.0, requests=["generalization:0"],
-                                  calibration=calibration, output=str(tmp_path), data_dir=cifar_root)
-        return script.checked(args)[2], args.jobs
+        (_, _, measured), args = _checked(cifar_root, tmp_path, calibration, jobs)
+        return measured, args.jobs
 
     assert slowdown(None) == (1.0, 2)  # the calibration's number, at its measured slowdown
     assert slowdown(1) == (1.0, 1)
     assert slowdown(6) == (6.0, 6)  # not measured: no gain assumed
+
+
+def test_the_trainings_transform_as_the_calibration_chose(cifar_root, tmp_path, monkeypatch):
+    """Dense DFT matrices on the GPU only where the window's calibration found them faster
+    (or the option asks for them); a worker trains inside that policy, and a run record says
+    which it was (``test_device_session_rehearsed_in_smoke_form``)."""
+    from convnorm.experiments import worker
+    from convnorm.functional import current_policy
+
+    chosen = lambda calibration, **option: _checked(cifar_root, tmp_path, calibration, **option)[1].dense_transforms  # noqa: E731
+    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=True)) is True
+    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=False)) is False
+    assert chosen(_calibration(tmp_path, 1e-3)) is False  # a calibration that did not choose: the package's rule
+    assert chosen(None) is False
+    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=True), dense_transforms=False) is False
+
+    seen = []
+    monkeypatch.setattr(worker, "run_experiment", lambda *a, **k: seen.append(current_policy()) or {"skipped": []})
+    answers = []
+    jobs = [{"experiment": "ablation", "preset": SMOKE, "seed": 0, "run": "x", "output": str(tmp_path),
+             "dense_transforms": dense} for dense in (True, False)]
+    worker.serve([json.dumps(job) for job in jobs], answers.append)
+    assert [a["ok"] for a in answers] == [True, True]
+    assert "cuda" in seen[0].dense_transform_devices and seen[1] == current_policy()
+
+    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
+    faster = 1 / calibrate.MIN_DENSE_GAIN
+    assert calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": 0.99 * faster})
+    assert not calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": 1.01 * faster})  # within the noise
+    assert not calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": "RuntimeError: out of memory"})
 
 
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
@@ -214,6 +262,10 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     assert calibration["profile"]["norm"] == "convnorm+bn" and calibration["profile"]["ops"]  # the second network
     assert set(calibration["alternatives"]) == {"rule", "dense DFT matrices"}
     assert all(isinstance(seconds, float) and seconds > 0 for seconds in calibration["alternatives"].values())
+    # the trainings transform as the calibration chose, and their records say so
+    assert status["dense_transforms"] is calibration["dense_transforms"]
+    noted = {"dense_transform_devices": ["cpu", "cuda"]} if status["dense_transforms"] else {}
+    assert all(data["results"]["computation_policy"] == noted for data in runs)
     with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
         assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session.log").read().decode()

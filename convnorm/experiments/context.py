@@ -43,6 +43,7 @@ from pathlib import Path
 import torch
 
 from ..data import CifarSplits, prepare_cifar
+from ..functional import current_policy
 from ..models import build_model
 from ..training import (
     TrainConfig,
@@ -233,7 +234,8 @@ class Context:
                   "milestones": list(config.milestones), "schedule": config.schedule, "augment": config.augment,
                   "weight_decay": config.weight_decay, "batch_size": config.batch_size,
                   "precision": config.precision, "run_key": stored.stem, "cuda_graph": config.cuda_graph,
-                  "epoch_images": config.images_per_epoch(len(splits.train[1]))}
+                  "epoch_images": config.images_per_epoch(len(splits.train[1])),
+                  "computation_policy": current_policy().changes()}
         try:
             history = trainer.fit(resume=self.resume)
             record.update(diverged=False, history=history.as_dict(), summary=history.summary())

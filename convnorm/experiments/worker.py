@@ -3,7 +3,9 @@ trains the runs sent to it, one after another, so that the cost of starting Pyth
 CUDA and the data is paid once per worker rather than once per training.
 
 It reads one job a line on standard input (JSON: ``experiment``, ``preset``, ``seed``,
-``run``, ``output``, ``data_dir``, ``cuda_graph``) and answers each with one line on
+``run``, ``output``, ``data_dir``, ``cuda_graph``, ``dense_transforms``: ConvNorm's
+transforms by dense DFT matrices on the GPU too,
+:meth:`~convnorm.functional.ComputationPolicy.transforming_densely`) and answers each with one line on
 standard output: the job with ``ok`` and, on failure, ``error``; training logs go to
 standard error. A training is stored (its run record written whole, in one rename) only
 when it finishes, so a worker killed mid-training leaves nothing half-done.
@@ -17,6 +19,7 @@ import logging
 import sys
 import time
 
+from ..functional import current_policy, use_policy
 from .runners import run_experiment
 
 
@@ -27,10 +30,12 @@ def serve(lines, answer) -> None:
             continue
         job = json.loads(line)
         start = time.perf_counter()
+        policy = current_policy().transforming_densely("cuda") if job.get("dense_transforms") else current_policy()
         try:
-            payload = run_experiment(job["experiment"], job["preset"], job.get("data_dir"), job["output"],
-                                     job["seed"], resume=True, progress=False, only=[job["run"]],
-                                     cuda_graph=job.get("cuda_graph", False))
+            with use_policy(policy):
+                payload = run_experiment(job["experiment"], job["preset"], job.get("data_dir"), job["output"],
+                                         job["seed"], resume=True, progress=False, only=[job["run"]],
+                                         cuda_graph=job.get("cuda_graph", False))
             outcome = {"ok": True, "runs_missing": payload["skipped"]}
         except Exception as error:  # one failed training must not end the worker
             outcome = {"ok": False, "error": f"{type(error).__name__}: {error}"}
