@@ -28,7 +28,7 @@ DEADLINE_S=${DEADLINE_S:-540}
 PRESET=${PRESET:-fast}
 WORK=${WORK:-/tmp/gpu}
 OUT=${OUT:-$WORK/out}
-CHECKS_S=${CHECKS_S:-45}  # eight graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
+CHECKS_S=${CHECKS_S:-60}  # nine graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
 CALIBRATION_S=${CALIBRATION_S:-30}
 t0=$(date +%s)
 left() { echo $(( DEADLINE_S - ($(date +%s) - t0) )); }
