@@ -22,8 +22,9 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    the package's rule (FFTs on a GPU) and with the spatial computation's dense DFT matrices
    on the GPU too (:meth:`~convnorm.functional.ComputationPolicy.transforming_densely`), the
    one choice of the computation policy no benchmark has timed on a GPU. Dense matrices are
-   chosen when they are faster by ``MIN_DENSE_GAIN``; that network and every later one is
-   timed as chosen, and ``scripts/gpu_runs.py`` trains as chosen.
+   chosen when they are faster by ``MIN_DENSE_GAIN`` (and not ``--forbid-dense-transforms``,
+   which the window passes when their CUDA checks failed); that network and every later one
+   is timed as chosen, and ``scripts/gpu_runs.py`` trains as chosen.
 5. **Where ConvNorm's step goes** (``profile``): the second network stepped eagerly under
    the profiler, as chosen, its costliest operators per step
    (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on this
@@ -149,6 +150,8 @@ def main() -> None:
     parser.add_argument("--runtime-batch", type=int, default=128)
     parser.add_argument("--eager", action="store_true",
                         help="time the trainings' steps eagerly (as a window that trains without CUDA graphs)")
+    parser.add_argument("--forbid-dense-transforms", action="store_true",
+                        help="time dense DFT matrices but never choose them (their CUDA checks failed)")
     parser.add_argument("--dense-transforms", action="store_true", help=argparse.SUPPRESS)  # a child's choice
     parser.add_argument("--out", required=False)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -161,7 +164,7 @@ def main() -> None:
             chosen, dense = {}, args.dense_transforms
             if rest[1:] == ["profile"]:
                 chosen["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
-                dense = dense_is_faster(chosen["alternatives"])
+                dense = dense_is_faster(chosen["alternatives"]) and not args.forbid_dense_transforms
             with use_policy(transforms(dense, device)):
                 answer = time_steps(args.preset, arch, norm, device, args.batches,
                                     cuda_graph=False if args.eager else None)
@@ -176,7 +179,7 @@ def main() -> None:
     networks = [n for n in args.networks.split(",") if n]
     step_times, skipped = [], []
     common = ["--preset", args.preset, "--device", args.device, "--batches", str(args.batches)] + (
-        ["--eager"] if args.eager else [])
+        ["--eager"] if args.eager else []) + (["--forbid-dense-transforms"] if args.forbid_dense_transforms else [])
 
     profile, alternative_times, dense_transforms = None, {}, None
 
@@ -206,6 +209,8 @@ def main() -> None:
                                                   else value))
     if dense_transforms is not None:
         print("the trainings transform by " + ("dense DFT matrices" if dense_transforms else "the package's rule"))
+    if args.forbid_dense_transforms:
+        skipped.append({"what": "dense DFT matrices for the trainings", "why": "their CUDA checks failed"})
 
     # concurrency: the first network in two processes at once
     concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}

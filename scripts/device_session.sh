@@ -6,10 +6,13 @@
 #   COMMIT=<sha> REQUESTS="adversarial:0-4" bash scripts/device_session.sh   # other requests than the plan's
 #
 # In order: CIFAR-10 decoded once; the CUDA checks (a graphed training step against the
-# eager one, at most CHECKS_S seconds); MPS started if the machine has it; the
-# calibration (benchmarks/calibrate_gpu.py, at most CALIBRATION_S seconds: step times
-# of the networks to train, the run time against Conv2d+BN and the authors' algorithm,
-# and whether two trainings at once go faster); then scripts/gpu_runs.py trains the
+# eager one, at most CHECKS_S seconds; failing, the trainings step eagerly), then those of
+# ConvNorm computed with dense DFT matrices on the GPU (at most DENSE_CHECKS_S seconds;
+# failing, the calibration may not choose them); MPS started if the machine has it; the
+# calibration (benchmarks/calibrate_gpu.py, at most CALIBRATION_S seconds: how ConvNorm
+# transforms fastest here, step times of the networks to train, the run time against
+# Conv2d+BN and the authors' algorithm, and whether two trainings at once go faster);
+# then scripts/gpu_runs.py trains the
 # plan (the core, then the queue; stored runs are skipped) until the deadline, starting
 # a training only if its estimate fits, and packs each finished training at once into
 # $OUT/results.tgz, laid out as the repository (`tar xzf results.tgz -C <repo>`), with
@@ -28,7 +31,8 @@ DEADLINE_S=${DEADLINE_S:-540}
 PRESET=${PRESET:-fast}
 WORK=${WORK:-/tmp/gpu}
 OUT=${OUT:-$WORK/out}
-CHECKS_S=${CHECKS_S:-60}  # nine graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
+CHECKS_S=${CHECKS_S:-45}  # eight graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
+DENSE_CHECKS_S=${DENSE_CHECKS_S:-30}  # the layer against its float64 reference, and a graphed training
 CALIBRATION_S=${CALIBRATION_S:-30}
 t0=$(date +%s)
 left() { echo $(( DEADLINE_S - ($(date +%s) - t0) )); }
@@ -50,13 +54,21 @@ log "decoding CIFAR-10 once"
 "$PYTHON" -c "from convnorm.data import load_cifar; print(load_cifar('cifar10')[0].shape)" || exit 1
 
 graph=--cuda-graph
+forbid_dense=()
 if "$PYTHON" -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then
     log "CUDA checks (at most ${CHECKS_S} s)"
     timeout "$CHECKS_S" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider tests/test_training_cuda.py \
-        > "$WORK/logs/cuda-checks.log" 2>&1
+        -k "not dense_transforms" > "$WORK/logs/cuda-checks.log" 2>&1
     status=$?
     tail -n 3 "$WORK/logs/cuda-checks.log"
     [ "$status" -eq 0 ] || { graph=""; log "the CUDA checks did not pass (exit $status): training without CUDA graphs"; }
+    log "CUDA checks of dense DFT matrices (at most ${DENSE_CHECKS_S} s)"
+    timeout "$DENSE_CHECKS_S" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider tests/test_layer_cuda.py \
+        tests/test_training_cuda.py -k dense_transforms > "$WORK/logs/dense-checks.log" 2>&1
+    status=$?
+    tail -n 3 "$WORK/logs/dense-checks.log"
+    [ "$status" -eq 0 ] || { forbid_dense=(--forbid-dense-transforms)
+        log "the checks of dense DFT matrices did not pass (exit $status): ConvNorm transforms by FFTs"; }
     export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d 2>/dev/null \
@@ -78,7 +90,7 @@ log "calibration (at most ${CALIBRATION_S} s)"
 # the step times are timed as the trainings will step: eagerly where the CUDA checks failed
 eager=(); [ -n "$graph" ] || eager=(--eager)
 timeout $(( CALIBRATION_S + 30 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$CALIBRATION_S" \
-    "${eager[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
+    "${eager[@]}" "${forbid_dense[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
 tail -n 12 "$WORK/logs/calibration.log"
 calibrated=()
 [ -f "$calibration" ] && calibrated=(--calibration "$calibration" --pack-also "$calibration")

@@ -190,6 +190,19 @@ def test_the_trainings_transform_as_the_calibration_chose(cifar_root, tmp_path, 
     assert not calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": "RuntimeError: out of memory"})
 
 
+def test_a_calibration_told_that_the_dense_checks_failed_times_them_but_never_chooses_them(cifar_root, tmp_path):
+    out = tmp_path / "calibration.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "calibrate_gpu.py"), "--preset", SMOKE,
+                           "--device", "cpu", "--networks", "resnet18:bn,resnet18:convnorm+bn", "--batches", "2",
+                           "--runtime-batch", "4", "--budget", "0.1", "--forbid-dense-transforms", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())["results"]
+    assert set(results["alternatives"]) == {"rule", "dense DFT matrices"} and results["dense_transforms"] is False
+    assert {"what": "dense DFT matrices for the trainings", "why": "their CUDA checks failed"} in results["skipped"]
+
+
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
     common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
     cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),

@@ -3,12 +3,11 @@ autocast returns what a conv would, buffers update under DataParallel like Batch
 torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
 Each of these with the package's rule (the spatial computation, cuFFT), with the
 frequency-domain computation forced (``convnorm.functional.computation``), and with the
-spatial computation's dense DFT matrices on the GPU (``dense_transform_devices``).
-Skipped without a GPU (CI has none; these run
-on a lent GPU machine, see ``scripts/device_session.sh``)."""
+spatial computation's dense DFT matrices on the GPU
+(``ComputationPolicy.transforming_densely``). Skipped without a GPU (CI has none; a lent
+GPU window runs the ``dense_transforms`` cases before it may train with them, see
+``scripts/device_session.sh``)."""
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pytest
 import torch
@@ -33,7 +32,7 @@ def way(request):
     if request.param == "rule":
         yield
     elif request.param == "dense_transforms":
-        with use_policy(replace(current_policy(), dense_transform_devices=("cpu", "cuda"))):
+        with use_policy(current_policy().transforming_densely("cuda")):
             yield
     else:
         with computation(request.param):
