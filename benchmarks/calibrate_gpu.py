@@ -11,7 +11,10 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    batch 128 in float32, Conv2d+BN, this package's ConvNorm2d+BN and the authors'
    algorithm (``authors_layer.py``) +BN, eagerly (the three interleaved in this process,
    medians) and as one CUDA graph each (one process per network, medians of replays).
-   The book's run-time table reads these.
+   The book's run-time table reads these. With ``--runtime-once`` (a window's choice) it
+   is left out where a record of ``benchmarks/results`` holds it whole for this GPU
+   (:func:`recorded_runtime`): it answers a question about the GPU and the layer, not about
+   the window.
 3. **Concurrency** (``concurrency``): the first network's epoch timed in two processes at
    once against alone; ``jobs`` is 2 where two trainings at once get through more
    images per second than one (by ``MIN_GAIN``), else 1, and ``slowdown`` how much longer
@@ -30,8 +33,11 @@ what ConvNorm costs against Conv2d+BN and the authors' algorithm, in one record.
    (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on this
    GPU has to cut.
 
-Work stops at ``--budget`` seconds: what was not reached is listed in ``skipped``, and the
-launcher prices it with recorded step times. Runs on a CPU too (the window's rehearsal).
+The first two networks (with the alternatives and the profile) and the concurrency are
+measured whatever the budget: the window's estimates and its number of trainings at once
+rest on them. The rest stops at ``--budget`` seconds: what was not reached is listed in
+``skipped``, and the launcher prices it with recorded step times. Runs on a CPU too (the
+window's rehearsal).
 
     python benchmarks/calibrate_gpu.py --preset fast --out benchmarks/results/gpu_calibration_<gpu>_<time>.json
 """
@@ -125,6 +131,20 @@ def dense_is_faster(timed: dict) -> bool:
     return isinstance(rule, float) and isinstance(dense, float) and dense * MIN_DENSE_GAIN <= rule
 
 
+def recorded_runtime(gpu: str, folder: Path = HERE / "results") -> Path | None:
+    """A calibration record in ``folder`` whose run-time comparison on ``gpu`` (the name its
+    ``setup`` gives) is whole: every network of ``RUNTIME_MODELS`` eagerly and, on a GPU, as
+    one CUDA graph; None if there is none."""
+    for path in sorted(folder.glob("gpu_calibration_*.json")):
+        results = json.loads(path.read_text())["results"]
+        modes = ("eager",) if gpu.startswith("cpu") else ("eager", "cuda_graph")
+        timed = results.get("time") or {}
+        if results.get("setup", {}).get("gpu") == gpu and all(set(timed.get(m, {})) == set(RUNTIME_MODELS)
+                                                             for m in modes):
+            return path
+    return None
+
+
 def child(*arguments: str, background: bool = False):
     command = [sys.executable, __file__, "--child", *arguments]
     if background:
@@ -150,6 +170,8 @@ def main() -> None:
     parser.add_argument("--runtime-batch", type=int, default=128)
     parser.add_argument("--eager", action="store_true",
                         help="time the trainings' steps eagerly (as a window that trains without CUDA graphs)")
+    parser.add_argument("--runtime-once", action="store_true",
+                        help="leave out the run-time comparison where a record holds it whole for this GPU")
     parser.add_argument("--forbid-dense-transforms", action="store_true",
                         help="time dense DFT matrices but never choose them (their CUDA checks failed)")
     parser.add_argument("--dense-transforms", action="store_true", help=argparse.SUPPRESS)  # a child's choice
@@ -215,7 +237,7 @@ def main() -> None:
     # concurrency: the first network in two processes at once
     concurrency = {"jobs": 1, "slowdown": 1.0, "mode": "one training at a time"}
     solo = next((e for e in step_times if f"{e['arch']}:{e['norm']}" == networks[0]), None)
-    if solo is not None and left() > 0:
+    if solo is not None:
         pair = [child("protocol", networks[0], *common, background=True) for _ in range(2)]
         answers = []
         for process in pair:
@@ -230,11 +252,15 @@ def main() -> None:
         else:
             skipped.append({"what": "concurrency", "why": next(a["error"] for a in answers if "error" in a)})
     else:
-        skipped.append({"what": "concurrency", "why": "the budget was spent" if solo else "no step time measured"})
+        skipped.append({"what": "concurrency", "why": "no step time measured"})
 
     # run time at batch 128 against Conv2d+BN and the authors' algorithm
     runtime, graph_errors = {}, {}
-    if left() > 0:
+    gpu = torch.cuda.get_device_name() if device.type == "cuda" else f"cpu ({cpu_info()['model']})"
+    recorded = recorded_runtime(gpu) if args.runtime_once else None
+    if recorded is not None:
+        skipped.append({"what": "run time against the baselines", "why": f"recorded whole in {recorded.name}"})
+    elif left() > 0:
         x, y = batch(args.runtime_batch, seed=1, device=args.device)
         steps = {name: make_train_step(runtime_network(name, device), x, y, lr=0.01) for name in RUNTIME_MODELS}
         eager = interleaved_medians(steps, repeats=10 if device.type == "cuda" else 2, warmup=2)
@@ -266,7 +292,6 @@ def main() -> None:
     time_table = {mode: {n: {"seconds_per_step": s, "relative_to_conv2d_bn": s / medians["conv2d+bn"],
                              "seconds_per_epoch": s * steps_per_epoch} for n, s in medians.items()}
                   for mode, medians in runtime.items()}
-    gpu = torch.cuda.get_device_name() if device.type == "cuda" else f"cpu ({cpu_info()['model']})"
     results = {"setup": {"gpu": gpu, "cpu": cpu_info(), "preset": args.preset, "model": "CIFAR ResNet18",
                          "batch": args.runtime_batch, "torch": torch.__version__,
                          "step": "forward + cross-entropy + backward + SGD(momentum) step, float32",

@@ -203,6 +203,25 @@ def test_a_calibration_told_that_the_dense_checks_failed_times_them_but_never_ch
     assert {"what": "dense DFT matrices for the trainings", "why": "their CUDA checks failed"} in results["skipped"]
 
 
+def test_a_window_leaves_out_a_run_time_comparison_already_recorded_whole_for_its_gpu(tmp_path):
+    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
+    whole = {name: {"seconds_per_step": 0.01} for name in calibrate.RUNTIME_MODELS}
+
+    def record(name: str, gpu: str, time: dict) -> None:
+        save_results(tmp_path / f"gpu_calibration_{name}.json", {"experiment": "calibrate_gpu"},
+                     {"setup": {"gpu": gpu}, "time": time})
+
+    record("a", "NVIDIA H200", {"eager": whole})  # no CUDA graphs: not whole on a GPU
+    record("b", "NVIDIA H100 80GB HBM3", {"eager": whole, "cuda_graph": whole})
+    record("c", "cpu (test)", {"eager": whole})
+    record("d", "NVIDIA H200", {"eager": whole, "cuda_graph": {"conv2d+bn": 0.01}})  # a graph missing
+    assert calibrate.recorded_runtime("NVIDIA H200", tmp_path) is None
+    assert calibrate.recorded_runtime("NVIDIA H100 80GB HBM3", tmp_path).name == "gpu_calibration_b.json"
+    assert calibrate.recorded_runtime("cpu (test)", tmp_path).name == "gpu_calibration_c.json"
+    record("e", "NVIDIA H200", {"eager": whole, "cuda_graph": whole})
+    assert calibrate.recorded_runtime("NVIDIA H200", tmp_path).name == "gpu_calibration_e.json"
+
+
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
     common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
     cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),
