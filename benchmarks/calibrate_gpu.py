@@ -145,6 +145,35 @@ def recorded_runtime(gpu: str, folder: Path = HERE / "results") -> Path | None:
     return None
 
 
+def protocol_child(args: argparse.Namespace, device: torch.device, network: str, choose: bool) -> dict:
+    """The step times of ``network`` (``arch:norm``) as the window will train it, and whether
+    with dense DFT matrices (``dense_transforms``): as ``args`` says, or, if ``choose``, as
+    :func:`alternatives` finds faster, then profiled too. A step that fails with dense matrices
+    (one the GPU cannot capture, say) is timed again by the package's rule, and the failure is
+    kept (``dense_error``), so that the window trains what it timed."""
+    arch, norm = network.split(":")
+    chosen, dense = {}, args.dense_transforms
+    if choose:
+        chosen["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
+        dense = dense_is_faster(chosen["alternatives"]) and not args.forbid_dense_transforms
+
+    def timed(dense: bool) -> dict:
+        with use_policy(transforms(dense, device)):
+            answer = time_steps(args.preset, arch, norm, device, args.batches, cuda_graph=False if args.eager else None)
+            if choose:
+                chosen["profile"] = profile_steps(args.preset, arch, norm, device)
+        return answer
+
+    try:
+        answer = timed(dense)
+    except Exception as error:  # noqa: BLE001 (dense matrices that fail are a finding; the rule is timed instead)
+        if not dense:
+            raise
+        chosen["dense_error"], dense = f"{type(error).__name__}: {error}", False
+        answer = timed(dense)
+    return {**answer, **chosen, "dense_transforms": dense}
+
+
 def child(*arguments: str, background: bool = False):
     command = [sys.executable, __file__, "--child", *arguments]
     if background:
@@ -182,17 +211,7 @@ def main() -> None:
     if args.child:
         kind, *rest = args.child
         if kind == "protocol":  # rest: the network, then "profile" to choose the transforms and profile it too
-            arch, norm = rest[0].split(":")
-            chosen, dense = {}, args.dense_transforms
-            if rest[1:] == ["profile"]:
-                chosen["alternatives"] = alternatives(args.preset, arch, norm, device, args.batches)
-                dense = dense_is_faster(chosen["alternatives"]) and not args.forbid_dense_transforms
-            with use_policy(transforms(dense, device)):
-                answer = time_steps(args.preset, arch, norm, device, args.batches,
-                                    cuda_graph=False if args.eager else None)
-                if rest[1:] == ["profile"]:
-                    chosen["profile"] = profile_steps(args.preset, arch, norm, device)
-            print(json.dumps({**answer, **chosen, "dense_transforms": dense}))
+            print(json.dumps(protocol_child(args, device, rest[0], choose=rest[1:] == ["profile"])))
         else:
             print(json.dumps(graph_child(rest[0], args.runtime_batch, 50)))
         return
@@ -213,6 +232,8 @@ def main() -> None:
             return
         profile = answer.pop("profile", profile)
         dense = answer.pop("dense_transforms")
+        if "dense_error" in answer:
+            skipped.append({"what": "dense DFT matrices for the trainings", "why": answer.pop("dense_error")})
         if "alternatives" in answer:
             alternative_times.update(answer.pop("alternatives"))
             dense_transforms = dense

@@ -203,6 +203,34 @@ def test_a_calibration_told_that_the_dense_checks_failed_times_them_but_never_ch
     assert {"what": "dense DFT matrices for the trainings", "why": "their CUDA checks failed"} in results["skipped"]
 
 
+def test_a_step_that_fails_with_dense_matrices_is_timed_by_the_rule_instead(monkeypatch):
+    """The window then trains by the rule, as it timed (``meta`` stands in for a GPU here)."""
+    import argparse
+
+    import torch
+
+    from convnorm.functional import current_policy
+
+    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
+
+    def time_steps(*args, **kwargs):
+        if "meta" in current_policy().dense_transform_devices:
+            raise RuntimeError("cannot capture")
+        return {"train_s_per_image": 1.0}
+
+    monkeypatch.setattr(calibrate, "time_steps", time_steps)
+    monkeypatch.setattr(calibrate, "profile_steps", lambda *args, **kwargs: {"ops": []})
+    monkeypatch.setattr(calibrate, "alternatives", lambda *args: {"rule": 2.0, "dense DFT matrices": 1.0})
+    args = argparse.Namespace(preset=SMOKE, batches=2, eager=True, dense_transforms=False,
+                              forbid_dense_transforms=False)
+    answer = calibrate.protocol_child(args, torch.device("meta"), "resnet18:convnorm+bn", choose=True)
+    assert answer["dense_transforms"] is False and answer["dense_error"] == "RuntimeError: cannot capture"
+    assert answer["train_s_per_image"] == 1.0 and answer["profile"] == {"ops": []}
+    args.forbid_dense_transforms = True  # the window's dense checks failed: never chosen, nothing to fall back from
+    answer = calibrate.protocol_child(args, torch.device("meta"), "resnet18:convnorm+bn", choose=True)
+    assert answer["dense_transforms"] is False and "dense_error" not in answer
+
+
 def test_a_window_leaves_out_a_run_time_comparison_already_recorded_whole_for_its_gpu(tmp_path):
     calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
     whole = {name: {"seconds_per_step": 0.01} for name in calibrate.RUNTIME_MODELS}
