@@ -5,21 +5,21 @@
 #   COMMIT=<sha of this clean tree> bash scripts/device_session.sh
 #   COMMIT=<sha> REQUESTS="adversarial:0-4" bash scripts/device_session.sh   # other requests than the plan's
 #
-# In order: CIFAR-10 decoded once; the CUDA checks (a graphed training step against the
-# eager one, at most CHECKS_S seconds; failing, the trainings step eagerly), then those of
-# ConvNorm computed with dense DFT matrices on the GPU (at most DENSE_CHECKS_S seconds;
-# failing, the calibration may not choose them); MPS started if the machine has it; the
-# calibration (benchmarks/calibrate_gpu.py: how ConvNorm transforms fastest here, the core
-# networks' step times and whether two trainings at once go faster, whatever its budget;
-# then, within CALIBRATION_S seconds, the run time against Conv2d+BN and the authors'
-# algorithm until recorded whole for this GPU, and the other networks' step times);
-# then scripts/gpu_runs.py trains the
-# plan (the core, then the queue; stored runs are skipped) until the deadline, starting
-# a training only if its estimate fits, and packs each finished training at once into
-# $OUT/results.tgz, laid out as the repository (`tar xzf results.tgz -C <repo>`), with
-# $OUT/status.json. At the end $OUT/logs.tgz holds the logs. A window cut short returns
-# everything that finished and nothing half-done; logs.tgz holds the window's own output
-# (session.log) beside each training's log.
+# In order: CIFAR-10 decoded once, on the processor while the GPU runs the CUDA checks (a
+# graphed training step against the eager one, at most CHECKS_S seconds; failing, the
+# trainings step eagerly), then those of ConvNorm computed with dense DFT matrices on the
+# GPU (at most DENSE_CHECKS_S seconds; failing, the calibration may not choose them); MPS
+# started if the machine has it; the calibration (benchmarks/calibrate_gpu.py: how ConvNorm
+# transforms fastest here, the core networks' step times and whether two trainings at once
+# go faster, whatever its budget; then, within CALIBRATION_S seconds, the run time against
+# Conv2d+BN and the authors' algorithm until recorded whole for this GPU, and the other
+# networks' step times); then scripts/gpu_runs.py trains the plan (the core, then the
+# queue; stored runs are skipped) until the deadline, starting a training only if its
+# estimate fits, and packs each finished training at once into $OUT/results.tgz, laid out
+# as the repository (`tar xzf results.tgz -C <repo>`), with $OUT/status.json. At the end
+# $OUT/logs.tgz holds the logs. A window cut short returns everything that finished and
+# nothing half-done; logs.tgz holds the window's own output (session.log) beside each
+# training's log.
 #
 # The CIFAR-10 copy travels in .data/ (ignored by git, carried) or $CONVNORM_DATA_DIR.
 # The code runs from a copy in $WORK/code (default /tmp/gpu/code), so that the records
@@ -51,14 +51,19 @@ cp -r convnorm convnorm_book scripts benchmarks tests results pyproject.toml "$W
 cd "$WORK/code" || exit 1
 export PYTHONPATH=$WORK/code
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-"$PYTHON" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')"
+device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')") \
+    || exit 1
+"$PYTHON" -c "import torch; print('torch', torch.__version__)"
+echo "device: $device"
 
+# the data is decoded on the processor while the checks use the GPU (neither needs the other)
 log "decoding CIFAR-10 once"
-"$PYTHON" -c "from convnorm.data import load_cifar; print(load_cifar('cifar10')[0].shape)" || exit 1
+"$PYTHON" -c "from convnorm.data import load_cifar; print(load_cifar('cifar10')[0].shape)" > "$WORK/logs/decoding.log" 2>&1 &
+decoding=$!
 
 graph=--cuda-graph
 forbid_dense=()
-if "$PYTHON" -c "import sys, torch; sys.exit(not torch.cuda.is_available())"; then
+if [ "$device" != cpu ]; then
     log "CUDA checks (at most ${CHECKS_S} s)"
     timeout "$CHECKS_S" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider tests/test_training_cuda.py \
         -k "not dense_transforms" > "$WORK/logs/cuda-checks.log" 2>&1
@@ -86,8 +91,13 @@ else
     graph=""
     log "no GPU: a rehearsal"
 fi
+wait "$decoding"
+status=$?
+cat "$WORK/logs/decoding.log"
+[ "$status" -eq 0 ] || { log "decoding CIFAR-10 failed (exit $status)"; exit 1; }
+log "decoded"
 
-slug=$("$PYTHON" -c "import re, torch; print(re.sub(r'[^a-z0-9]+', '-', (torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu').lower()).strip('-'))")
+slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 calibration=benchmarks/results/gpu_calibration_${slug}_$(date -u +%Y%m%dT%H%M).json
 log "calibration (at most ${CALIBRATION_S} s)"
 # the step times are timed as the trainings will step: eagerly where the CUDA checks failed
