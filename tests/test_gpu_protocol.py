@@ -58,6 +58,16 @@ def test_fast_deviations_list_every_change_of_the_recipe():
     assert "training images" not in rows and "network" not in rows  # the full split, the paper's networks
 
 
+def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_on_a_gpu():
+    """One rule for both, so that a step is timed in the layout it will train in."""
+    import torch
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    assert PRESETS["fast"].channels_last(cuda) and not PRESETS["fast"].channels_last(cpu)
+    assert not PRESETS["short-schedule"].channels_last(cuda) and not PRESETS["cpu"].channels_last(cuda)
+    assert not step_timing._trainer(SMOKE, "resnet18", "bn", cpu, 1, None).config.channels_last
+
+
 def test_requests_are_parsed_and_bad_ones_refused():
     request = gpu_plan.Request.parse("generalization:0-2/cifar10-bn,cifar10-convnorm+bn")
     assert request.seeds == (0, 1, 2) and request.runs == ("cifar10-bn", "cifar10-convnorm+bn")

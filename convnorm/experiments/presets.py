@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
+import torch
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -91,6 +93,11 @@ class Preset:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def channels_last(self, device: torch.device) -> bool:
+        """Whether trainings of this preset on ``device`` keep images and weights channels-last:
+        on a CUDA GPU with mixed precision, whose tensor cores read that layout fastest."""
+        return device.type == "cuda" and self.precision == "mixed"
 
 
 # label noise and data scarcity: the paper's ablation tables (first four) and its
