@@ -31,10 +31,16 @@ def test_load_cifar_test_split(cifar_root):
     # a natural image set: per-channel means near the published CIFAR-10 values
     mean = images.float().mean((0, 2, 3)) / 255
     assert torch.allclose(mean, torch.tensor([0.4914, 0.4822, 0.4465]), atol=0.01)
+    if find_cifar("cifar10", cifar_root).kind in ("official", "lossless"):
+        # the official pixels: the test split's published statistics to four decimals
+        std = (images.double() / 255).std((0, 2, 3))
+        assert torch.allclose(mean.double(), torch.tensor([0.4942, 0.4851, 0.4504], dtype=torch.float64), atol=6e-5)
+        assert torch.allclose(std, torch.tensor([0.2467, 0.2429, 0.2616], dtype=torch.float64), atol=6e-5)
 
 
 def test_missing_data_says_how_to_get_it(tmp_path, monkeypatch):
-    with pytest.raises(CifarNotFoundError, match="download=True.*cifar-10-python.tar.gz.*cifar10-jpeg-q75"):
+    with pytest.raises(CifarNotFoundError,
+                       match="download=True.*cifar-10-python.tar.gz.*cifar10-lossless-part1of2.zip.*cifar10-jpeg-q75"):
         load_cifar("cifar10", tmp_path)
     monkeypatch.delenv("CONVNORM_DATA_DIR", raising=False)
     with pytest.raises(CifarNotFoundError, match="CONVNORM_DATA_DIR"):
@@ -259,19 +265,20 @@ def test_a_truncated_extracted_file_is_named_with_what_to_do(tmp_path, monkeypat
     assert not list((tmp_path / "cache").glob("cifar10-*")), "nothing half-written is cached"
 
 
-def test_the_jpeg_copy_names_pillow_when_it_is_missing(tmp_path, monkeypatch):
-    """Pillow is needed only to decode the JPEG copy; without it the error says so."""
-    from convnorm.data.cifar import CifarSource, _decode_jpeg
+@pytest.mark.parametrize("kind", ["jpeg-q75", "lossless"])
+def test_the_image_copies_name_pillow_when_it_is_missing(tmp_path, monkeypatch, kind):
+    """Pillow is needed only to decode the JPEG and lossless copies; without it the error says so."""
+    from convnorm.data.cifar import CifarSource, _decode_image_copy
 
     monkeypatch.setitem(sys.modules, "PIL", None)  # import PIL now raises ImportError
-    with pytest.raises(ModuleNotFoundError, match="needs Pillow: pip install pillow"):
-        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", tmp_path / "cifar10-jpeg-q75.tar.xz", "0" * 64))
+    with pytest.raises(ModuleNotFoundError, match=f"the {kind} copy of CIFAR-10.*needs Pillow: pip install pillow"):
+        _decode_image_copy(CifarSource("cifar10", kind, tmp_path / "copy", "0" * 64))
 
 
 def test_a_truncated_jpeg_archive_is_named(tmp_path):
     import tarfile
 
-    from convnorm.data.cifar import CifarSource, _decode_jpeg
+    from convnorm.data.cifar import CifarSource, _decode_image_copy
 
     archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
@@ -282,7 +289,7 @@ def test_a_truncated_jpeg_archive_is_named(tmp_path):
             tar.addfile(info, io.BytesIO(data))
     archive.write_bytes(archive.read_bytes()[:3000])
     with pytest.raises(CorruptDataError, match=f"{archive} is damaged or truncated"):
-        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))
+        _decode_image_copy(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))
 
 
 def test_a_damaged_jpeg_is_named_by_the_process_that_decodes_it(tmp_path):
@@ -292,7 +299,7 @@ def test_a_damaged_jpeg_is_named_by_the_process_that_decodes_it(tmp_path):
 
     from PIL import Image
 
-    from convnorm.data.cifar import CifarSource, _decode_jpeg
+    from convnorm.data.cifar import CifarSource, _decode_image_copy
 
     archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
@@ -304,4 +311,112 @@ def test_a_damaged_jpeg_is_named_by_the_process_that_decodes_it(tmp_path):
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     with pytest.raises(CorruptDataError, match=r"\(member train/cat/0005.jpg\) is damaged or truncated"):
-        _decode_jpeg(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))
+        _decode_image_copy(CifarSource("cifar10", "jpeg-q75", archive, "0" * 64))
+
+
+def lossless_copy(folder, monkeypatch, per_class=(2, 1)):
+    """A lossless copy in ``folder``: two zip parts of WebP files, ``per_class`` (train, test)
+    random images for each class, the parts' checksums made the expected ones; the pixels of
+    each split in the order the loader must give them (class, then file name)."""
+    import hashlib
+    import zipfile
+
+    from PIL import Image
+
+    from convnorm.data import cifar
+
+    monkeypatch.setattr(cifar, "_SPLIT_SIZES", {"train": per_class[0], "test": per_class[1]})
+    rng = np.random.default_rng(0)
+    expected = {"train": [], "test": []}
+    parts = []
+    for number, classes in enumerate((cifar.CIFAR10_CLASSES[:5], cifar.CIFAR10_CLASSES[5:]), start=1):
+        path = folder / f"cifar10-lossless-part{number}of2.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+            for split, count in zip(("train", "test"), per_class):
+                for cls in classes:
+                    names = [f"{cls}_s_{rng.integers(10**6):06d}" for _ in range(count)]
+                    for name in names:  # written out of name order: the loader sorts
+                        pixels = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
+                        buffer = io.BytesIO()
+                        Image.fromarray(pixels).save(buffer, "WEBP", lossless=True)
+                        archive.writestr(f"{split}/{cls}/{name}.webp", buffer.getvalue())
+                        expected[split].append((cifar.CIFAR10_CLASSES.index(cls), name, pixels.transpose(2, 0, 1)))
+        parts.append((path.name, hashlib.sha256(path.read_bytes()).hexdigest()))
+    monkeypatch.setattr(cifar, "LOSSLESS_PARTS", tuple(parts))
+    return {split: sorted(items, key=lambda item: item[:2]) for split, items in expected.items()}
+
+
+def test_the_lossless_copy_is_read_pixel_for_pixel_in_class_and_name_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
+    expected = lossless_copy(tmp_path, monkeypatch)
+    source = find_cifar("cifar10", tmp_path)
+    assert source.kind == "lossless" and "lossless" in source.description and "lossy" not in source.description
+    for train in (True, False):
+        images, labels = load_cifar("cifar10", tmp_path, train=train)
+        items = expected["train" if train else "test"]
+        assert labels.tolist() == [label for label, _, _ in items]
+        assert torch.equal(images, torch.from_numpy(np.stack([pixels for _, _, pixels in items])))
+    assert len(list((tmp_path / "cache").glob("cifar10-lossless-*/train_x.npy"))) == 1
+
+
+def test_copies_are_preferred_official_then_lossless_then_jpeg_and_can_be_asked_for(tmp_path, monkeypatch):
+    from convnorm.data import cifar
+
+    lossless_copy(tmp_path, monkeypatch)
+    (tmp_path / cifar.JPEG_ARCHIVE).write_bytes(b"jpeg")
+    monkeypatch.setattr(cifar, "JPEG_SHA256", __import__("hashlib").sha256(b"jpeg").hexdigest())
+    assert find_cifar("cifar10", tmp_path).kind == "lossless"
+    assert find_cifar("cifar10", tmp_path, copy="jpeg-q75").kind == "jpeg-q75"
+    with pytest.raises(CifarNotFoundError, match="no copy of the 'official' copy of cifar10"):
+        find_cifar("cifar10", tmp_path, copy="official")
+    official_folder(tmp_path, monkeypatch)
+    assert find_cifar("cifar10", tmp_path).kind == "official"
+    with pytest.raises(ValueError, match="copy must be None or one of"):
+        find_cifar("cifar10", tmp_path, copy="png")
+    with pytest.raises(ValueError, match="copy='lossless' exists for cifar10 only"):
+        find_cifar("cifar100", tmp_path, copy="lossless")
+
+
+@pytest.mark.parametrize("missing", [0, 1])
+def test_one_part_of_the_lossless_copy_alone_is_named_in_one_line(tmp_path, monkeypatch, missing):
+    """Part 1 travels in one device call and part 2 in the next: half a copy is never read,
+    nor silently passed over for another copy."""
+    from convnorm.data import cifar
+
+    lossless_copy(tmp_path, monkeypatch)
+    (tmp_path / cifar.JPEG_ARCHIVE).write_bytes(b"a copy that must not be taken instead")
+    name = cifar.LOSSLESS_PARTS[missing][0]
+    (tmp_path / name).unlink()
+    with pytest.raises(CifarNotFoundError, match=f"holds part of the lossless CIFAR-10 copy but not {name}") as error:
+        find_cifar("cifar10", tmp_path)
+    assert "\n" not in str(error.value)
+
+
+def test_a_damaged_part_of_the_lossless_copy_is_named(tmp_path, monkeypatch):
+    from convnorm.data import cifar
+
+    lossless_copy(tmp_path, monkeypatch)
+    part = tmp_path / cifar.LOSSLESS_PARTS[1][0]
+    part.write_bytes(part.read_bytes()[:-100])
+    with pytest.raises(CorruptDataError, match=f"{part} has sha256 .* expected {cifar.LOSSLESS_PARTS[1][1]}"):
+        find_cifar("cifar10", tmp_path)
+
+
+def test_a_damaged_or_missing_image_of_the_lossless_copy_is_named(tmp_path, monkeypatch):
+    """Each part's checksum is checked when it is found; decoding still names a bad member
+    (a copy re-made with a wrong file) and a class short of images."""
+    import zipfile
+
+    from convnorm.data.cifar import CifarSource, _decode_image_copy
+
+    lossless_copy(tmp_path, monkeypatch)
+    source = CifarSource("cifar10", "lossless", tmp_path, "0" * 64)
+    part = tmp_path / "cifar10-lossless-part2of2.zip"
+    with zipfile.ZipFile(part, "a") as archive:
+        archive.writestr("test/ship/zzz_not_an_image.webp", b"not a webp")
+    with pytest.raises(CorruptDataError, match=r"\(member test/ship/zzz_not_an_image.webp\) is damaged"):
+        _decode_image_copy(source)
+    with zipfile.ZipFile(part, "w") as archive:  # part 2 emptied: classes 5-9 have no images
+        pass
+    with pytest.raises(CorruptDataError, match=r"holds \[2, 2, 2, 2, 2, 0, 0, 0, 0, 0\] distinct train images"):
+        _decode_image_copy(source)

@@ -100,7 +100,8 @@ def test_scale_and_data_in_words():
     assert "VGG16 and ResNet18" in records.scale(PRESETS["short-schedule"], "convergence")
     assert "the authors' code: 30 epochs" in records.paper_scale("adversarial")
     assert records.data_copy(["cifar10: lossy JPEG-q75 copy x"]) == "the lossy JPEG copy of CIFAR"
-    assert records.data_copy(["cifar10: official python-format archive"]) == "the official CIFAR files"
+    assert records.data_copy(["cifar10: official python-format archive"]) == "the official CIFAR images"
+    assert records.data_copy(["cifar10: the official images, lossless copy (x)"]) == "the official CIFAR images"
 
 
 def test_lookup_indexes_dicts_and_lists():

@@ -3,12 +3,19 @@
 Three copies of the data are understood, looked for in this order under a data
 directory ``root`` (an argument, else the environment variable ``CONVNORM_DATA_DIR``):
 
-1. the official python-format archive, extracted (``cifar-10-batches-py/``,
+1. ``"official"``: the official python-format archive, extracted (``cifar-10-batches-py/``,
    ``cifar-100-python/``) or not (``cifar-10-python.tar.gz``, ``cifar-100-python.tar.gz``);
    its MD5 is checked against the value published on the dataset's home page;
-2. for CIFAR-10 only, the lossy JPEG copy ``cifar10-jpeg-q75.tar.xz`` (one JPEG per
-   image, ``train/<class>/NNNN.jpg``; its SHA-256 is checked). Images come grouped
-   by class, in the official order within each class.
+2. ``"lossless"``, for CIFAR-10 only: the official images as WebP-lossless files in two zip
+   archives, :data:`LOSSLESS_PARTS` (``train/<class>/<original name>.webp``; both parts must
+   be present, each SHA-256 is checked). The pixels are the official ones; the order of the
+   official batches is not recoverable, so images come grouped by class in the official class
+   order and sorted by file name within a class;
+3. ``"jpeg-q75"``, for CIFAR-10 only: a lossy JPEG copy ``cifar10-jpeg-q75.tar.xz`` (one JPEG
+   per image, ``train/<class>/NNNN.jpg``; its SHA-256 is checked). Images come grouped by
+   class, in the official order within each class.
+
+``copy=`` asks for one of these by name instead of the first found (to compare copies).
 
 With ``download=True`` the official archive is fetched into ``root`` first when no copy
 is found (Colab). Whatever the copy, it is decoded once into uint8 ``.npy`` arrays in a
@@ -16,7 +23,7 @@ cache directory (``$CONVNORM_CACHE_DIR``, else ``~/.cache/convnorm``; never the 
 directory, which may be shared or read-only) and later loads read those. Nothing here ever
 invents data: if no copy is found, :class:`CifarNotFoundError` says how to get one; a damaged
 copy or cache raises :class:`CorruptDataError` naming the file and what to do. Decoding the
-JPEG copy needs Pillow (imported only then).
+lossless and the JPEG copies needs Pillow (imported only then).
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ import os
 import pickle
 import tarfile
 import urllib.request
+import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,6 +49,15 @@ import torch
 ENV_VAR = "CONVNORM_DATA_DIR"
 JPEG_ARCHIVE = "cifar10-jpeg-q75.tar.xz"
 JPEG_SHA256 = "40018c4988ba5c3d6dc7ffa3770d18459599d3c5ce27fa139a8dcff040451741"
+LOSSLESS_PARTS = (
+    ("cifar10-lossless-part1of2.zip", "5565c77e30eb82f53563d27a49246ff12acf2b2bf4e006199ef8ce1ed8743237"),
+    ("cifar10-lossless-part2of2.zip", "241e6f49c374af6e4fd46a3cf8125dcfd793e88669e2e76b78d92b597d8b35a6"),
+)
+"""The lossless copy's two zip archives (classes 0-4 and 5-9) and their SHA-256."""
+COPIES = ("official", "lossless", "jpeg-q75")
+"""The copies :func:`find_cifar` knows, in the order it looks for them."""
+_SPLIT_SIZES = {"train": 5000, "test": 1000}
+"""Images per class in each split of CIFAR-10."""
 CIFAR10_CLASSES = (
     "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
 )
@@ -81,13 +98,15 @@ class CorruptDataError(ValueError):
     truncated; the message names the file and what to do."""
 
 
-_READ_ERRORS = (OSError, EOFError, ValueError, pickle.UnpicklingError, tarfile.TarError, lzma.LZMAError, zlib.error)
+_READ_ERRORS = (OSError, EOFError, ValueError, pickle.UnpicklingError, tarfile.TarError, lzma.LZMAError, zlib.error,
+                zipfile.BadZipFile)
 """What reading a truncated or damaged archive, pickle or ``.npy`` file raises."""
 
 
 @dataclass(frozen=True)
 class CifarSource:
-    """Where a data set comes from: ``kind`` is ``"official"`` or ``"jpeg-q75"``."""
+    """Where a data set comes from: ``kind`` is one of :data:`COPIES`; ``path`` the archive or
+    extracted folder (for ``"lossless"``, the folder holding its two parts)."""
 
     name: str
     kind: str
@@ -96,10 +115,14 @@ class CifarSource:
 
     @property
     def description(self) -> str:
-        """One line for result files and captions (says when the copy is lossy)."""
+        """One line for result files and captions: which copy, and whether it is lossy."""
         if self.kind == "jpeg-q75":
             return (f"{self.name}: lossy JPEG-q75 copy {self.path.name} (sha256 {self.checksum[:12]}…); "
                     "absolute accuracies are not comparable with those on the official files")
+        if self.kind == "lossless":
+            parts = " and ".join(part for part, _ in LOSSLESS_PARTS)
+            return (f"{self.name}: the official images, lossless copy ({parts}, sha256 of both "
+                    f"{self.checksum[:12]}…), by file name within each class")
         if self.path.is_dir():
             return f"{self.name}: official python-format files, extracted ({self.path})"
         return f"{self.name}: official python-format archive ({self.path.name}, md5 {self.checksum})"
@@ -130,7 +153,9 @@ def _how_to_get_data(name: str = "cifar10") -> str:
         f"To get {name}: call load_cifar(..., download=True) (or pass --download) with internet "
         f"access to fetch {spec.url} into the data directory; or put {spec.archive} "
         f"(or its extracted folder {spec.folder}/) there yourself"
-        + (f"; or, for CIFAR-10 without internet, the lossy copy {JPEG_ARCHIVE}." if name == "cifar10" else ".")
+        + (f"; or, for CIFAR-10 without internet, the lossless copy's two parts "
+           f"{' and '.join(part for part, _ in LOSSLESS_PARTS)} (or the lossy copy {JPEG_ARCHIVE})."
+           if name == "cifar10" else ".")
     )
 
 
@@ -168,30 +193,71 @@ DOWNLOAD_ENV_VAR = "CONVNORM_DOWNLOAD"
 
 
 def find_cifar(name: str = "cifar10", root: str | os.PathLike | None = None,
-               download: bool = False) -> CifarSource:
+               download: bool = False, copy: str | None = None) -> CifarSource:
     """Locate a copy of ``name`` under the data directory (see the module docstring).
 
-    Downloading is allowed by ``download=True`` or by the environment variable
-    ``CONVNORM_DOWNLOAD=1`` (which the book's Colab setup cell sets, so every chapter can
-    fetch the official archive there without code changes).
+    ``copy`` (one of :data:`COPIES`) asks for that copy alone; None takes the first found.
+    Downloading (of the official archive only) is allowed by ``download=True`` or by the
+    environment variable ``CONVNORM_DOWNLOAD=1`` (which the book's Colab setup cell sets, so
+    every chapter can fetch the official archive there without code changes).
+
+    Raises:
+        CifarNotFoundError: no copy (or not the one asked for); also one part of the lossless
+            copy without the other, naming the missing part.
+        CorruptDataError: a copy whose checksum is wrong, naming the file.
     """
     download = download or os.environ.get(DOWNLOAD_ENV_VAR) == "1"
     spec = _check_name(name)
+    if copy is not None and copy not in COPIES:
+        raise ValueError(f"copy must be None or one of {list(COPIES)}, got {copy!r}")
+    if copy not in (None, "official") and name != "cifar10":
+        raise ValueError(f"copy={copy!r} exists for cifar10 only, not {name}")
     directory = data_root(root)
+    wanted = COPIES if copy is None else (copy,)
+    for kind in wanted:
+        source = _FINDERS[kind](name, spec, directory) if name == "cifar10" or kind == "official" else None
+        if source is not None:
+            return source
+    if download and "official" in wanted:
+        path = download_cifar(name, directory)
+        return CifarSource(name, "official", path, spec.md5)
+    which = name if copy is None else f"the {copy!r} copy of {name}"
+    raise CifarNotFoundError(f"no copy of {which} found in {directory}. " + _how_to_get_data(name))
+
+
+def _find_official(name: str, spec: _Official, directory: Path) -> CifarSource | None:
     folder, archive = directory / spec.folder, directory / spec.archive
-    if folder.is_dir() and all((folder / m).exists() for m in spec.train_members + spec.test_members):
+    members = spec.train_members + spec.test_members
+    if folder.is_dir() and all((folder / m).exists() for m in members):
         stamp = hashlib.sha256(repr([(m, (folder / m).stat().st_size, (folder / m).stat().st_mtime_ns)
-                                     for m in spec.train_members + spec.test_members]).encode())
+                                     for m in members]).encode())
         return CifarSource(name, "official", folder, stamp.hexdigest())  # files' sizes and times
     if archive.is_file():
         return CifarSource(name, "official", archive, _verified(archive, "md5", spec.md5))
+    return None
+
+
+def _find_lossless(name: str, spec: _Official, directory: Path) -> CifarSource | None:
+    present = [(directory / part).is_file() for part, _ in LOSSLESS_PARTS]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = ", ".join(part for (part, _), here in zip(LOSSLESS_PARTS, present) if not here)
+        raise CifarNotFoundError(f"{directory} holds part of the lossless CIFAR-10 copy but not {missing}: "
+                                 "put both parts there (or remove the one there to use another copy)")
+    digests = [_verified(directory / part, "sha256", digest) for part, digest in LOSSLESS_PARTS]
+    return CifarSource(name, "lossless", directory, hashlib.sha256("".join(digests).encode()).hexdigest())
+
+
+def _find_jpeg(name: str, spec: _Official, directory: Path) -> CifarSource | None:
     jpeg = directory / JPEG_ARCHIVE
-    if name == "cifar10" and jpeg.is_file():
-        return CifarSource(name, "jpeg-q75", jpeg, _verified(jpeg, "sha256", JPEG_SHA256))
-    if download:
-        path = download_cifar(name, directory)
-        return CifarSource(name, "official", path, spec.md5)
-    raise CifarNotFoundError(f"no copy of {name} found in {directory}. " + _how_to_get_data(name))
+    if not jpeg.is_file():
+        return None
+    return CifarSource(name, "jpeg-q75", jpeg, _verified(jpeg, "sha256", JPEG_SHA256))
+
+
+_FINDERS = {"official": _find_official, "lossless": _find_lossless, "jpeg-q75": _find_jpeg}
+"""How each of :data:`COPIES` is found in a data directory (None when it is not there)."""
 
 
 _CACHE_KEYS = ("train_x", "train_y", "test_x", "test_y")
@@ -237,40 +303,66 @@ def _decode_official(source: CifarSource, spec: _Official) -> dict[str, np.ndarr
     return arrays
 
 
-def _decode_jpegs(path: str, remedy: str, members: list[tuple[str, bytes]]) -> np.ndarray:
-    """The pixels ``(N, 3, 32, 32)`` of the 32x32 JPEG files ``members`` (``(name, bytes)``)
-    of the archive at ``path``; a damaged one raises :class:`CorruptDataError` naming it."""
+def _decode_images(remedy: str, members: list[tuple[str, bytes]]) -> np.ndarray:
+    """The pixels ``(N, 3, 32, 32)`` of the 32x32 image files ``members`` (``(where, bytes)``,
+    JPEG or WebP); a damaged one raises :class:`CorruptDataError` naming it."""
     from PIL import Image
 
     pixels = np.empty((len(members), 3, 32, 32), dtype=np.uint8)
-    for i, (name, data) in enumerate(members):
-        with _reading(f"{path} (member {name})", remedy):
+    for i, (where, data) in enumerate(members):
+        with _reading(where, remedy):
             pixels[i] = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
     return pixels
 
 
-def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
+def _require_pillow(source: CifarSource) -> None:
     try:
         from PIL import Image  # noqa: F401 (decoding needs it: said here, before any work)
     except ImportError as error:
         raise ModuleNotFoundError(
-            f"decoding {source.path} (the JPEG copy of CIFAR-10) needs Pillow: pip install pillow; or put the "
-            f"official archive {_OFFICIAL['cifar10'].archive} in {source.path.parent} instead") from error
+            f"decoding {source.path} (the {source.kind} copy of CIFAR-10) needs Pillow: pip install pillow; or put "
+            f"the official archive {_OFFICIAL['cifar10'].archive} in {source.path.parent} instead") from error
 
-    remedy = "delete the archive and put a good copy there"
-    members: list[tuple[str, str, str, bytes]] = []  # (split, class, file, JPEG bytes), in archive order
+
+def _read_jpeg_members(source: CifarSource, remedy: str) -> list[tuple[str, str, str, str, bytes]]:
+    members = []
     with _reading(source.path, remedy), tarfile.open(source.path, "r:xz") as tar:
         for member in tar:
             parts = member.name.strip("./").split("/")
             if member.isfile() and len(parts) == 3 and parts[2].endswith(".jpg"):
-                members.append((*parts, tar.extractfile(member).read()))
+                members.append((*parts, f"{source.path} (member {'/'.join(parts)})", tar.extractfile(member).read()))
+    return members
 
-    # Opening a 32x32 JPEG costs more interpreter time than decoding it, so threads would wait
+
+def _read_lossless_members(source: CifarSource, remedy: str) -> list[tuple[str, str, str, str, bytes]]:
+    members = []
+    for part, _ in LOSSLESS_PARTS:
+        path = source.path / part
+        with _reading(path, remedy), zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                parts = info.filename.split("/")
+                if not info.is_dir() and len(parts) == 3 and parts[2].endswith(".webp"):
+                    members.append((*parts, f"{path} (member {info.filename})", archive.read(info)))
+    return members
+
+
+def _decode_image_copy(source: CifarSource) -> dict[str, np.ndarray]:
+    """The arrays of a copy stored as one image file per picture, ``<split>/<class>/<file>``:
+    grouped by class in the official class order, sorted by file name within a class."""
+    _require_pillow(source)
+    remedy = "delete it and put a good copy there"
+    read = _read_jpeg_members if source.kind == "jpeg-q75" else _read_lossless_members
+    members = read(source, remedy)  # (split, class, file, where, bytes), in archive order
+    for split, cls, _, where, _ in members:
+        if split not in _SPLIT_SIZES or cls not in CIFAR10_CLASSES:
+            raise CorruptDataError(f"{where} is not a CIFAR-10 image: {split}/{cls}/ is not a split and class "
+                                   f"({', '.join(CIFAR10_CLASSES)}); {remedy}")
+
+    # Opening a 32x32 image costs more interpreter time than decoding it, so threads would wait
     # for each other: processes decode the chunks in parallel (one per core, at most 16)
     workers = max(1, min(16, os.cpu_count() or 1))
-    chunks = [[(f"{split}/{cls}/{file}", data) for split, cls, file, data in members[i::workers]]
-              for i in range(workers)]
-    decode = functools.partial(_decode_jpegs, str(source.path), remedy)
+    chunks = [[(where, data) for *_, where, data in members[i::workers]] for i in range(workers)]
+    decode = functools.partial(_decode_images, remedy)
     if workers == 1:
         parts = [decode(chunks[0])]
     else:
@@ -279,18 +371,19 @@ def _decode_jpeg(source: CifarSource) -> dict[str, np.ndarray]:
     decoded = np.empty((len(members), 3, 32, 32), dtype=np.uint8)
     for i, part in enumerate(parts):
         decoded[i::workers] = part
-    images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {"train": [], "test": []}
-    for (split, cls, file, _), pixels in zip(members, decoded):
+    images: dict[str, list[tuple[tuple[int, str], np.ndarray]]] = {split: [] for split in _SPLIT_SIZES}
+    for (split, cls, file, _, _), pixels in zip(members, decoded):
         images[split].append(((CIFAR10_CLASSES.index(cls), file), pixels))
     arrays = {}
     for split, items in images.items():
         items.sort(key=lambda item: item[0])
+        labels = np.array([key[0] for key, _ in items], dtype=np.int64)
+        counts = np.bincount(labels, minlength=len(CIFAR10_CLASSES))
+        if not (counts == _SPLIT_SIZES[split]).all() or len({key for key, _ in items}) != len(items):
+            raise CorruptDataError(f"{source.path} holds {counts.tolist()} distinct {split} images per class, expected "
+                                   f"{_SPLIT_SIZES[split]} of each: the copy is incomplete; {remedy}")
         arrays[f"{split}_x"] = np.stack([pixels for _, pixels in items]).astype(np.uint8)
-        arrays[f"{split}_y"] = np.array([key[0] for key, _ in items], dtype=np.int64)
-    expected = {"train": 50000, "test": 10000}
-    for split, count in expected.items():
-        if len(arrays[f"{split}_y"]) != count:
-            raise ValueError(f"{source.path} holds {len(arrays[f'{split}_y'])} {split} images, expected {count}")
+        arrays[f"{split}_y"] = labels
     return arrays
 
 
@@ -300,7 +393,7 @@ def cached_arrays(source: CifarSource) -> dict[str, np.ndarray]:
     keys = _CACHE_KEYS
     if not all((cache / f"{k}.npy").exists() for k in keys):
         spec = _OFFICIAL[source.name]
-        arrays = _decode_jpeg(source) if source.kind == "jpeg-q75" else _decode_official(source, spec)
+        arrays = _decode_official(source, spec) if source.kind == "official" else _decode_image_copy(source)
         tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
         for key in keys:
@@ -331,7 +424,7 @@ def _reading(path: Path | str, remedy: str) -> Iterator[None]:
 
 
 def load_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, train: bool = True,
-               *, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+               *, download: bool = False, copy: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Load one split of CIFAR-10 or CIFAR-100.
 
     Args:
@@ -339,6 +432,7 @@ def load_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, tra
         root: data directory; defaults to ``$CONVNORM_DATA_DIR``.
         train: the 50,000 training images if True, else the 10,000 test images.
         download: fetch the official archive (with MD5 check) if no copy is found.
+        copy: one of :data:`COPIES` to read that copy alone; None: the first found.
 
     Returns:
         ``(images, labels)``: uint8 ``(N, 3, 32, 32)`` and int64 ``(N,)`` tensors.
@@ -346,7 +440,7 @@ def load_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, tra
     Raises:
         CifarNotFoundError: no copy found; the message says how to get one.
     """
-    source = find_cifar(name, root, download)
+    source = find_cifar(name, root, download, copy)
     arrays = cached_arrays(source)
     split = "train" if train else "test"
     return torch.from_numpy(np.array(arrays[f"{split}_x"])), torch.from_numpy(np.array(arrays[f"{split}_y"]))

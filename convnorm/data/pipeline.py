@@ -184,7 +184,7 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
                   val_fraction: float = 0.1, train_fraction: float = 1.0, label_noise: float = 0.0,
                   noise_include_true_class: bool = True, max_train: int | None = None,
                   max_val: int | None = None, max_test: int | None = None,
-                  download: bool = False) -> CifarSplits:
+                  download: bool = False, copy: str | None = None) -> CifarSplits:
     """The paper's data protocol in one call.
 
     1. Hold out ``val_fraction`` of the training set (stratified, seeded) as validation.
@@ -194,6 +194,8 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
        validation labels, as the paper does; the test labels stay clean.
 
     ``max_val`` / ``max_test`` cut the evaluation sets (balanced, seeded) for quick runs.
+    ``copy`` names the copy of the data to read (:func:`~convnorm.data.find_cifar`); None
+    takes the first found.
     Only the selected images are read from the memory-mapped cache.
 
     Raises:
@@ -206,7 +208,7 @@ def prepare_cifar(name: str = "cifar10", root: str | os.PathLike | None = None, 
     label_noise = check_fraction("label_noise", label_noise)
     limits = {arg: None if value is None else check_positive_int(arg, value)
               for arg, value in (("max_train", max_train), ("max_val", max_val), ("max_test", max_test))}
-    source = find_cifar(name, root, download)
+    source = find_cifar(name, root, download, copy)
     arrays = cached_arrays(source)
     num_classes = 10 if name == "cifar10" else 100
     all_labels = torch.from_numpy(arrays["train_y"][:].copy())

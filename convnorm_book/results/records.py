@@ -412,9 +412,10 @@ def runtime_records(root: str | Path | None = None) -> dict[str, Records]:
 
 
 def data_copy(descriptions) -> str:
-    """``"the lossy JPEG copy of CIFAR"`` or ``"the official CIFAR files"`` (or both),
-    from the data descriptions recorded in the provenance."""
-    kinds = {"the lossy JPEG copy of CIFAR" if "JPEG" in text else "the official CIFAR files"
+    """``"the lossy JPEG copy of CIFAR"``, ``"the official CIFAR images"`` (the official
+    archive or its lossless copy: the same pixels), or both, from the data descriptions
+    recorded in the provenance."""
+    kinds = {"the lossy JPEG copy of CIFAR" if "JPEG" in text else "the official CIFAR images"
              for text in descriptions}
     return " and ".join(sorted(kinds)) or "an unrecorded copy of CIFAR"
 
