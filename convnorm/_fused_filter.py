@@ -34,6 +34,16 @@ the products :math:`S` are summed in registers over the block and written once p
 then summed over blocks by one deterministic ``sum`` (no atomics). ``tl.arange`` and ``tl.dot``
 need power-of-two blocks of at least 16, so every size is padded (:func:`block_size`) with
 zero-padded matrices and masked loads and stores.
+
+What it costs: with the traffic down to one pass, the padded products are what is left. At
+:math:`L = 34` (a 3x3 kernel on a 32x32 map; blocks of 64, 32 frequencies) the forward takes
+2.2 MFLOP per tile, 4.6 times the 0.48 of unpadded products, against 4.4 KB of bfloat16 traffic
+(500 FLOP a byte; 240 to 950 at :math:`L` = 18, 10, 6): above an H100's balance point (about
+150 FLOP a byte with TF32 tensor cores, 20 with float32 FMA units), so the kernels are bound
+by arithmetic, not memory, at CIFAR sizes. Compiled for sm_90 (triton 3.9, no GPU), blocks of 64
+need every register a thread has: ``"tf32"`` spills 0.1-0.7 KB a thread and uses 88-132 KB of
+shared memory, ``"ieee"`` (FMA products, whole operands in registers) spills 6-9 KB; blocks of
+32 or less spill nothing.
 """
 from __future__ import annotations
 
@@ -53,10 +63,11 @@ MAX_LENGTH = 64
 (the rows transform, :math:`64 \\times 64` real and imaginary) already fill much of a program's
 registers; larger layers take the FFTs."""
 
-PRECISIONS = ("ieee", "tf32", "tf32x3")
-"""``tl.dot``'s ``input_precision``: full float32 products (FMA units), TensorFloat-32 (tensor
-cores, 10-bit mantissas, about 1e-3 relative), or three TF32 products that recover float32
-accuracy on tensor cores."""
+PRECISIONS = ("ieee", "tf32")
+"""``tl.dot``'s ``input_precision``: float32 products (FMA units), or TensorFloat-32 (tensor
+cores; operands rounded to 10-bit mantissas, about 1e-3 of the largest entry over the four
+products). Not ``"tf32x3"``: it doubles the matrices' shared memory, and with blocks of 64
+(:math:`L` and :math:`O` above 32) the backward needs 260 KB, more than a Hopper GPU's 227."""
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 """The dtypes of ``y`` and ``grad_z``: read as they are, computed in float32, written back in
@@ -135,6 +146,7 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
     _require_triton()
+    _check_matrices(matrices)
     _check_tiles("y", y, matrices.length, matrices)
     n, c = y.shape[:2]
     _check_multiplier(multiplier_real, multiplier_imag, c, matrices, y.device)
@@ -149,11 +161,12 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
                      and not y.is_contiguous() else torch.contiguous_format)
     z = torch.empty(n, c, *matrices.out_size, dtype=y.dtype, device=y.device, memory_format=memory_format)
     per_program = _samples_per_program(n, c, y.device, samples_per_program)
+    blocks = _blocks(matrices)
     if n * c:
         _kernels().forward_kernel[(c, -(-n // per_program))](
-            y, z, multiplier_real, multiplier_imag, multiplier_real if bias is None else bias, *matrices[:4],
-            n, *matrices.length, multiplier_real.shape[-1], *matrices.out_size, *y.stride(), *z.stride(), per_program,
-            *_blocks(matrices), HAS_BIAS=bias is not None, PRECISION=precision, num_warps=_num_warps(matrices))
+            y, z, multiplier_real, multiplier_imag, multiplier_real if bias is None else bias, *matrices[:4], n,
+            *matrices.length, multiplier_real.shape[-1], *matrices.out_size, *y.stride(), *z.stride(), per_program,
+            *blocks, HAS_BIAS=bias is not None, PRECISION=precision, num_warps=_num_warps(*blocks[:2]))
     return z
 
 
@@ -174,6 +187,7 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
     _require_triton()
+    _check_matrices(matrices)
     _check_tiles("y", y, matrices.length, matrices)
     _check_tiles("grad_z", grad_z, matrices.out_size, matrices)
     n, c = y.shape[:2]
@@ -186,16 +200,17 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
         return None, None, None
     k = multiplier_real.shape[-1]
     per_program = _samples_per_program(n, c, y.device, samples_per_program)
-    blocks = -(-n // per_program)
+    programs_per_channel, blocks = -(-n // per_program), _blocks(matrices)
     grad_y = torch.empty_like(y) if need_grad_y else None
-    partial = y.new_empty(2, blocks, c, matrices.length[0], k, dtype=torch.float32) if need_products else None
+    partial = (y.new_empty(2, programs_per_channel, c, matrices.length[0], k, dtype=torch.float32) if need_products
+               else None)
+    written = y if grad_y is None else grad_y  # a pointer the kernel does not use stands for what is not needed
     if n * c:
-        _kernels().backward_kernel[(c, blocks)](
-            grad_z, y, y if grad_y is None else grad_y, y if partial is None else partial, multiplier_real,
-            multiplier_imag, *matrices[:4], n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(),
-            *y.stride(), *(y if grad_y is None else grad_y).stride(), per_program, *_blocks(matrices),
-            NEED_GRAD_Y=need_grad_y, NEED_PRODUCTS=need_products, PRECISION=precision,
-            num_warps=_num_warps(matrices))
+        _kernels().backward_kernel[(c, programs_per_channel)](
+            grad_z, y, written, y if partial is None else partial, multiplier_real, multiplier_imag, *matrices[:4],
+            n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(), *y.stride(), *written.stride(),
+            per_program, *blocks, NEED_GRAD_Y=need_grad_y, NEED_PRODUCTS=need_products, PRECISION=precision,
+            num_warps=_num_warps(*blocks[:2]))
     if not need_products:
         return grad_y, None, None
     products = partial.sum(1)
@@ -218,12 +233,16 @@ def _require_triton() -> None:
         raise ImportError("the fused filter needs triton, which does not import here (pip install triton)")
 
 
+def _check_matrices(matrices) -> None:
+    """``ValueError`` unless ``matrices`` is a :class:`FilterMatrices`."""
+    if not isinstance(matrices, FilterMatrices):
+        raise ValueError(f"matrices must be a FilterMatrices (from filter_matrices), got {type(matrices).__name__}")
+
+
 def _check_tiles(name: str, tensor: torch.Tensor, size: tuple[int, int], matrices: FilterMatrices) -> None:
     """``ValueError`` unless ``tensor`` is a float32, bfloat16 or float16 ``(N, C, *size)`` tensor
     on the device of ``matrices``, on which :func:`available` holds."""
     check_tensor(name, tensor)
-    if not isinstance(matrices, FilterMatrices):
-        raise ValueError(f"matrices must be a FilterMatrices (from filter_matrices), got {type(matrices).__name__}")
     if tensor.dim() != 4 or tuple(tensor.shape[2:]) != size:
         raise ValueError(f"{name} must have shape (N, C, {size[0]}, {size[1]}), got {tuple(tensor.shape)}")
     if tensor.dtype not in DTYPES:
@@ -268,11 +287,10 @@ def _blocks(matrices: FilterMatrices) -> tuple[int, int, int, int, int]:
     return l0p, l1p, kp, o0p, matrices.inverse_columns.shape[-1]
 
 
-def _num_warps(matrices: FilterMatrices) -> int:
-    """Warps per program: 4 for tiles padded to 16 x 16, else 8 (at 32 x 32 the float32 "ieee"
-    kernels need 125-144 registers a thread with 8 warps, 200-227 with 4, compiled for sm_90).
-    A starting point, not a measurement of speed."""
-    l0p, l1p = _blocks(matrices)[:2]
+def _num_warps(l0p: int, l1p: int) -> int:
+    """Warps per program for tiles padded to ``(l0p, l1p)``: 4 at 16 x 16, else 8 (at 32 x 32
+    the float32 ``"ieee"`` kernels need 125-144 registers a thread with 8 warps, 200-227 with 4,
+    compiled for sm_90). A starting point, not a measurement of speed."""
     return 4 if l0p * l1p <= 16 * 16 else 8
 
 
