@@ -42,12 +42,11 @@ What it costs: with the traffic down to one pass, the padded products are what i
 150 FLOP a byte with TF32 tensor cores, 20 with float32 FMA units), so the kernels are bound
 by arithmetic, not memory, at CIFAR sizes. Compiled for sm_90 (triton 3.9, no GPU), blocks of 64
 need every register a thread has: ``"tf32"`` spills 0.1-0.7 KB a thread and uses 88-132 KB of
-shared memory, ``"ieee"`` (FMA products, whole operands in registers) spills 6-9 KB; blocks of
+shared memory, ``"ieee"`` (FMA products, whole operands in registers) spills 5-9 KB; blocks of
 32 or less spill nothing.
 """
 from __future__ import annotations
 
-import functools
 import os
 from typing import NamedTuple
 
@@ -59,15 +58,15 @@ from ._transforms import DenseDFT
 from ._validation import check_choice, check_positive_int, check_tensor
 
 MAX_LENGTH = 64
-"""Largest normalization size :math:`L` per axis: padded to 64, a tile's two largest matrices
-(the rows transform, :math:`64 \\times 64` real and imaginary) already fill much of a program's
-registers; larger layers take the FFTs."""
+"""Largest normalization size :math:`L` per axis: blocks of 64 already take every register a
+thread has (see above), and the next block, 128, would hold four times as much; larger layers
+take the FFTs."""
 
 PRECISIONS = ("ieee", "tf32")
 """``tl.dot``'s ``input_precision``: float32 products (FMA units), or TensorFloat-32 (tensor
 cores; operands rounded to 10-bit mantissas, about 1e-3 of the largest entry over the four
 products). Not ``"tf32x3"``: it doubles the matrices' shared memory, and with blocks of 64
-(:math:`L` and :math:`O` above 32) the backward needs 260 KB, more than a Hopper GPU's 227."""
+(:math:`L` and :math:`O` above 32) the backward needs 228-260 KB, more than a Hopper GPU's 227."""
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 """The dtypes of ``y`` and ``grad_z``: read as they are, computed in float32, written back in
@@ -120,7 +119,8 @@ def filter_matrices(dft: DenseDFT) -> FilterMatrices:
     l1, k = dft.rfft_cols.shape[0], dft.rfft_cols.shape[1] // 2
     l0, o0, o1 = dft.dft_rows.shape[0], dft.idft_rows.shape[0], dft.irfft_cols.shape[1]
     if max(l0, l1) > MAX_LENGTH:
-        raise ValueError(f"the fused filter takes normalization sizes up to {MAX_LENGTH} per axis, got {(l0, l1)}")
+        raise ValueError(f"dft must have a normalization size of at most {MAX_LENGTH} per axis for the fused filter, "
+                         f"got {(l0, l1)}")
     l0p, l1p, kp, o0p, o1p = (block_size(s) for s in (l0, l1, k, o0, o1))
     return FilterMatrices(
         _padded(dft.rfft_cols[:, 0::2], dft.rfft_cols[:, 1::2], l1p, kp),
@@ -145,12 +145,7 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     Raises:
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
-    _require_triton()
-    _check_matrices(matrices)
-    _check_tiles("y", y, matrices.length, matrices)
-    n, c = y.shape[:2]
-    _check_multiplier(multiplier_real, multiplier_imag, c, matrices, y.device)
-    check_choice("precision", precision, PRECISIONS)
+    n, c = _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
     if bias is not None:
         check_tensor("bias", bias)
         if tuple(bias.shape) != (c,) or not bias.is_floating_point() or bias.device != y.device:
@@ -186,16 +181,11 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
     Raises:
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
-    _require_triton()
-    _check_matrices(matrices)
-    _check_tiles("y", y, matrices.length, matrices)
+    n, c = _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
     _check_tiles("grad_z", grad_z, matrices.out_size, matrices)
-    n, c = y.shape[:2]
     if grad_z.shape[:2] != y.shape[:2]:
         raise ValueError(f"grad_z must have shape (N, C, O0, O1) = {(n, c, *matrices.out_size)}, "
                          f"got {tuple(grad_z.shape)}")
-    _check_multiplier(multiplier_real, multiplier_imag, c, matrices, y.device)
-    check_choice("precision", precision, PRECISIONS)
     if not (need_grad_y or need_products):
         return None, None, None
     k = multiplier_real.shape[-1]
@@ -217,9 +207,9 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
     return grad_y, products[0], products[1]
 
 
-@functools.cache
+@cached(maxsize=1)
 def _triton_imports() -> bool:
-    """Whether ``import triton`` succeeds (asked once per process)."""
+    """Whether ``import triton`` succeeds (asked once, until :func:`~convnorm._caches.clear_caches`)."""
     try:
         import triton  # noqa: F401
     except ImportError:
@@ -233,10 +223,17 @@ def _require_triton() -> None:
         raise ImportError("the fused filter needs triton, which does not import here (pip install triton)")
 
 
-def _check_matrices(matrices) -> None:
-    """``ValueError`` unless ``matrices`` is a :class:`FilterMatrices`."""
+def _check_filter(y: torch.Tensor, real: torch.Tensor, imag: torch.Tensor, matrices: FilterMatrices,
+                  precision: str) -> tuple[int, int]:
+    """``(N, C)`` of ``y`` once the arguments both launchers share are checked: ``ImportError``
+    without triton, else ``ValueError`` naming the first argument the kernels cannot take."""
+    _require_triton()
     if not isinstance(matrices, FilterMatrices):
         raise ValueError(f"matrices must be a FilterMatrices (from filter_matrices), got {type(matrices).__name__}")
+    _check_tiles("y", y, matrices.length, matrices)
+    _check_multiplier(real, imag, y.shape[1], matrices, y.device)
+    check_choice("precision", precision, PRECISIONS)
+    return y.shape[0], y.shape[1]
 
 
 def _check_tiles(name: str, tensor: torch.Tensor, size: tuple[int, int], matrices: FilterMatrices) -> None:

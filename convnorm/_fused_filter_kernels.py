@@ -1,7 +1,8 @@
 r"""The Triton kernels of :mod:`convnorm._fused_filter`: the spatial computation's per-channel
-filter, forward and backward, each fused into one kernel. This module imports ``triton`` (and
-decorates the kernels, which is when ``TRITON_INTERPRET`` is read), so only
-:mod:`convnorm._fused_filter` imports it, when a kernel is first launched.
+filter, forward and backward, each fused into one kernel. Importing this module decorates the
+kernels, which is when triton reads ``TRITON_INTERPRET``, so :mod:`convnorm._fused_filter`
+imports it when a kernel is first launched. Without triton it imports all the same (the
+package's modules all do), with the kernels left plain functions that nothing launches.
 
 Notation (planar real form of :class:`~convnorm._transforms.DenseDFT`): per sample and
 channel a tile :math:`y` (:math:`L_0 \times L_1`), :math:`K = L_1/\!/2 + 1` and
@@ -21,18 +22,24 @@ caller's choice).
 """
 from __future__ import annotations
 
-import triton
-import triton.language as tl
+try:
+    import triton
+    import triton.language as tl
+    jit = triton.jit
+except ImportError:  # convnorm._fused_filter refuses to launch without triton
+    def jit(kernel):
+        """The kernel undecorated (triton absent)."""
+        return kernel
 
 
-@triton.jit
+@jit
 def _load_planes(pointer, ROWS: tl.constexpr, COLS: tl.constexpr):
     """The real and imaginary planes of a padded ``(2, ROWS, COLS)`` contiguous matrix."""
     offsets = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
     return tl.load(pointer + offsets), tl.load(pointer + ROWS * COLS + offsets)
 
 
-@triton.jit
+@jit
 def _load_planes_transposed(pointer, ROWS: tl.constexpr, COLS: tl.constexpr):
     """The planes of a padded ``(2, COLS, ROWS)`` contiguous matrix, transposed to ``(ROWS, COLS)``
     by the load's indexing (a matrix is loaded once per program, so its layout costs nothing)."""
@@ -40,18 +47,25 @@ def _load_planes_transposed(pointer, ROWS: tl.constexpr, COLS: tl.constexpr):
     return tl.load(pointer + offsets), tl.load(pointer + ROWS * COLS + offsets)
 
 
-@triton.jit
+@jit
+def _tile(stride0, stride1, rows, cols, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The offsets (through the strides) and the mask of a ``(rows, cols)`` tile in a
+    ``(ROWS, COLS)`` block."""
+    i = tl.arange(0, ROWS)[:, None]
+    j = tl.arange(0, COLS)[None, :]
+    return i * stride0 + j * stride1, (i < rows) & (j < cols)
+
+
+@jit
 def _load_multiplier(real_ptr, imag_ptr, channel, L0, K, L0P: tl.constexpr, KP: tl.constexpr):
     """The planes of channel ``channel`` (an int64) of a ``(C, L0, K)`` contiguous multiplier,
     zero-padded to ``(L0P, KP)``."""
-    a = tl.arange(0, L0P)[:, None]
-    k = tl.arange(0, KP)[None, :]
-    mask = (a < L0) & (k < K)
-    offsets = channel * L0 * K + a * K + k
+    offsets, mask = _tile(K, 1, L0, K, L0P, KP)
+    offsets += channel * L0 * K
     return tl.load(real_ptr + offsets, mask=mask, other=0.0), tl.load(imag_ptr + offsets, mask=mask, other=0.0)
 
 
-@triton.jit
+@jit
 def _spectrum(tile, cr, ci, dr, di, PRECISION: tl.constexpr):
     r"""The half spectrum :math:`Y` of a float32 tile :math:`y`: :math:`H = y C` (columns), then
     :math:`Y = D H` (rows), as real and imaginary planes:
@@ -63,7 +77,7 @@ def _spectrum(tile, cr, ci, dr, di, PRECISION: tl.constexpr):
     return yr, yi
 
 
-@triton.jit
+@jit
 def forward_kernel(y_ptr, z_ptr, multiplier_real_ptr, multiplier_imag_ptr, bias_ptr, columns_ptr, rows_ptr,
                    inverse_rows_ptr, inverse_columns_ptr, N, L0, L1, K, O0, O1,
                    y_sn, y_sc, y_s0, y_s1, z_sn, z_sc, z_s0, z_s1, samples_per_program,
@@ -88,12 +102,8 @@ def forward_kernel(y_ptr, z_ptr, multiplier_real_ptr, multiplier_imag_ptr, bias_
     ir, ii = _load_planes(inverse_rows_ptr, O0P, L0P)
     er, ei = _load_planes(inverse_columns_ptr, KP, O1P)
     mr, mi = _load_multiplier(multiplier_real_ptr, multiplier_imag_ptr, channel, L0, K, L0P, KP)
-    a = tl.arange(0, L0P)[:, None]
-    t = tl.arange(0, L1P)[None, :]
-    u = tl.arange(0, O0P)[:, None]
-    v = tl.arange(0, O1P)[None, :]
-    y_offsets, y_mask = a * y_s0 + t * y_s1, (a < L0) & (t < L1)
-    z_offsets, z_mask = u * z_s0 + v * z_s1, (u < O0) & (v < O1)
+    y_offsets, y_mask = _tile(y_s0, y_s1, L0, L1, L0P, L1P)
+    z_offsets, z_mask = _tile(z_s0, z_s1, O0, O1, O0P, O1P)
     for n in range(first, last):  # n is an int64: every offset is computed in int64
         tile = tl.load(y_ptr + n * y_sn + channel * y_sc + y_offsets, mask=y_mask, other=0.0).to(tl.float32)
         yr, yi = _spectrum(tile, cr, ci, dr, di, PRECISION)
@@ -107,7 +117,7 @@ def forward_kernel(y_ptr, z_ptr, multiplier_real_ptr, multiplier_imag_ptr, bias_
         tl.store(z_ptr + n * z_sn + channel * z_sc + z_offsets, z.to(z_ptr.dtype.element_ty), mask=z_mask)
 
 
-@triton.jit
+@jit
 def backward_kernel(g_ptr, y_ptr, grad_y_ptr, products_ptr, multiplier_real_ptr, multiplier_imag_ptr, columns_ptr,
                     rows_ptr, inverse_rows_ptr, inverse_columns_ptr, N, C, L0, L1, K, O0, O1,
                     g_sn, g_sc, g_s0, g_s1, y_sn, y_sc, y_s0, y_s1, grad_y_sn, grad_y_sc, grad_y_s0, grad_y_s1,
@@ -142,20 +152,14 @@ def backward_kernel(g_ptr, y_ptr, grad_y_ptr, products_ptr, multiplier_real_ptr,
     irt, iit = _load_planes_transposed(inverse_rows_ptr, L0P, O0P)
     ert, eit = _load_planes_transposed(inverse_columns_ptr, O1P, KP)
     mr, mi = _load_multiplier(multiplier_real_ptr, multiplier_imag_ptr, channel, L0, K, L0P, KP)
-    a = tl.arange(0, L0P)[:, None]
-    t = tl.arange(0, L1P)[None, :]
-    u = tl.arange(0, O0P)[:, None]
-    v = tl.arange(0, O1P)[None, :]
-    k = tl.arange(0, KP)[None, :]
-    g_offsets, g_mask = u * g_s0 + v * g_s1, (u < O0) & (v < O1)
-    y_mask = (a < L0) & (t < L1)
+    g_offsets, g_mask = _tile(g_s0, g_s1, O0, O1, O0P, O1P)
+    y_offsets, y_mask = _tile(y_s0, y_s1, L0, L1, L0P, L1P)
     dr, di = _load_planes(rows_ptr, L0P, L0P)  # symmetric: also the transposes
     if NEED_GRAD_Y:
         crt, cit = _load_planes_transposed(columns_ptr, KP, L1P)
-        grad_y_offsets = a * grad_y_s0 + t * grad_y_s1
+        grad_y_offsets, _ = _tile(grad_y_s0, grad_y_s1, L0, L1, L0P, L1P)
     if NEED_PRODUCTS:
         cr, ci = _load_planes(columns_ptr, L1P, KP)
-        y_offsets = a * y_s0 + t * y_s1
         sr = tl.zeros((L0P, KP), dtype=tl.float32)
         si = tl.zeros((L0P, KP), dtype=tl.float32)
     for n in range(first, last):  # n is an int64: every offset is computed in int64
@@ -179,7 +183,7 @@ def backward_kernel(g_ptr, y_ptr, grad_y_ptr, products_ptr, multiplier_real_ptr,
             si += yr * gpi - yi * gpr
     if NEED_PRODUCTS:
         plane = tl.num_programs(1).to(tl.int64) * C * L0 * K
-        offsets = (block * C + channel) * L0 * K + a * K + k
-        mask = (a < L0) & (k < K)
+        offsets, mask = _tile(K, 1, L0, K, L0P, KP)
+        offsets += (block * C + channel) * L0 * K
         tl.store(products_ptr + offsets, sr, mask=mask)
         tl.store(products_ptr + plane + offsets, si, mask=mask)

@@ -310,7 +310,7 @@ def test_matrices_are_the_dense_dft_planes_padded_and_cached():
 def test_unsupported_arguments_are_refused_by_name():
     """Sizes beyond 64, other dtypes, shapes, planes, precisions and splits: a ValueError that
     names the argument and the rule."""
-    with pytest.raises(ValueError, match="up to 64 per axis, got \\(66, 34\\)"):
+    with pytest.raises(ValueError, match="dft must have a normalization size of at most 64 .*got \\(66, 34\\)"):
         fused.filter_matrices(dense_dft((66, 34), (1, 1), (64, 32), torch.float32, DEVICE))
     geo = geometry("L6")
     y, real, imag, _, _ = filter_case(geo)
@@ -355,12 +355,13 @@ def test_available_on_a_cpu_only_under_the_interpreter(monkeypatch):
 
 
 def test_without_triton_the_module_imports_and_says_what_is_missing():
-    """In a process where triton cannot be imported: the module imports, available() is False,
-    the matrices (plain torch) are built, and a launch raises an ImportError naming triton."""
+    """In a process where triton cannot be imported: both modules import (as every module of the
+    package must), available() is False, the matrices (plain torch) are built, and a launch
+    raises an ImportError naming triton."""
     code = (
         "import sys; sys.modules['triton'] = None\n"
         "import torch\n"
-        "from convnorm import _fused_filter as fused\n"
+        "from convnorm import _fused_filter as fused, _fused_filter_kernels\n"
         "from convnorm._transforms import dense_dft\n"
         "assert not fused.available('cpu') and not fused.available('cuda')\n"
         "mats = fused.filter_matrices(dense_dft((6, 6), (1, 1), (4, 4), torch.float32, torch.device('cpu')))\n"
