@@ -142,9 +142,12 @@ def check_filter(name: str, device: torch.device) -> dict:
 
 
 def channels_last(network: str, filter: str | None, precision: str, device: torch.device) -> bool:
-    """The layout the network's training uses: channels-last for mixed precision on a GPU,
-    unless its ConvNorm layers filter by FFTs or dense matrices (which convert it at every layer)."""
-    return device.type == "cuda" and precision == "bf16" and (network != "convnorm2d+bn" or filter == "fused")
+    """The layout the network's training uses (the rule of ``Preset.channels_last``): channels-last
+    for mixed precision on a GPU, unless its ConvNorm layers filter by FFTs or dense matrices
+    (which would convert it at every layer), or it is the authors' algorithm (FFTs too)."""
+    if device.type != "cuda" or precision != "bf16" or network == "authors+bn":
+        return False
+    return network != "convnorm2d+bn" or filter_policy(filter, device).keeps_channels_last(device.type)
 
 
 def network(name: str, width: int, device: torch.device, layout: bool) -> torch.nn.Module:

@@ -184,6 +184,13 @@ class ComputationPolicy:
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
             else None, convolution_dtype=convolution_dtype, dot_precision=precision)
 
+    def keeps_channels_last(self, device_type: str) -> bool:
+        """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as
+        they are: where their filter is fused (its kernels read and write through strides); the
+        FFT and dense-matrix filters transform the spatial axes of a contiguous tensor, so a
+        channels-last network would be converted at every ConvNorm layer."""
+        return device_type in self.fused_filter_devices and fused_filter_available(torch.device(device_type))
+
     def changes(self) -> dict[str, object]:
         """The fields in which this policy differs from the default one, as JSON values
         (tuples as lists): what a run record notes of how its layers were computed."""

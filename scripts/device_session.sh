@@ -64,7 +64,8 @@ finish() {  # $1: exit status; the logs packed, every line out before the call r
 }
 stop() {  # $1: why the window stops before its trainings, in one line (status.json says it too)
     log "stopped: $1"
-    printf '{"preset": "%s", "finished": [], "failed": [], "stopped": "%s"}\n' "$PRESET" "$1" > "$OUT/status.json"
+    local why=${1//\\/\/}; why=${why//\"/\'}  # a JSON string: no backslash or double quote left
+    printf '{"preset": "%s", "finished": [], "failed": [], "stopped": "%s"}\n' "$PRESET" "$why" > "$OUT/status.json"
     finish 0
 }
 
@@ -73,10 +74,10 @@ cp -r convnorm convnorm_book scripts benchmarks tests results pyproject.toml "$W
 cd "$WORK/code" || exit 1
 export PYTHONPATH=$WORK/code
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')") \
-    || exit 1
-"$PYTHON" -c "import torch; print('torch', torch.__version__)"
-echo "device: $device"
+device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu', \
+torch.__version__, sep='|')") || exit 1
+echo "device: ${device%|*}, torch ${device#*|}"
+device=${device%|*}
 slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 stamp=$(date -u +%Y%m%dT%H%M)
 
@@ -162,5 +163,9 @@ log "trainings until the deadline ($trainings s left)"
     "${calibrated[@]}" "${filtered[@]}" $graph ${REQUESTS:-} 2>&1 | tee "$WORK/logs/gpu_runs.log"
 runs=${PIPESTATUS[0]}
 command -v nvidia-smi >/dev/null && echo quit | nvidia-cuda-mps-control 2>/dev/null
-log "stopped: $("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1])).get('stopped') or 'every training done')" "$OUT/status.json")"
+if [ -f "$OUT/status.json" ]; then
+    log "stopped: $("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1])).get('stopped') or 'every training done')" "$OUT/status.json")"
+else
+    stop "the trainings did not start: $(grep '^error: ' "$WORK/logs/gpu_runs.log" | tail -n 1)"
+fi
 finish "$runs"

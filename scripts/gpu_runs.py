@@ -97,10 +97,11 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
     return "\n".join(lines)
 
 
-def recorded_step_times(preset: str, gpu: str = "H100") -> gpu_plan.StepTimes:
-    """The step times of the benchmark records committed under ``benchmarks/results``."""
+def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_plan.StepTimes:
+    """The step times of ``first`` (the window's own calibration) and of the benchmark records
+    committed under ``benchmarks/results``, those measured on ``gpu`` preferred."""
     folder = ROOT / "benchmarks" / "results"
-    paths = (sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
+    paths = ((first or []) + sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
              + sorted(folder.glob(gpu_plan.CALIBRATION_PATTERN)))
     return gpu_plan.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
 
@@ -151,6 +152,10 @@ class Launcher:
         return proc
 
     def estimate(self, job: gpu_plan.Job, running: int) -> float:
+        """Seconds ``job`` is expected to take beside ``running`` others; 0 where no step time is
+        known at all (then trainings start unpriced, and the deadline stops one that does not end)."""
+        if self.times is None:
+            return 0.0
         seconds = gpu_plan.estimate(job, self.times, self.precision).seconds
         return seconds * (self.slowdown if running > 1 else 1.0)
 
@@ -161,8 +166,9 @@ class Launcher:
                 return  # the running stage (a seed) finishes first
             needed = self.estimate(job, len(self.busy) + 1)
             if self.elapsed() + needed + PACK_MARGIN_S > self.args.deadline:
-                self.status["stopped"] = (f"{job.experiment} seed {job.seed} {job.run} (about {needed:.0f} s) does "
-                                          f"not fit before the deadline ({self.args.deadline:.0f} s)")
+                cost = "unpriced" if self.times is None else f"about {needed:.0f} s"
+                self.status["stopped"] = (f"{job.experiment} seed {job.seed} {job.run} ({cost}) does not fit "
+                                          f"before the deadline ({self.args.deadline:.0f} s)")
                 return
             self.queue.pop(0)
             proc = self.worker()
@@ -173,7 +179,8 @@ class Launcher:
                                          "filter": self.args.filter}) + "\n")
             proc.stdin.flush()
             self.busy[proc.pid] = (proc, job, time.monotonic())
-            self.say(f"started {job.experiment} seed {job.seed} {job.run} (estimate {needed:.0f} s)")
+            self.say(f"started {job.experiment} seed {job.seed} {job.run} ("
+                     + ("unpriced" if self.times is None else f"estimate {needed:.0f} s") + ")")
 
     def wait(self) -> None:
         for key, _ in self.selector.select(timeout=1.0):
@@ -251,6 +258,9 @@ class Launcher:
         print(f"[{self.elapsed():6.1f} s] {text}", flush=True)
 
     def run(self) -> dict:
+        if self.times is None:
+            self.say("no step time is measured or recorded here: each training starts unpriced, and the deadline "
+                     "stops one that does not end in time")
         self.say(f"{len(self.queue)} trainings to go; at most {self.args.jobs} at a time; deadline "
                  f"{self.args.deadline:.0f} s; ConvNorm filters by "
                  + (f"the {self.args.filter} filter" if self.args.filter else "the package's rule"))
@@ -320,7 +330,8 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
     slowdown, jobs = 1.0, args.jobs or 1
     if args.calibration is not None:
         calibration = load_results(args.calibration)["results"]
-        times = gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
+        # what the window's calibration did not reach is priced with recorded step times
+        times = recorded_step_times(args.preset, calibration["setup"]["gpu"], [args.calibration])
         measured = calibration["concurrency"]
         jobs = args.jobs or measured["jobs"]
         if args.filter is None:
@@ -330,7 +341,10 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
     else:
         times = recorded_step_times(args.preset)
         slowdown = float(jobs)  # nothing measured: concurrent trainings gain nothing
-    times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))  # refuses an empty table
+    try:
+        times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))
+    except ValueError:  # nothing measured or recorded: the trainings start unpriced, one at a time
+        times, jobs, slowdown = None, 1, 1.0
     args.jobs = jobs
     queue = gpu_plan.jobs(groups, args.preset, Path(args.output) / args.preset, args.data_dir)
     return queue, times, slowdown

@@ -59,13 +59,23 @@ def test_fast_deviations_list_every_change_of_the_recipe():
     assert "training images" not in rows and "network" not in rows  # the full split, the paper's networks
 
 
-def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_on_a_gpu():
-    """One rule for both, so that a step is timed in the layout it will train in."""
+def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_on_a_gpu(monkeypatch):
+    """One rule for both, so that a step is timed in the layout it will train in; a network
+    whose ConvNorm layers filter by FFTs or dense matrices stays contiguous (they would convert
+    it at every layer), one whose filter is fused keeps channels-last."""
     import torch
 
+    from convnorm import _fused_filter
+    from convnorm.functional import current_policy, use_policy
+
     cuda, cpu = torch.device("cuda"), torch.device("cpu")
-    assert PRESETS["fast"].channels_last(cuda) and not PRESETS["fast"].channels_last(cpu)
-    assert not PRESETS["short-schedule"].channels_last(cuda) and not PRESETS["cpu"].channels_last(cuda)
+    assert PRESETS["fast"].channels_last(cuda, "bn") and not PRESETS["fast"].channels_last(cpu, "bn")
+    assert not PRESETS["short-schedule"].channels_last(cuda, "bn") and not PRESETS["cpu"].channels_last(cuda, "bn")
+    monkeypatch.setattr(_fused_filter, "available", lambda device: True)  # Triton as on a GPU machine
+    monkeypatch.setattr("convnorm._policy.fused_filter_available", lambda device: True)
+    assert PRESETS["fast"].channels_last(cuda, "convnorm+bn")
+    with use_policy(current_policy().filtering("fft", "cuda")):
+        assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     assert not step_timing._trainer(SMOKE, "resnet18", "bn", cpu, 1, None).config.channels_last
 
 
