@@ -56,7 +56,7 @@ def test_bad_shapes_and_types_are_named():
         conv_norm2d(X[0], W)
     with pytest.raises(ValueError, match="input has 2 channels"):
         conv_norm2d(X[:, :2], W)
-    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k_h, k_w\)"):
+    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, m_1, m_2\)"):
         conv_norm2d(X, W[..., 0])
     with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k\)"):
         conv_norm1d(X[..., 0], W)
