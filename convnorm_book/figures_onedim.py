@@ -4,8 +4,9 @@
   matrix algebra against the FFT, measured when called.
 * :func:`plot_kernel_explorer`: chapter 2's view of a kernel :math:`a`, its normalizer
   :math:`v` and its all-pass filter :math:`g`, in six panels side by side or stacked;
-  :func:`kernel_explorer_figure` shows the first on a desktop and the second on a phone
-  (:class:`PhoneAndDesktopFigure`).
+  :func:`phone_and_desktop` shows the first on a desktop and the second on a phone
+  (:class:`PhoneAndDesktopFigure`), as it does for every ``plot_*`` function of the book that
+  takes ``stacked``.
 * :func:`plot_channel_singular_values`: chapter 3's singular values of :math:`A_k` and :math:`Q_k`.
 
 The ``plot_*`` functions return a :class:`matplotlib.figure.Figure`; their numbers come from
@@ -155,10 +156,11 @@ def _png(figure: plt.Figure, dpi: int) -> bytes:
     return buffer.getvalue()
 
 
-def kernel_explorer_figure(a: ArrayLike, n: int = 32, eps: float = 1e-6) -> PhoneAndDesktopFigure:
-    """:func:`plot_kernel_explorer` as a :class:`PhoneAndDesktopFigure`: six panels in two rows on a
-    desktop, one under the other on a phone."""
-    return PhoneAndDesktopFigure(plot_kernel_explorer(a, n, eps), plot_kernel_explorer(a, n, eps, stacked=True))
+def phone_and_desktop(plot, *args, **kwargs) -> PhoneAndDesktopFigure:
+    """``plot(*args, **kwargs)`` on a desktop and ``plot(*args, stacked=True, **kwargs)`` on a phone: any of
+    the book's ``plot_*`` functions that take ``stacked`` (its panels one under another, or the figure
+    narrower), as one :class:`PhoneAndDesktopFigure`."""
+    return PhoneAndDesktopFigure(plot(*args, **kwargs), plot(*args, stacked=True, **kwargs))
 
 
 def plot_channel_singular_values(c_in: int, m: int, n: int = 32, seed: int = 0) -> plt.Figure:
