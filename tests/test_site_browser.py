@@ -113,17 +113,7 @@ CUT_OFF = """(() => {
 #: breaks into two or more lines more than it holds (a value over the paper's is two lines by design).
 UNREADABLE_TABLES = """(() => {
   const problems = [], em = parseFloat(getComputedStyle(document.documentElement).fontSize);
-  const narrow = (innerWidth < 600 ? 10 : 7) * em;
-  const lines = (node) => {
-    const range = document.createRange();
-    range.selectNodeContents(node);
-    const boxes = Array.from(range.getClientRects()).filter((r) => r.height > 0).sort((a, b) => a.top - b.top);
-    let count = 0, bottom = -Infinity;
-    for (const box of boxes) {
-      if (box.top >= bottom - 1) { count += 1; bottom = box.bottom; } else bottom = Math.max(bottom, box.bottom);
-    }
-    return count;
-  };
+  const narrow = (innerWidth < 600 ? 10 : 7) * em, lines = window.cxBook.lines;  // lines of text, from book.js
   for (const table of document.querySelectorAll("article.bd-article table")) {
     if (table.closest(".cx-explorer") || table.getClientRects().length === 0) continue;
     const what = (table.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50);

@@ -71,6 +71,9 @@
     }
   }
 
+  // The line count is shared with tests/test_site_browser.py, which checks the tables the same way.
+  window.cxBook = { lines };
+
   let pending = null;
   function later() {
     clearTimeout(pending);
