@@ -102,7 +102,7 @@ class ComputationPolicy:
     matrices. A CPU only: there the products are faster than FFTs (``bench_layer_per_layer.json``);
     on a CUDA GPU no benchmark has timed the two against each other yet: a GPU window's
     calibration times the ConvNorm+BN step both ways (``alternatives`` in its record) and the
-    window trains with the faster (:meth:`transforming_densely`)."""
+    window trains with the faster (:meth:`filtering`)."""
     dense_2d_max_pixels: int = 64
     """Largest map (input or output, in pixels) that the frequency domain transforms by one
     dense 2D product instead of one product per axis, which are too small there for the
@@ -184,6 +184,13 @@ class ComputationPolicy:
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
             else None, convolution_dtype=convolution_dtype, dot_precision=precision)
 
+    def keeps_channels_last(self, device_type: str) -> bool:
+        """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as
+        they are: where their filter is fused (its kernels read and write through strides); the
+        FFT and dense-matrix filters transform the spatial axes of a contiguous tensor, so a
+        channels-last network would be converted at every ConvNorm layer."""
+        return device_type in self.fused_filter_devices and fused_filter_available(torch.device(device_type))
+
     def changes(self) -> dict[str, object]:
         """The fields in which this policy differs from the default one, as JSON values
         (tuples as lists): what a run record notes of how its layers were computed."""
@@ -191,26 +198,23 @@ class ComputationPolicy:
         return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()
                 if value != getattr(default, name)}
 
-    def transforming_densely(self, device_type: str) -> ComputationPolicy:
-        """This policy with the spatial computation's small 2D transforms also dense DFT matrix
-        products on ``device_type`` (e.g. ``"cuda"``): the same layer, computed by matrix
-        products instead of FFTs there. A GPU window's calibration times both and trains
-        with the faster (``benchmarks/calibrate_gpu.py``)."""
+    def filtering(self, filter: str, device_type: str) -> ComputationPolicy:
+        """This policy with the spatial computation's filter on ``device_type`` (e.g. ``"cuda"``)
+        ``filter``, one of :data:`FILTERS`, wherever that filter can take the layer (the fused
+        kernels up to :data:`~convnorm._fused_filter.MAX_LENGTH`, dense matrices up to
+        ``dense_dft_max_length``; FFTs beyond): the same layer, computed another way. A GPU
+        window's benchmark times each on its GPU and trains with the fastest correct one
+        (``benchmarks/bench_gpu.py``); ``"fused"`` on a CPU runs Triton's interpreter (tests)."""
+        if filter not in FILTERS:
+            raise ValueError(f"filter must be one of {list(FILTERS)}, got {filter!r}")
         if not isinstance(device_type, str):
             raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
-        return replace(self, dense_transform_devices=tuple(dict.fromkeys((*self.dense_transform_devices, device_type))))
 
-    def unfused(self) -> ComputationPolicy:
-        """This policy with no fused filter anywhere: the PyTorch computations alone (FFTs or
-        dense DFT matrices), the reference the fused kernels are measured against."""
-        return replace(self, fused_filter_devices=())
+        def devices(field: tuple[str, ...], chosen: bool) -> tuple[str, ...]:
+            return tuple(d for d in field if d != device_type) + ((device_type,) if chosen else ())
 
-    def fusing(self, device_type: str) -> ComputationPolicy:
-        """This policy with the fused filter also on ``device_type`` (``"cpu"`` runs it under
-        Triton's interpreter, ``TRITON_INTERPRET=1``: for tests)."""
-        if not isinstance(device_type, str):
-            raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
-        return replace(self, fused_filter_devices=tuple(dict.fromkeys((*self.fused_filter_devices, device_type))))
+        return replace(self, fused_filter_devices=devices(self.fused_filter_devices, filter == "fused"),
+                       dense_transform_devices=devices(self.dense_transform_devices, filter == "dense"))
 
     def forcing(self, way: str) -> ComputationPolicy:
         """This policy with every layer that can take either computation computed ``way``
