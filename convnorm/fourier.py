@@ -52,7 +52,7 @@ kernels over each other at :math:`\prod_a (2m_a - 1)` lags of :math:`m` products
 
 def autocorrelation_by_convolution(kernel: Sequence[int]) -> bool:
     """Whether :func:`kernel_autocorrelation` takes the grouped convolution for kernels of size
-    ``kernel`` (its lag map would exceed :data:`LAG_MAP_MAX_ENTRIES`)."""
+    ``kernel`` (its lag map would exceed ``LAG_MAP_MAX_ENTRIES``, :math:`2^{20}` entries)."""
     taps = math.prod(kernel)
     return taps * taps * math.prod([2 * k - 1 for k in kernel]) > LAG_MAP_MAX_ENTRIES
 

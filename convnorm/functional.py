@@ -21,7 +21,7 @@ Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version o
 runs over those.
 
 How it is computed. :func:`conv_norm` checks its arguments, then prepares the layer for this
-input (:mod:`convnorm._engine`): the :class:`ComputationPolicy` in force makes a plan
+input (``convnorm._engine``): the :class:`ComputationPolicy` in force makes a plan
 (``ComputationPolicy.plan``, the one place where the computation, its filter, its transforms and
 its chunks are chosen; :func:`chosen_computation` says which computation; :func:`use_policy`
 and :func:`computation` set the policy for a block of code), and the fixed matrices the plan

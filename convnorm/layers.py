@@ -7,7 +7,7 @@ average and its step count (buffers), the averaging factor's ramp, and the train
 switch. A forward computes what :func:`~convnorm.functional.conv_norm` computes with all of
 them, as ``nn.BatchNorm2d``'s is one call of ``torch.nn.functional.batch_norm``; the layer checks
 its arguments once, at construction and, for what depends on the input, at the first call with
-each input signature, and keeps the layer prepared for that signature (:mod:`convnorm._engine`),
+each input signature, and keeps the layer prepared for that signature (``convnorm._engine``),
 so that a forward call passes few Python frames and dispatches few operators.
 """
 from __future__ import annotations
