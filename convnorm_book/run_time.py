@@ -31,7 +31,9 @@ class StepTime:
     """One network's training step in one record and mode."""
 
     device: str
-    """The processor or GPU, as the record names it."""
+    """The GPU, or the processor's model and threads."""
+    gpu: bool
+    """Whether it ran on a GPU."""
     measured: str
     """The day it was measured (``YYYY-MM-DD``)."""
     batch: int
@@ -51,10 +53,6 @@ class StepTime:
     record: str
     """The record's file name (for the appendix's engineering readers)."""
 
-    @property
-    def gpu(self) -> bool:
-        return not self.device.startswith("cpu")
-
 
 def step_times(directory: str | Path | None = None) -> list[StepTime]:
     """Every training-step time of the records in ``directory`` (default ``benchmarks/results``),
@@ -72,7 +70,9 @@ def step_times(directory: str | Path | None = None) -> list[StepTime]:
 
 def _row(run: Run, device: str, batch: int, precision: str, mode: str, label: str, computation: str,
          seconds: float, baseline: float) -> StepTime:
-    return StepTime(device, str(run.provenance.get("finished_utc", ""))[:10], batch, precision, mode,
+    """One row; ``device`` as the record names it (a CPU's name starts with ``cpu``)."""
+    measured = str(run.provenance.get("finished_utc", ""))[:10]
+    return StepTime(_device(run, device), not device.startswith("cpu"), measured, batch, precision, mode,
                     _NAMES[label.split("[")[0]], computation, seconds, seconds / baseline, run.path.name)
 
 
@@ -91,7 +91,7 @@ def _bench_layer_rows(run: Run) -> list[StepTime]:
     mode = "CUDA graph" if "graph" in str(run.provenance.get("experiment", "")) else "eager"
     computation = setup.get("computation", "rule").replace("_", " ")  # the rule then, or the computation forced
     baseline = time["conv2d+bn"]["median_s"]
-    return [_row(run, _device(run, setup["device"]), setup["batch"], "float32", mode, label,
+    return [_row(run, setup["device"], setup["batch"], "float32", mode, label,
                  "" if label == "conv2d+bn" else computation, timed["median_s"], baseline)
             for label, timed in time.items()]
 
@@ -120,7 +120,7 @@ def _bench_gpu_rows(run: Run) -> list[StepTime]:
             for label, seconds in timed.items():
                 if isinstance(seconds, float):
                     filter = label.partition("[")[2].rstrip("]")  # fused, fft, dense
-                    rows.append(_row(run, _device(run, setup["device"]), batch, _PRECISIONS[precision],
+                    rows.append(_row(run, setup["device"], batch, _PRECISIONS[precision],
                                      "CUDA graph" if mode == "graphed" else "eager", label,
                                      filter, seconds, timed["conv2d+bn"]))
     return rows
