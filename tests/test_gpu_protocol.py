@@ -287,7 +287,7 @@ def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp
 def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> subprocess.CompletedProcess:
     env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": str(deadline),
            "WORK": str(tmp_path / "work"), "OUT": str(tmp_path / f"out-{phase}"), "STATE": str(tmp_path / "state"),
-           "OMP_NUM_THREADS": "1", "PYTHON": sys.executable, "CALIBRATION_S": "20",
+           "OMP_NUM_THREADS": "1", "PYTHON": sys.executable, "CALIBRATION_S": "10",
            "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2",
            "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn", **data, **extra}
     return subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh"), phase], env=env,
@@ -297,8 +297,9 @@ def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> 
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     """``scripts/device_session.sh`` end to end, in the two calls of a lent window, under a
     deadline of 90 s with a second process busy on the machine: the benchmark's choice of
-    filter, the calibration, then the core's trainings until the deadline, at least one
-    finished and packed in an archive that unpacks into the repository's own layout."""
+    filter, then the core's trainings until the deadline (no calibration: the 10 s left for it
+    would measure nothing), at least one finished and packed in an archive that unpacks into
+    the repository's own layout, its record saying how it filtered."""
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         data = {"CONVNORM_DATA_DIR": cifar_root, "CONVNORM_CACHE_DIR": os.environ.get("CONVNORM_CACHE_DIR", "")}
@@ -315,23 +316,19 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     status = json.loads((tmp_path / "out-train" / "status.json").read_text())
     assert status["finished"] and not status["failed"] and status["filter"] == filter
     packed = _packed(tmp_path / "out-train" / "results.tgz")
-    assert any(name.startswith("benchmarks/results/gpu_calibration_cpu") for name in packed) and bench in packed
+    assert bench in packed and not any(name.startswith("benchmarks/results/gpu_calibration") for name in packed)
     runs = [data for name, data in packed.items() if name.startswith(f"results/{SMOKE}/runs/{SMOKE}-seed")]
     assert len(runs) == len(status["finished"])
     assert all(data["provenance"]["git_commit"] == "0" * 40 for data in runs)
-    calibration = next(data for name, data in packed.items()
-                       if name.startswith("benchmarks/results/gpu_calibration"))["results"]
-    assert calibration["filter"] == filter
-    assert all(not entry["cuda_graph"] for entry in calibration["step_times"])  # as the trainings stepped: eagerly
     # the trainings filter as the benchmark chose, and their records say so
     from convnorm.functional import current_policy
 
     noted = current_policy().filtering(filter, "cuda").changes()
     assert all(data["results"]["computation_policy"] == noted for data in runs)
     with tarfile.open(tmp_path / "out-train" / "logs-train.tgz") as tar:
-        assert {"logs/calibration.log", "logs/session-train.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session-train.log").read().decode()
-    assert "trainings until the deadline" in session and "stopped: " in session and "packed: " in trained.stdout
+    assert "no calibration" in session and "trainings until the deadline" in session
+    assert "stopped: " in session and "packed: " in trained.stdout
 
 
 def test_a_window_without_time_for_its_trainings_stops_in_one_line(cifar_root, tmp_path):
