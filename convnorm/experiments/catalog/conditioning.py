@@ -54,7 +54,7 @@ EXPERIMENT = Experiment(
         methods=("none", "sn", "oni", "ocnn", "convnorm"),
         paper_names={"sn": "SN", "oni": "ONI", "ocnn": "OCNN", "convnorm": "ConvNorm"},
         measures=(Measure("rho", ("rho",), "R_κ (the paper's ρ: mean over layers of κ(vanilla) / κ(method))",
-                          paper="rho"),
+                          paper="rho", analysis=True),
                   ACCURACY),
         details=CONFIG, layers=("name", "shape", "input_size", "condition_number", "spectral_norm",
                                 "channel_condition_number"),
