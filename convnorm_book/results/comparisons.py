@@ -158,7 +158,8 @@ def shared_label(comparisons: Sequence[Comparison]) -> str:
     title for :func:`short_labels`."""
     names, changing = [name for name, _ in comparisons[0].facets], varying(comparisons)
     parts = [comparisons[0].facet(name) for name in names if name not in changing]
-    if "pair" in changing and len({c.claim.a for c in comparisons}) == 1 and not any(c.claim.label for c in comparisons):
+    one_a = len({c.claim.a for c in comparisons}) == 1 and not any(c.claim.label for c in comparisons)
+    if "pair" in changing and one_a:
         parts.insert(0, f"{method_label(comparisons[0].claim.a)} against each")
     return ", ".join(parts)
 

@@ -1,22 +1,21 @@
-"""Facts the chapters state beside the verdicts, each computed from the records and the
-paper's values and written as sentences: how fast the convergence curves reach a level,
-how far our absolute accuracies are from the paper's, how often a method ranks first,
-what the SimBA budget and the attacked networks were, how optimistic the maximum over
-epochs is, how large the scarcity subsets are and how long they trained, what the trained layers look like, and
-what the run time and the step benchmarks measured. Nothing here tests a claim (that is
-:mod:`~convnorm_book.results.verdicts`); every number is read, none typed."""
+"""Facts the chapters state beside the comparisons, each computed from the records and the
+paper's values and written as sentences: how far our absolute accuracies are from the
+paper's, how often a method ranks first, what the SimBA budget and the attacked networks
+were, how optimistic the maximum over epochs is, how large the scarcity subsets are and
+how long they trained, how near to singular ONI's layers are, and what the run time and
+the step benchmarks measured. Nothing here tests a claim (the primary endpoints are
+tested in :mod:`~convnorm_book.results.endpoints`); every number is read, none typed."""
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from convnorm.experiments import PRESETS
 
-from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
+from .records import Records, Run, failure, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
-from .stats import collect, first_reach, history_band
+from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES
 from .words import group_name, listing, method_label, number, spelled
 
@@ -26,41 +25,6 @@ _SPREAD_RATIO = 0.8
 
 def _percent(value: float) -> str:
     return f"{value:.1f} %"
-
-
-def convergence(records: Records, reference: dict, fast: str = "convnorm+bn", slow: str = "bn") -> str:
-    """Per network: the best level of ``slow``'s mean test-accuracy curve, the first
-    iteration each mean curve reaches it, set beside the paper's "1000 iterations of
-    ConvNorm match 8000 of BN"; and whether the final test accuracy varies less over
-    the seeds with ``fast`` than with ``slow`` (the paper's "stable training")."""
-    paper_fast, paper_slow = reference["tables"]["convergence"]["rows"]["iterations_to_comparable_test_accuracy"]
-    sentences = []
-    for group in records.schema.group_keys(records.settings):
-        name = group_name(records.schema, group)
-        bands = {m: history_band(records, m, "test_acc", group, scale=100) for m in (fast, slow)}
-        target = float(bands[slow].mean.max())
-        slow_at, fast_at = first_reach(bands[slow], target), first_reach(bands[fast], target)
-        if fast_at is None:
-            reached = f"{method_label(fast)}'s never does"
-        elif fast_at < slow_at:
-            reached = f"{method_label(fast)}'s after {fast_at:,.0f}, {slow_at / fast_at:.1f} times sooner"
-        elif fast_at == slow_at:
-            reached = f"{method_label(fast)}'s at the same iteration"
-        else:
-            reached = f"{method_label(fast)}'s later, after {fast_at:,.0f}"
-        sentences.append(f"On the {name}, {method_label(slow)}'s mean test accuracy is at its best, "
-                         f"{_percent(target)}, after {slow_at:,.0f} iterations, and {reached}; in the paper "
-                         f"{method_label(fast.split('+')[0])} after {paper_fast:,} iterations matches "
-                         f"{method_label(slow)} after {paper_slow:,}, {paper_slow / paper_fast:.0f} times sooner.")
-        final = records.schema.measure("final_test_acc", records.settings)
-        spread = {m: collect(records, records.schema.path(group, m, final), 100).std for m in (fast, slow)}
-        ratio = spread[fast] / spread[slow] if spread[slow] > 0 else math.inf
-        how = "less" if ratio < _SPREAD_RATIO else "more" if ratio > 1 / _SPREAD_RATIO else "about as much"
-        sentences.append(f"Its final test accuracy varies {how} over the seeds with {method_label(fast)} "
-                         f"{'as' if how == 'about as much' else 'than'} with {method_label(slow)} (standard "
-                         f"deviations of {spread[fast]:.1f} and {spread[slow]:.1f} points over "
-                         f"{len(records.runs)} seeds, a rough spread); the paper reports less.")
-    return " ".join(sentences)
 
 
 #: points below the paper's least accurate network beyond which our most accurate one counts
@@ -110,7 +74,7 @@ def ranking(records: Records, reference: dict | None, method: str, group: str | 
     for run in records.runs:
         for measure in measures:
             values = {m: lookup(run.results, schema.path(group, m, measure)) for m in methods
-                      if not is_diverged(lookup(run.results, schema.record_path(group, m)))}
+                      if failure(lookup(run.results, schema.record_path(group, m))) is None}
             if method in values and None not in values.values():
                 total += 1
                 first += max(values, key=values.get) == method
@@ -134,7 +98,8 @@ def simba_budget(records: Records) -> str:
     methods = schema.method_keys(settings)
     queries = schema.measure("queries", settings)
     top = max(collect(records, schema.path(None, m, queries)).max for m in methods)
-    accuracy = {m: collect(records, schema.path(None, m, schema.measure("test_acc", settings)), 100) for m in methods}
+    accuracy = {m: collect(records, schema.path(None, m, schema.measure("test_acc", settings)), 100, accuracy=True)
+                for m in methods}
     best = max(accuracy, key=lambda m: accuracy[m].mean)
     paper = simba_iterations(PRESETS["paper"])
     counts = ("comparable with the paper's" if iterations == paper else "not comparable with the paper's, "
@@ -154,8 +119,8 @@ def maximum_optimism(records: Records) -> str:
     schema, settings = records.schema, records.settings
     rates = schema.group_keys(settings)
     maximum, selected = schema.measure("max_test_acc", settings), schema.measure("test_acc", settings)
-    gaps = [np.mean([collect(records, schema.path(r, m, maximum), 100).mean
-                     - collect(records, schema.path(r, m, selected), 100).mean
+    gaps = [np.mean([collect(records, schema.path(r, m, maximum), 100, accuracy=True).mean
+                     - collect(records, schema.path(r, m, selected), 100, accuracy=True).mean
                      for m in schema.method_keys(settings)]) for r in rates]
     return ("The maximum over the epochs, taken on the test set itself, lies above the test accuracy at the best "
             "noisy-validation epoch by " + listing(f"{gap:.1f}" for gap in gaps) + " points on average at "
@@ -196,33 +161,6 @@ def scarcity_length(records: Records) -> str:
                 "not, and scarce data would be confounded with short training.")
     return ("Every subset trains for the same number of epochs, as in the paper, so a subset takes the fraction of a "
             "full training's steps that it holds of the images.")
-
-
-def trained_layers(records: Records) -> str:
-    """ConvNorm's channel condition numbers in the trained networks (one for the
-    normalized kernels; only near one for the operator a trained network applies), and
-    in how many layers ConvNorm's spectral norm is below the vanilla network's, per
-    seed. Seeds where either training diverged are left out."""
-    pairs = [(run.results["none"], run.results["convnorm"]) for run in records.runs]
-    finished = [(v["layers"], c["layers"]) for v, c in pairs
-                if not is_diverged(v) and not is_diverged(c) and v.get("layers") and c.get("layers")]
-    if not finished:
-        return "Every seed's vanilla or ConvNorm training diverged: no layer can be compared."
-    channel = [layer["channel_condition_number"] for _, layers in finished for layer in layers]
-    if max(channel) - 1 < 1e-6:
-        first = ("ConvNorm's channel condition numbers are one in every layer and seed, as in the paper's Figure 2: "
-                 "these records analysed the normalized kernels, whose channels are tight frames by construction.")
-    else:
-        first = (f"ConvNorm's channel condition numbers range from {min(channel):.2f} to {max(channel):.2f}: at test "
-                 "time the running normalizer and the affine kernel make the channels only approximately tight "
-                 "frames, unlike the normalized kernels of the paper's Figure 2.")
-    below = [sum(c["spectral_norm"] < v["spectral_norm"] for v, c in zip(vanilla, convnorm))
-             for vanilla, convnorm in finished]
-    left_out = len(pairs) - len(finished)
-    return (first + f" ConvNorm's layer spectral norm is below the vanilla network's in {listing(below)} "
-            f"of the {len(finished[0][1])} layers (per seed)"
-            + (f"; {left_out} seed{'s' if left_out > 1 else ''} with a diverged training left out" if left_out else "")
-            + ".")
 
 
 def runtime(records: Mapping[str, Records], reference: dict) -> str:
@@ -305,7 +243,8 @@ def means(records: Records, measure: str, group: str | None = None) -> dict[str,
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     chosen = schema.measure(measure, settings)
-    return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0).mean
+    return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0,
+                       accuracy=not chosen.analysis).mean
             for m in schema.method_keys(settings)}
 
 
@@ -334,9 +273,9 @@ def singular_layers(records: Records, method: str = "oni") -> str:
     import torch
 
     layers = [layer["condition_number"] for run in records.runs for layer in (run.results[method].get("layers") or ())
-              if not is_diverged(run.results[method])]
+              if failure(run.results[method]) is None]
     if not layers:
-        return f"Every {method_label(method)} training diverged: no layer to look at."
+        return f"Every {method_label(method)} training failed to train: no layer to look at."
     eps = torch.finfo(torch.float32).eps
     return (f"{method_label(method)}'s trained layers have condition numbers from {min(layers):.1e} to "
             f"{max(layers):.1e}: their smallest singular value is {1 / max(layers):.0e} to {1 / min(layers):.0e} of "

@@ -252,6 +252,12 @@ class SpeedUp:
     b: str = "bn"
     unit = "doublings"
 
+    def describe(self, experiment: str = "convergence") -> str:
+        from .words import method_label
+
+        return (f"speed-up: log2 of the images {method_label(self.b)} needs over those {method_label(self.a)} needs "
+                f"to reach {method_label(self.b)}'s accuracy")
+
     def failure_rule(self, experiment: str = "convergence") -> str:
         """How a failed training enters :math:`S`."""
         return ("a training that failed to train enters with the curve it recorded: a level it never reaches counts "

@@ -562,7 +562,7 @@ def changes_missing(records: Records) -> list[ProtocolChange]:
 def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
     sentences: corrections to the protocol the records predate, an OCNN penalty weight
-    other than today's, and a lossy copy of the data."""
+    other than today's, and the copy of the data (:func:`copy_note`)."""
     from convnorm.experiments import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
 
     notes = [f"These records were made before a correction: {c.before}; now {c.now}."
@@ -575,7 +575,19 @@ def caveats(records: Records) -> list[str]:
         if used - {expected, None}:
             notes.append(f"OCNN was trained with penalty weight λ = {', '.join(f'{u:g}' for u in sorted(used))}; "
                          f"the paper's value, which the protocol now uses, is {expected:g}.")
-    if "JPEG" in records.data and schema.history:
-        notes.append("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies "
-                     "are not comparable with the paper's.")
+    if schema.history:
+        notes.append(copy_note(records))
     return notes
+
+
+def copy_note(records: Records) -> str:
+    """What the copy of CIFAR the records read means for setting them beside the paper:
+    on the lossy JPEG copy, absolute accuracies are not comparable with the paper's; on
+    the official images, they are, and what remains different is the scale, named."""
+    if "JPEG" in records.data:
+        return ("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies are not "
+                "comparable with the paper's (the appendix 'How the results were produced' measures what the copy "
+                "costs at the reduced scale); differences between methods trained on the same images are.")
+    return (f"Trained on {records.data}, as the paper's networks were, so accuracies compare directly with the "
+            f"paper's; what remains different is the scale: ours {scale(records.settings, records.experiment)}, "
+            f"the paper's {paper_scale(records.experiment)}.")

@@ -310,6 +310,14 @@ class Paired:
                  for name, count in ((self.a, self.failed_a), (self.b, self.failed_b)) if count]
         return f"{' and '.join(parts)} ({how})" if parts else ""
 
+    @property
+    def failed_short(self) -> str:
+        """:attr:`failed_note` in few words, for a table's cell: ``"failed: BN 1 of 3"``."""
+        seeds = self.n + self.left_out if self.seeds is None else self.seeds
+        parts = [f"{name} {count} of {seeds}" for name, count in ((self.a, self.failed_a), (self.b, self.failed_b))
+                 if count]
+        return f"failed to train: {', '.join(parts)}" + (" (left out)" if self.left_out else "") if parts else ""
+
 
 def paired_values(a: Sequence, b: Sequence, label_a: str, label_b: str, **options) -> Paired:
     """The per-seed differences ``a[s] - b[s]`` (values as :func:`per_seed` gives them): a
