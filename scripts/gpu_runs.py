@@ -120,7 +120,7 @@ def primary_text(plans: list[endpoints.Plan], preset: str) -> str:
     for plan in plans:
         e = plan.endpoint
         seeds, power = ("too many", "—") if plan.seeds is None else (str(plan.seeds), f"{plan.power:.2f}")
-        run = "yes" if e.group_at(get_preset(preset)) is not None else "not run"
+        run = "yes" if e.runs_at(get_preset(preset)) else "not run"
         lines.append(f"| {e.name} | {method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)} "
                      f"| {plan.effect:+.2f} {e.unit} "
                      f"| {plan.spread.sd:.2f} | {plan.spread.source} | {seeds} | {power} | {run} |")

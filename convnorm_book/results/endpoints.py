@@ -4,10 +4,12 @@ data, with the seeds each needs.
 A book can afford a few seeds, and a test decides only what its seeds can resolve: the
 paper's clean-accuracy gain of ConvNorm+BN over BN (+0.13 points) or its gains under
 attack (under a point) would need more seeds than any GPU window holds, and dozens of
-comparisons corrected together would decide nothing. So four claims are primary: those
+comparisons corrected together would decide nothing. So five claims are primary: those
 central to the paper whose effect is large against the spread between seeds (its
-label-noise and data-scarcity gaps of ConvNorm+BN over BN, and its convergence claim as
-a ratio of images). Each declares, before the records it will be tested on exist:
+label-noise and data-scarcity gaps of ConvNorm+BN over BN, its convergence claim as a
+ratio of images, and the mechanism it rests on, channels made tight frames, as the
+channel condition number of the trained layers, where the pilot found the opposite).
+Each declares, before the records it will be tested on exist:
 
 * the comparison and the quantity (:mod:`~convnorm_book.results.quantities`), its
   direction, and the paper's effect, read from its tables;
@@ -42,7 +44,7 @@ from convnorm.experiments.gpu_plan import Request
 
 from . import sizes
 from .power import power, seeds_needed
-from .quantities import Measured, SpeedUp
+from .quantities import LayerMean, Measured, SpeedUp
 from .records import Records, load_runs, results_dir, stored
 from .reference import paper_value
 from .stats import ALPHA, Paired, holm, paired_values
@@ -56,27 +58,32 @@ SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "supported", "contradicted", "i
 @dataclass(frozen=True)
 class Endpoint:
     """One primary endpoint: ``a`` − ``b`` of ``quantity`` in ``experiment`` at ``group``
-    (``resnet18`` in the convergence study stands for the preset's only network where it
-    trains a smaller one), claimed in ``direction``, as the paper says in ``claim``;
-    ``runs``: how the experiment names its trainings of a group and method."""
+    (``None`` for an experiment without groups; ``resnet18`` in the convergence study stands
+    for the preset's only network where it trains a smaller one), claimed in
+    ``direction``, as the paper says in ``claim``; ``runs``: how the experiment names its
+    trainings of a group and method; ``effect``: the paper's effect where its tables do not
+    give it as a difference of two of their cells (with the reason in ``claim``)."""
 
     name: str
     experiment: str
-    group: str
+    group: str | None
     a: str
     b: str
-    quantity: Measured | SpeedUp
+    quantity: Measured | SpeedUp | LayerMean
     claim: str
-    runs: Callable[[str, str], str]
+    runs: Callable[[str | None, str], str]
     direction: int = +1
+    effect: Callable[[dict], float] | None = None
+
+    def runs_at(self, settings: Preset) -> bool:
+        """Whether the preset runs this endpoint's group."""
+        keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
+        return self.group in keys or (self.experiment == "convergence" and settings.arch is not None)
 
     def group_at(self, settings: Preset) -> str | None:
-        """The group key this endpoint is measured at under ``settings``, or ``None`` where
-        the preset does not run it."""
+        """The group key this endpoint is measured at under ``settings`` (where :meth:`runs_at`)."""
         keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
-        if self.group in keys:
-            return self.group
-        return keys[0] if self.experiment == "convergence" and settings.arch is not None else None
+        return self.group if self.group in keys else keys[0]
 
     @property
     def statistic(self) -> str:
@@ -89,10 +96,14 @@ class Endpoint:
 
     @property
     def unit(self) -> str:
-        return self.quantity.unit if isinstance(self.quantity, SpeedUp) else "points"
+        if isinstance(self.quantity, SpeedUp):
+            return self.quantity.unit
+        return self.quantity.unit_of() if isinstance(self.quantity, LayerMean) else "points"
 
     def paper_effect(self, reference: dict) -> float:
-        """The paper's ``a`` − ``b``, read from its tables."""
+        """The paper's ``a`` − ``b``, read from its tables (or :attr:`effect`)."""
+        if self.effect is not None:
+            return self.effect(reference)
         if isinstance(self.quantity, SpeedUp):
             return self.quantity.paper_effect(reference)
         measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
@@ -102,7 +113,7 @@ class Endpoint:
     def paper_spread(self, reference: dict) -> float | None:
         """The standard deviation of a difference of the paper's two runs, as if unpaired,
         :math:`\\sqrt{s_a^2 + s_b^2}` from its tables; ``None`` where it reports none."""
-        if isinstance(self.quantity, SpeedUp):
+        if not isinstance(self.quantity, Measured):
             return None
         measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
         cells = [paper_value(reference, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
@@ -112,9 +123,10 @@ class Endpoint:
         """Our per-seed differences at ``group`` (default: :meth:`group_at` the records'
         preset), failures entered as :attr:`failure_rule` declares; ``None`` where the
         preset does not run the group."""
-        group = self.group_at(records.settings) if group is None else group
         if group is None:
-            return None
+            if not self.runs_at(records.settings):
+                return None
+            group = self.group_at(records.settings)
         if isinstance(self.quantity, SpeedUp):
             return self.quantity.paired(records, group, reference)
         values = [self.quantity.values(records, group, m) for m in (self.a, self.b)]
@@ -124,9 +136,9 @@ class Endpoint:
     def request(self, preset: str, seeds: int) -> Request | None:
         """The trainings of this endpoint at ``preset`` for its first ``seeds`` seeds, as a
         GPU plan's request; ``None`` where the preset does not run its group."""
-        group = self.group_at(get_preset(preset))
-        if group is None:
+        if not self.runs_at(get_preset(preset)):
             return None
+        group = self.group_at(get_preset(preset))
         return Request(self.experiment, tuple(range(seeds)), tuple(self.runs(group, m) for m in (self.a, self.b)))
 
 
@@ -146,7 +158,23 @@ PRIMARY: tuple[Endpoint, ...] = (
     Endpoint("data scarcity 10 %", "data-scarcity", "0.1", "convnorm+bn", "bn", Measured("test_acc"),
              "Table 7 and its caption: 'adding ConvNorm and BatchNorm together helps improve data efficiency' (the "
              "test accuracy at the best validation epoch)", lambda group, method: f"subset{group}-{method}"),
+    Endpoint("channel conditioning", "conditioning", None, "convnorm", "none",
+             LayerMean("channel_condition_number", log=True),
+             "Figure 2 and its caption: ConvNorm 'normalizes the channel-wise condition number to 1' (the operator "
+             "each trained layer applies, its running normalizer and affine kernel included; the log of the ratio "
+             "of geometric means over the layers). The figure gives no number for the vanilla network, so the "
+             "paper's effect is ConvNorm's log 1 = 0 less the vanilla networks' mean of the pilot",
+             lambda group, method: method, direction=-1,
+             effect=lambda reference: -_pilot_vanilla_log_condition()),
 )
+
+def _pilot_vanilla_log_condition() -> float:
+    """The pilot's vanilla networks' mean log channel condition number (over seeds and
+    layers): what the paper's claim of tight frames, log 1 = 0, stands against."""
+    values = LayerMean("channel_condition_number", log=True).values(pilot_records("conditioning"), None, "none")
+    finite = [v for v in values if isinstance(v, float)]
+    return sum(finite) / len(finite)
+
 
 #: the level of each endpoint's test in the power analysis: Holm's first step, Bonferroni's
 PLANNING_ALPHA = ALPHA / len(PRIMARY)
@@ -179,12 +207,12 @@ def spreads(endpoint: Endpoint, reference: dict, root: str | Path | None = None)
     pilot = pilot_records(endpoint.experiment, root)
     if pilot is not None:
         schema = pilot.schema
-        own = endpoint.group_at(pilot.settings)
-        groups = [own] if own is not None else list(schema.group_keys(pilot.settings))
+        own = endpoint.runs_at(pilot.settings)
+        groups = [endpoint.group_at(pilot.settings)] if own else list(schema.group_keys(pilot.settings))
         for group in groups:
             c = endpoint.paired(pilot, reference, group)
             if c is not None and c.n > 1:
-                where = "" if own is not None or group is None else f" at {schema.group.paper_name(group)}"
+                where = "" if own or group is None else f" at {schema.group.paper_name(group)}"
                 found.append(Spread(c.over_seeds.std, f"the pilot ({c.n} seeds{where})"))
     return found
 

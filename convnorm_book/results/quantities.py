@@ -181,9 +181,12 @@ class AtEpoch:
 @dataclass(frozen=True)
 class LayerMean:
     """The mean over a network's conv layers of each layer's ``key`` (e.g. its spectral
-    norm), from the record's ``"layers"`` list."""
+    norm), from the record's ``"layers"`` list; with ``log``, the mean of its natural
+    logarithm (for ratios such as condition numbers: a difference of two is then the log
+    of a ratio of geometric means)."""
 
     key: str
+    log: bool = False
 
     def expand(self, records: Records) -> tuple[LayerMean, ...]:
         return (self,)
@@ -194,17 +197,18 @@ class LayerMean:
     def values(self, records: Records, group: str | None, method: str) -> list:
         path = records.schema.record_path(group, method) + ("layers",)
         layers = [measured(run.results, path) for run in records.runs]
-        return [v if v is FAILED else None if not v else sum(layer[self.key] for layer in v) / len(v)
-                for v in layers]
+        def value(layer) -> float:
+            return math.log(layer[self.key]) if self.log else layer[self.key]
+        return [v if v is FAILED else None if not v else sum(map(value, v)) / len(v) for v in layers]
 
     def describe(self, experiment: str) -> str:
-        return f"mean {self.key.replace('_', ' ')} over the conv layers"
+        return f"mean {'log ' if self.log else ''}{self.key.replace('_', ' ')} over the conv layers"
 
     def facets(self, records: Records) -> tuple[tuple[str, str], ...]:
         return (("measure", self.describe("")),)
 
-    def unit_of(self, records: Records) -> str:
-        return ""
+    def unit_of(self, records: Records | None = None) -> str:
+        return "log units" if self.log else ""
 
     def range_of(self, records: Records) -> None:
         return None
