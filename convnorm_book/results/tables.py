@@ -154,21 +154,22 @@ def _unit(measure: Measure) -> str:
 
 def experiment_table(records: Records, reference: dict | None = None,
                      measures: Sequence[str] | None = None, methods: Sequence[str] | None = None,
-                     title: str | None = None) -> Table:
+                     title: str | None = None, whose: str = "ours") -> Table:
     """Our numbers (mean ± std over seeds, failed trainings counted) beside the paper's,
     one row per (group,) method (and measure, where the paper's table has one row or
     column per measure); below it, the scale of both and what a reader must know before
     comparing them (:func:`~convnorm_book.results.records.caveats`).
 
     ``measures`` / ``methods`` restrict the table to those names (default: all the
-    schema declares for the records' preset); ``title`` replaces the experiment's.
+    schema declares for the records' preset); ``title`` replaces the experiment's;
+    ``whose`` heads our columns ("ours"; "yours" for a reader's own records).
     """
     schema, settings = records.schema, records.settings
     chosen = [m for m in schema.measures_at(settings) if measures is None or m.name in measures]
     methods = list(methods or schema.method_keys(settings))
     measure_rows = "measure" in schema.layout
     keys = ([schema.group.label] if schema.group else []) + ["method"] + (["quantity"] if measure_rows else [])
-    ours = ["ours"] if measure_rows else [f"ours: {_unit(m)}" for m in chosen]
+    ours = [whose] if measure_rows else [f"{whose}: {_unit(m)}" for m in chosen]
     rows = []
     for group in schema.group_keys(settings):
         for method in methods:
