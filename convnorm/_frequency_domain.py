@@ -79,25 +79,19 @@ from ._geometry import LayerGeometry
 from ._transforms import dense_dft, kernel_basis
 
 
-def frequency_domain_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                               geometry: LayerGeometry, gain: torch.Tensor, affine_weight: torch.Tensor,
-                               shift: tuple[int, int], dense_input: bool, dense_output: bool,
-                               frequencies_per_chunk: int | None) -> torch.Tensor:
-    r"""The layer's output (see the module docstring): ``input`` ``(N, C_in, n_0, n_1)``,
-    ``weight`` ``(C_out, C_in, m_0, m_1)``, the normalizer ``gain`` (:math:`\hat v`,
-    ``(C_out, L_0, K)``, no gradient), the affine kernel ``affine_weight`` (``(C_out, *taps)``,
-    tap 0 at lag ``shift`` from the output sample), plus ``bias``; the input and the output
-    transformed by one dense 2D map each if ``dense_input``/``dense_output``, and the kernel
-    spectra built ``frequencies_per_chunk`` frequencies at a time (None: all at once)."""
+def frequency_domain_constants(geometry: LayerGeometry, affine_taps: tuple[int, int], dtype: torch.dtype,
+                               device: torch.device, dense_input: bool, dense_output: bool) -> FrequencyDomainConstants:
+    """The :class:`FrequencyDomainConstants` of a layer of ``geometry`` with an affine kernel of
+    ``affine_taps`` (tap 0 read at the crop offset minus its centre), computing in ``dtype``
+    on ``device``; the input and the output transformed by one dense 2D map each if
+    ``dense_input``/``dense_output``."""
     if geometry.padding_mode == "circular":
         conv_shift = tuple(-p for p in geometry.padding)
     else:
         conv_shift = tuple(1 - m for m in geometry.kernel)
-    constants = _constants(geometry.size, geometry.length, geometry.stride, geometry.out_size, geometry.kernel,
-                           conv_shift, tuple(affine_weight.shape[1:]), shift, input.dtype, input.device,
-                           dense_input, dense_output)
-    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, constants, frequencies_per_chunk)
-    return z if bias is None else z + bias.reshape(-1, 1, 1)
+    shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, affine_taps))
+    return _constants(geometry.size, geometry.length, geometry.stride, geometry.out_size, geometry.kernel,
+                      conv_shift, affine_taps, shift, dtype, device, dense_input, dense_output)
 
 
 class FrequencyLayout(NamedTuple):

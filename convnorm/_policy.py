@@ -3,10 +3,12 @@ set for a block of code by a context manager, and the :class:`Plan` it makes for
 
 Three computations give the same layer (see :mod:`convnorm.functional`): ``"pointwise"``
 (1x1 kernels), ``"spatial"`` (the full convolution, then the per-channel filter) and
-``"frequency_domain"`` (one matrix product per frequency). Which is fastest, and how each
-transforms and chunks its work, depends on the device and the layer's size, so every such
-choice is a field of a :class:`ComputationPolicy`, and :meth:`ComputationPolicy.plan` is the one
-place that makes them: the computations receive its :class:`Plan` as plain values. The policy
+``"frequency_domain"`` (one matrix product per frequency). The spatial computation's filter
+runs by FFTs, by dense DFT matrix products, or as fused GPU kernels (:data:`FILTERS`). Which
+is fastest, and how each transforms and chunks its work, depends on the device and the layer's
+size, so every such choice is a field of a :class:`ComputationPolicy`, and
+:meth:`ComputationPolicy.plan` is the one place that makes them: the computations receive its
+:class:`Plan` as plain values. The policy
 in force is held per thread (a :class:`threading.local`, which ``torch.compile`` traces and
 guards on): each thread sees its own, :func:`use_policy` sets it for a ``with`` block only
 and restores the previous one on exit, whatever happens, and nothing else can change it.
@@ -22,11 +24,21 @@ from typing import NamedTuple
 
 import torch
 
+from ._fused_filter_support import fused_filter_available
 from ._geometry import LayerGeometry
 from ._precision import FLOAT_DTYPES
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""
+
+FILTERS = ("fft", "dense", "fused")
+"""How the spatial computation filters the full convolution: FFTs, dense DFT matrix products,
+or fused GPU kernels (:mod:`convnorm._fused_filter`) that read the convolution once and write
+the layer's output once."""
+
+FUSED_MAX_LENGTH = 64
+"""Largest normalization size (per axis) the fused kernels take: each keeps a channel's
+:math:`L_0 \times L_1` tile and its transforms in registers and shared memory."""
 
 class Plan(NamedTuple):
     """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
@@ -34,8 +46,8 @@ class Plan(NamedTuple):
 
     computation: str
     """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
-    dense_transforms: bool
-    """Spatial: the transforms are dense DFT matrix products (else FFTs)."""
+    filter: str | None
+    """Spatial: how the filter runs, one of :data:`FILTERS`; None for the other computations."""
     products_by_sample: bool
     """Spatial with dense transforms: the affine gradient's products are summed sample by
     sample, the running sum kept in a CPU's cache (else one product of all and one sum, as a
@@ -46,6 +58,11 @@ class Plan(NamedTuple):
     """Frequency domain: the output likewise."""
     frequencies_per_chunk: int | None
     """Frequency domain: how many frequencies' kernel spectra are built at once; None for all."""
+    convolution_dtype: torch.dtype | None
+    """Fused filter under ``torch.autocast``: the dtype the convolution runs in (the autocast
+    dtype, on the tensor cores, unless the policy keeps it in float32); None elsewhere."""
+    dot_precision: str | None
+    """Fused filter: the precision of the kernels' products (``"ieee"`` or ``"tf32"``)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,21 @@ class ComputationPolicy:
     stay in the processor's cache while the products read them. On other devices it builds
     them all at once (a GPU has no such cache to stay in, and each chunk costs several kernel
     launches)."""
+    fused_filter_devices: tuple[str, ...] = ("cuda",)
+    """Device types on which the spatial computation's filter runs as fused Triton kernels
+    (:mod:`convnorm._fused_filter`): one read of the convolution's output and one write of the
+    layer's, in the activations' dtype, instead of an FFT round trip in float32 with its
+    copies. A CUDA GPU: elsewhere Triton does not run (its interpreter, for tests, runs it on
+    a CPU when ``TRITON_INTERPRET=1``)."""
+    float32_convolution: bool = False
+    """Fused filter under ``torch.autocast``: keep the convolution in float32 instead of the
+    autocast dtype. The normalizer amplifies a low-pass kernel's rounding (its gain reaches
+    :math:`\varepsilon^{-1/2}` where the kernel's spectrum vanishes), so whoever needs the
+    float32 result there can keep it at the convolution's float32 cost."""
+    fused_float32_precision: str = "ieee"
+    """The fused kernels' product precision for float32 data: ``"ieee"`` (float32, the
+    accuracy of the other filters) or ``"tf32"`` (TensorFloat-32's 10-bit mantissa, faster on
+    tensor cores). Half-precision data always takes ``"tf32"``: its own rounding is coarser."""
     lag_map_max_entries: int = 2**20
     """Largest lag map (:math:`\\text{taps}^2 \\times \\prod (2k - 1)` entries) by which the
     kernels' summed autocorrelation is computed from their Gram matrices
@@ -105,7 +137,7 @@ class ComputationPolicy:
     times the two methods against each other."""
 
     def __post_init__(self) -> None:
-        for name in ("frequency_domain_devices", "dense_transform_devices"):
+        for name in ("frequency_domain_devices", "dense_transform_devices", "fused_filter_devices"):
             devices = getattr(self, name)
             if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
                 raise ValueError(f"{name} must be a tuple of device types such as ('cpu',), got {devices!r}")
@@ -115,34 +147,52 @@ class ComputationPolicy:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        if self.fused_float32_precision not in ("ieee", "tf32"):
+            raise ValueError(f"fused_float32_precision must be 'ieee' or 'tf32', got {self.fused_float32_precision!r}")
+        if not isinstance(self.float32_convolution, bool):
+            raise ValueError(f"float32_convolution must be a bool, got {self.float32_convolution!r}")
 
     def plan(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry,
-             stop_gradient: bool) -> Plan:
-        """The :class:`Plan` for a layer of weight shape ``weight_shape`` and ``geometry`` on
-        ``input`` (its shape, device and dtype: the dtype it is computed in), with the gradient
-        flowing through :math:`\\hat v` unless ``stop_gradient``."""
+             stop_gradient: bool, autocast_dtype: torch.dtype | None = None) -> Plan:
+        r"""The :class:`Plan` for a layer of weight shape ``weight_shape`` and ``geometry`` on
+        ``input`` (its shape, device and dtype: the dtype of the data), with the gradient
+        flowing through :math:`\hat v` unless ``stop_gradient``, under ``torch.autocast`` to
+        ``autocast_dtype`` if given. Every computation but the fused filter computes half-precision
+        data and autocast regions in float32."""
         d = len(geometry.size)
-        on_cpu, float_dtype = input.device.type == "cpu", input.dtype in FLOAT_DTYPES
+        device = input.device.type
+        on_cpu = device == "cpu"
+        computed = torch.float32 if autocast_dtype is not None or input.dtype not in FLOAT_DTYPES else input.dtype
         small = max(geometry.length) <= self.dense_dft_max_length
         if all(k == 1 for k in geometry.kernel):
             computation = "pointwise"
-        elif (input.device.type in self.frequency_domain_devices and d == 2 and geometry.groups == 1
-              and all(dl == 1 for dl in geometry.dilation) and stop_gradient and float_dtype and small
+        elif (device in self.frequency_domain_devices and d == 2 and geometry.groups == 1
+              and all(dl == 1 for dl in geometry.dilation) and stop_gradient and small
               and ((self.frequency_domain_strided and max(geometry.stride) > 1)
                    or max(geometry.size) <= self.frequency_domain_max_size)):
             computation = "frequency_domain"
         else:
             computation = "spatial"
+        filter = convolution_dtype = precision = None
+        if computation == "spatial":
+            data = autocast_dtype if autocast_dtype is not None and not self.float32_convolution else input.dtype
+            if (device in self.fused_filter_devices and d == 2 and stop_gradient and data != torch.float64
+                    and max(geometry.length) <= FUSED_MAX_LENGTH and fused_filter_available(input.device)):
+                filter = "fused"
+                convolution_dtype = data if autocast_dtype is not None else None
+                precision = self.fused_float32_precision if data == torch.float32 else "tf32"
+            elif device in self.dense_transform_devices and d == 2 and small:
+                filter = "dense"
+            else:
+                filter = "fft"
         frequency_domain = computation == "frequency_domain"
-        bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * input.element_size()
-        dense_transforms = (computation == "spatial" and input.device.type in self.dense_transform_devices
-                            and d == 2 and small and float_dtype)
+        bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * torch.empty((), dtype=computed).element_size()
         return Plan(
-            computation, dense_transforms, products_by_sample=dense_transforms and on_cpu,
+            computation, filter, products_by_sample=filter == "dense" and on_cpu,
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
-            else None)
+            else None, convolution_dtype=convolution_dtype, dot_precision=precision)
 
     def autocorrelation_by_convolution(self, kernel: tuple[int, ...]) -> bool:
         """Whether :func:`convnorm.fourier.kernel_autocorrelation` computes the summed
@@ -165,6 +215,18 @@ class ComputationPolicy:
         if not isinstance(device_type, str):
             raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
         return replace(self, dense_transform_devices=tuple(dict.fromkeys((*self.dense_transform_devices, device_type))))
+
+    def unfused(self) -> ComputationPolicy:
+        """This policy with no fused filter anywhere: the PyTorch computations alone (FFTs or
+        dense DFT matrices), the reference the fused kernels are measured against."""
+        return replace(self, fused_filter_devices=())
+
+    def fusing(self, device_type: str) -> ComputationPolicy:
+        """This policy with the fused filter also on ``device_type`` (``"cpu"`` runs it under
+        Triton's interpreter, ``TRITON_INTERPRET=1``: for tests)."""
+        if not isinstance(device_type, str):
+            raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
+        return replace(self, fused_filter_devices=tuple(dict.fromkeys((*self.fused_filter_devices, device_type))))
 
     def forcing(self, way: str) -> ComputationPolicy:
         """This policy with every layer that can take either computation computed ``way``

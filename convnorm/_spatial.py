@@ -9,48 +9,108 @@ per channel,
 which also carries the crop offset :math:`c` as a phase, so that the crop becomes "keep the
 first samples"; the inverse transform is evaluated on the strided output grid only.
 
-The transforms are dense DFT matrix products for small 2D sizes on the policy's
-``dense_transform_devices``, a CPU by default (:attr:`~convnorm._policy.Plan.dense_transforms`),
-whose inverse matrices keep
-only the output rows and columns :math:`s t`, so crop and stride cost nothing; otherwise
-``rfftn``/``irfftn``, with a stride :math:`s` that divides :math:`L` along the first axis
-folded into the spectrum (the DFT of :math:`z[s\,\cdot]` is the mean of the :math:`s`
-aliased sub-spectra), so that the inverse FFT runs at size :math:`L/s` there.
+The filter runs one of three ways (:attr:`~convnorm._policy.Plan.filter`):
+
+- ``"fft"``: ``rfftn``/``irfftn``. The inverse transform's :math:`1/\prod L` is folded into
+  :math:`\hat v` (the normalizer is computed scaled, see :mod:`convnorm._engine`), so no pass
+  scales the output, and the crop and stride are one strided view of the inverse transform;
+- ``"dense"``: dense DFT matrix products (small 2D sizes, on a CPU by default), whose inverse
+  matrices keep only the output rows and columns :math:`s t`, so crop and stride cost nothing;
+- ``"fused"``: the same matrix products as GPU kernels (:mod:`convnorm._fused_filter`) that
+  read :math:`y` once in its own dtype and write the layer's output once, bias included.
 
 With the stop-gradient the filter has a hand-written backward (:class:`_SpectralFilter`);
-without it, autograd differentiates the same operations, through :math:`\hat v` too.
+without it, autograd differentiates the FFT or dense operations, through :math:`\hat v` too.
 """
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import torch
-import torch.nn.functional as F
 
 from ._caches import cached
-from ._geometry import CONV, LayerGeometry
-from ._transforms import DenseDFT, dense_dft, kernel_basis, shifted_kernel_spectrum
+from ._geometry import LayerGeometry
+from ._transforms import DenseDFT, dense_dft, kernel_basis
 
 
-def spatial_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, geometry: LayerGeometry,
-                      gain: torch.Tensor, affine_weight: torch.Tensor, shift: tuple[int, ...], dense: bool,
-                      products_by_sample: bool, stop_gradient: bool) -> torch.Tensor:
-    r"""The layer's output: the full convolution of ``input`` by ``weight``, filtered per
-    channel by the normalizer ``gain`` (:math:`\hat v`, ``(C_out, *half spectrum)``) and the
-    affine kernel ``affine_weight`` (``(C_out, *taps)``, tap 0 at lag ``shift`` from the output
-    sample), cropped, strided, plus ``bias``; transformed by dense DFT matrices if ``dense``
-    (2D), else by FFTs, with the affine gradient's products summed sample by sample if
-    ``products_by_sample`` (dense only); the gradient does not flow through ``gain`` if
-    ``stop_gradient``."""
-    conv = CONV[weight.dim() - 2]
-    if geometry.padding_mode == "circular":
-        pad = [p for p in reversed(geometry.padding) for _ in range(2)]
-        y = conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, geometry.dilation, geometry.groups)
-    else:
-        y = conv(input, weight, None, 1, tuple(m - 1 for m in geometry.kernel), geometry.dilation, geometry.groups)
+class SpatialFilter(NamedTuple):
+    """The fixed parts of one layer geometry's filter (:func:`spatial_filter`)."""
+
+    geometry: LayerGeometry
+    filter: str
+    """``"fft"``, ``"dense"`` or ``"fused"``."""
+    taps: tuple[int, ...]
+    """The affine kernel's taps."""
+    shift: tuple[int, ...]
+    """The lag of the affine kernel's tap 0 from the output sample."""
+    affine_basis: torch.Tensor
+    """``(Π taps, 2F)``: :func:`~convnorm._transforms.kernel_basis` of the affine kernel."""
+    half: tuple[int, ...]
+    """The half spectrum's shape: :math:`(L_0, \\dots, L_{d-1} // 2 + 1)`."""
+    dft: DenseDFT | None
+    """The dense DFT matrices (``"dense"`` and ``"fused"``)."""
+    matrices: object | None
+    """``"fused"``: the kernels' planar matrices (:func:`convnorm._fused_filter.filter_matrices`)."""
+    products_by_sample: bool
+    """``"dense"``: the affine gradient's products summed sample by sample (a CPU's cache)."""
+    precision: str | None
+    """``"fused"``: the kernels' product precision."""
+    dims: tuple[int, ...]
+    """The spatial axes, counted from the end."""
+    sampled: tuple[tuple[int, ...], tuple[int, ...]]
+    """``"fft"``: the output's spatial size and its strides in the inverse transform's output,
+    which :func:`_sample` views."""
+    ones: tuple[int, ...]
+    """``(1,) * d``: a bias of shape ``(C,)`` viewed as ``(C, *ones)`` broadcasts over positions."""
+
+
+@cached(maxsize=64)
+def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], dtype: torch.dtype,
+                   device: torch.device, products_by_sample: bool, precision: str | None) -> SpatialFilter:
+    """The :class:`SpatialFilter` of a layer of ``geometry`` with an affine kernel of ``taps``,
+    its matrices in ``dtype`` (the computing dtype; float32 for the fused kernels) on ``device``."""
+    shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, taps))  # tap j reads t + c + j - centre
+    length = geometry.length
+    half = (*length[:-1], length[-1] // 2 + 1)
+    dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter != "fft" else None
+    matrices = None
+    if filter == "fused":
+        from ._fused_filter import filter_matrices
+
+        matrices = filter_matrices(dft)
+    contiguous = [math.prod(length[a + 1:]) for a in range(len(length))]  # the inverse transform's strides
+    sampled = (geometry.out_size, tuple(c * s for c, s in zip(contiguous, geometry.stride)))
+    return SpatialFilter(geometry, filter, taps, shift, kernel_basis(taps, shift, length, dtype, device), half, dft,
+                         matrices, products_by_sample, precision, tuple(range(-len(length), 0)), sampled,
+                         (1,) * len(length))
+
+
+def fft_scale(geometry: LayerGeometry) -> float:
+    r"""What the ``"fft"`` filter folds into :math:`\hat v`: the inverse transform's
+    :math:`1/\prod_a L_a`, so that its ``irfftn`` runs unnormalized."""
+    return 1 / math.prod(geometry.length)
+
+
+def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor | None,
+                      spec: SpatialFilter, stop_gradient: bool) -> torch.Tensor:
+    r"""The layer's output from the full convolution ``y`` ``(N, C, *L)``: filtered per channel
+    by the normalizer ``gain`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
+    strided, plus ``bias``; the gradient does not flow through ``gain`` if ``stop_gradient``.
+
+    ``gain`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
+    twice, for the real and the imaginary part of the affine kernel's spectrum it multiplies
+    (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
     if stop_gradient:
-        z = _SpectralFilter.apply(y, affine_weight, gain, geometry, shift, dense, products_by_sample)
-    else:  # autograd differentiates through v-hat too
-        z = _filtered(y, gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length), geometry, dense)[1]
-    return z if bias is None else z + bias.reshape(-1, *([1] * len(geometry.size)))
+        return _SpectralFilter.apply(y, affine_weight, gain, bias, spec)
+    z = _filtered(y, torch.view_as_complex(_multiplier(affine_weight, gain, spec)), spec)[1]
+    return z if bias is None else z + bias.view(-1, *spec.ones)
+
+
+def _multiplier(affine_weight: torch.Tensor, gain: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
+    r"""The multiplier :math:`M = \hat v \hat\rho` ``(C, *half, 2)``, real and imaginary parts
+    interleaved: the affine kernels' half spectra (the crop's phase included) times ``gain``."""
+    return (affine_weight.reshape(affine_weight.shape[0], -1) @ spec.affine_basis * gain).view(-1, *spec.half, 2)
 
 
 def _dense_rfft2(y: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
@@ -64,61 +124,46 @@ def _dense_irfft2_sample(spectrum: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
     return torch.view_as_real(torch.matmul(dft.idft_rows, spectrum)).flatten(-2) @ dft.irfft_cols
 
 
-def _sample(spectrum: torch.Tensor, geometry: LayerGeometry) -> torch.Tensor:
-    r"""Inverse ``rfftn`` of ``spectrum`` at size :math:`L`, then ``z[s t]`` for ``t < out_size``.
-
-    A stride dividing the first axis of a 2D signal is folded into the spectrum: the DFT
-    of :math:`z[s\,\cdot]` is the mean of the :math:`s` aliased sub-spectra."""
-    length, stride, out_size = geometry.length, geometry.stride, geometry.out_size
-    d = len(length)
-    first = stride[0]
-    if d == 2 and first > 1 and length[0] % first == 0:
-        spectrum = spectrum.unflatten(-2, (first, length[0] // first)).mean(-3)
-        z = torch.fft.irfft(torch.fft.ifft(spectrum, dim=-2), n=length[1], dim=-1)
-        return z[..., : out_size[0], : (out_size[1] - 1) * stride[1] + 1 : stride[1]]
-    z = torch.fft.irfftn(spectrum, s=length, dim=tuple(range(-d, 0)))
-    return z[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_size, stride)))]
+def _sample(spectrum: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
+    """The unnormalized inverse ``rfftn`` of ``spectrum`` at size :math:`L`, then ``z[s t]`` for
+    ``t < out_size``, as one strided view of the inverse transform."""
+    z = torch.fft.irfftn(spectrum, s=spec.geometry.length, dim=spec.dims, norm="forward")
+    size, strides = spec.sampled
+    return z.as_strided((*z.shape[:2], *size), (*z.stride()[:2], *strides))
 
 
 def _embed_spectrum(grad: torch.Tensor, geometry: LayerGeometry) -> torch.Tensor:
-    r"""``rfftn`` of the adjoint of :func:`_sample`'s sampling: ``grad`` placed at positions
-    ``s t`` of a zero signal of size :math:`L`. The spectrum of a signal upsampled by
-    :math:`s` along an axis is the spectrum at size :math:`L/s` repeated :math:`s` times."""
+    """``rfftn`` of the adjoint of :func:`_sample`'s sampling: ``grad`` placed at positions
+    ``s t`` of a zero signal of size :math:`L`."""
     length, stride = geometry.length, geometry.stride
     d = len(length)
-    first = stride[0]
-    fold = d == 2 and first > 1 and length[0] % first == 0
-    size = (length[0] // first if fold else length[0],) + tuple(length[1:])
-    steps = (1 if fold else first,) + tuple(stride[1:])
     dims = tuple(range(-d, 0))
-    if all(s == 1 for s in steps):  # placed at the start of each axis: rfftn's zero padding does it
-        spectrum = torch.fft.rfftn(grad, s=size, dim=dims)
-    else:
-        full = grad.new_zeros(*grad.shape[:-d], *size)
-        full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], steps)))] = grad
-        spectrum = torch.fft.rfftn(full, dim=dims)
-    return spectrum.repeat(*([1] * (spectrum.dim() - 2)), first, 1) if fold else spectrum
+    if all(s == 1 for s in stride):  # placed at the start of each axis: rfftn's zero padding does it
+        return torch.fft.rfftn(grad, s=length, dim=dims)
+    full = grad.new_zeros(*grad.shape[:-d], *length)
+    full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], stride)))] = grad
+    return torch.fft.rfftn(full, dim=dims)
 
 
-def _filtered(y: torch.Tensor, multiplier: torch.Tensor, geometry: LayerGeometry,
-              dense: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def _filtered(y: torch.Tensor, multiplier: torch.Tensor, spec: SpatialFilter) -> tuple[torch.Tensor, torch.Tensor]:
     r"""``(Y, z)``: the half spectrum :math:`Y` of ``y`` and
-    :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices if ``dense``,
-    else FFTs. Differentiable by autograd (used as such without stop-gradient)."""
-    if dense:
-        dft = dense_dft(geometry.length, geometry.stride, geometry.out_size, y.dtype, y.device)
-        spectrum = _dense_rfft2(y, dft)
-        return spectrum, _dense_irfft2_sample(spectrum * multiplier, dft)
-    spectrum = torch.fft.rfftn(y, dim=tuple(range(-len(geometry.length), 0)))
-    return spectrum, _sample(spectrum * multiplier, geometry)
+    :math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, by dense DFT matrices (``"dense"``)
+    or FFTs (``"fft"``, ``multiplier`` carrying the inverse's scale). Differentiable by autograd
+    (used as such without stop-gradient)."""
+    if spec.filter == "dense":
+        spectrum = _dense_rfft2(y, spec.dft)
+        return spectrum, _dense_irfft2_sample(spectrum * multiplier, spec.dft)
+    spectrum = torch.fft.rfftn(y, dim=spec.dims)
+    return spectrum, _sample(spectrum * multiplier, spec)
 
 
 class _SpectralFilter(torch.autograd.Function):
-    r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr)` with
+    r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr) + b` with
     a hand-written backward that keeps only what it needs: the (small) multiplier
-    :math:`M = \hat v \hat\rho` for the input gradient, plus the half spectrum :math:`Y` of
-    the conv output (about the size of :math:`y`; keeping it saves a transform) when the
-    affine kernel needs a gradient.
+    :math:`M = \hat v \hat\rho` for the input gradient, plus, when the affine kernel needs a
+    gradient, the half spectrum :math:`Y` of the conv output (about the size of :math:`y`;
+    keeping it saves a transform) or, for the fused kernels, :math:`y` itself (they recompute
+    :math:`Y` as they go).
 
     Backward: the map is real-linear in :math:`y` with adjoint
     :math:`\mathcal F^{-1}[\overline{M}\,\mathcal F \operatorname{embed}_s(g)]` (with dense
@@ -127,48 +172,89 @@ class _SpectralFilter(torch.autograd.Function):
     :math:`M` is :math:`\sum_n \overline{Y} G`, pulled back to :math:`\rho` through the small
     map :math:`\rho \mapsto \hat v \hat\rho` (with FFTs: the equivalent circular cross-correlation
     :math:`\partial/\partial\rho_k[j] = \sum_{n,t} \operatorname{embed}_s(g)[t]\,(v_k * y)[t + j + \text{shift}]`).
+    The bias's gradient is the output gradient summed over samples and positions.
     """
 
     @staticmethod
-    def forward(ctx, y, affine_weight, gain, geometry, shift, dense, products_by_sample):
-        multiplier = gain * shifted_kernel_spectrum(affine_weight, shift, geometry.length)
-        ctx.geometry, ctx.shift, ctx.dense, ctx.products_by_sample = geometry, shift, dense, products_by_sample
-        spectrum, z = _filtered(y, multiplier, geometry, dense)
+    def forward(ctx, y, affine_weight, gain, bias, spec):
+        ctx.spec = spec
+        multiplier = _multiplier(affine_weight, gain, spec)
+        if spec.filter == "fused":
+            from ._fused_filter import filter_forward
+
+            z = filter_forward(y, multiplier[..., 0], multiplier[..., 1], spec.matrices, bias, spec.precision)
+            ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, multiplier)
+            return z
+        multiplier = torch.view_as_complex(multiplier)
+        if spec.filter == "fft":
+            spectrum = torch.fft.rfftn(y, dim=spec.dims)
+            z = _sample(spectrum * multiplier, spec)
+        else:
+            spectrum, z = _filtered(y, multiplier, spec)
         ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
-        ctx.taps = tuple(affine_weight.shape[1:])
-        return z
+        return z if bias is None else z + bias.view(-1, *spec.ones)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        spectrum, gain, multiplier = ctx.saved_tensors
-        geometry = ctx.geometry
-        grad_y = grad_affine = None
-        if ctx.dense:
-            dft = dense_dft(geometry.length, geometry.stride, geometry.out_size, grad.dtype, grad.device)
-            # Adjoint of _dense_irfft2_sample: gradient of the product spectrum M Y.
-            grad_product = torch.matmul(dft.idft_rows_h,
-                                        torch.view_as_complex((grad @ dft.irfft_cols_t).unflatten(-1, (-1, 2))))
-            if ctx.needs_input_grad[0]:  # adjoint of _dense_rfft2 applied to conj(M) G
-                grad_y = (torch.view_as_real(torch.matmul(dft.dft_rows_h, grad_product * multiplier.conj())).flatten(-2)
-                          @ dft.rfft_cols_t)
-            if ctx.needs_input_grad[1]:
-                # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G.
-                products = (_sum_conj_products(spectrum, grad_product) if ctx.products_by_sample
-                            else (spectrum.conj() * grad_product).sum(0))
-                weighted = torch.view_as_real(products * gain).flatten(1)
-                basis = kernel_basis(ctx.taps, ctx.shift, geometry.length, grad.dtype, grad.device)
-                grad_affine = (weighted @ basis.T).reshape(-1, *ctx.taps)
-            return grad_y, grad_affine, None, None, None, None, None
-        dims = tuple(range(-len(geometry.length), 0))
-        grad_spectrum = _embed_spectrum(grad, geometry)
-        if ctx.needs_input_grad[0]:
-            grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=geometry.length, dim=dims)
+        kept, gain, multiplier = ctx.saved_tensors
+        spec = ctx.spec
+        grad_bias = grad.sum((0, *range(2, 2 + len(spec.half)))) if ctx.needs_input_grad[3] else None
+        if spec.filter == "fused":
+            grad_y, products = _fused_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+        elif spec.filter == "dense":
+            grad_y, products = _dense_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+        else:
+            grad_y, products = _fft_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+        grad_affine = None
         if ctx.needs_input_grad[1]:
-            cross = (grad_spectrum.conj() * spectrum).sum(0) * gain
-            cross = torch.fft.irfftn(cross, s=geometry.length, dim=dims)  # c[tau] = sum_t g[t] (v*y)[t + tau]
-            grad_affine = cross[(slice(None), *_lag_index(ctx.taps, ctx.shift, geometry.length, grad.device))]
-        return grad_y, grad_affine, None, None, None, None, None
+            weighted = torch.view_as_real(products).flatten(1) * gain  # the products times v-hat, interleaved
+            if spec.filter == "fft":  # the circular cross-correlation c[tau] = sum_t g[t] (v*y)[t + tau]
+                cross = torch.fft.irfftn(torch.view_as_complex(weighted.view(-1, *spec.half, 2)),
+                                         s=spec.geometry.length, dim=spec.dims, norm="forward")
+                grad_affine = cross[(slice(None), *_lag_index(spec.taps, spec.shift, spec.geometry.length,
+                                                              grad.device))]
+            else:  # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G
+                grad_affine = (weighted @ spec.affine_basis.T).reshape(-1, *spec.taps)
+        return grad_y, grad_affine, None, grad_bias, None
+
+
+def _fft_backward(grad, spectrum, multiplier, spec, need_y):
+    """The ``"fft"`` filter's input gradient and the affine gradient's products
+    :math:`\\sum_n \\overline{G}\\, Y` (None where not needed)."""
+    grad_spectrum = _embed_spectrum(grad, spec.geometry)
+    grad_y = products = None
+    if need_y:
+        grad_y = torch.fft.irfftn(grad_spectrum * multiplier.conj(), s=spec.geometry.length, dim=spec.dims,
+                                  norm="forward")
+    if spectrum is not None:
+        products = (grad_spectrum.conj() * spectrum).sum(0)
+    return grad_y, products
+
+
+def _dense_backward(grad, spectrum, multiplier, spec, need_y):
+    """The ``"dense"`` filter's input gradient and the products :math:`\\sum_n \\overline{Y} G`."""
+    dft = spec.dft
+    # Adjoint of _dense_irfft2_sample: gradient of the product spectrum M Y.
+    grad_product = torch.matmul(dft.idft_rows_h,
+                                torch.view_as_complex((grad @ dft.irfft_cols_t).unflatten(-1, (-1, 2))))
+    grad_y = products = None
+    if need_y:  # adjoint of _dense_rfft2 applied to conj(M) G
+        grad_y = (torch.view_as_real(torch.matmul(dft.dft_rows_h, grad_product * multiplier.conj())).flatten(-2)
+                  @ dft.rfft_cols_t)
+    if spectrum is not None:
+        products = (_sum_conj_products(spectrum, grad_product) if spec.products_by_sample
+                    else (spectrum.conj() * grad_product).sum(0))
+    return grad_y, products
+
+
+def _fused_backward(grad, y, multiplier, spec, need_y):
+    """The fused kernels' input gradient and the products :math:`\\sum_n \\overline{Y} G`."""
+    from ._fused_filter import filter_backward
+
+    grad_y, real, imag = filter_backward(grad, y, multiplier[..., 0], multiplier[..., 1], spec.matrices, need_y,
+                                         y is not None, spec.precision)
+    return grad_y, None if real is None else torch.complex(real, imag)
 
 
 @cached(maxsize=64)

@@ -20,37 +20,41 @@ Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version o
 :math:`A_k` only involves the input channels of its group, so the sum in :math:`r_k`
 runs over those.
 
-How it is computed. :func:`conv_norm` checks its arguments, sets the precision, asks the
-:class:`ComputationPolicy` in force for a plan (``ComputationPolicy.plan``, the one place where
-the computation, its transforms and its chunks are chosen; the policy also says how
-:func:`~convnorm.fourier.kernel_autocorrelation` computes;
-:func:`chosen_computation` says which computation; :func:`use_policy` and :func:`computation`
-set the policy for a block of code), takes the kernels' summed autocorrelation (or the layer's
-running average of it), computes :math:`\hat v` from it
-(:func:`~convnorm.fourier.normalizer_from_autocorrelation`) and hands these values to one of
-three computations of the same output:
+How it is computed. :func:`conv_norm` checks its arguments, then prepares the layer for this
+input (:mod:`convnorm._engine`): the :class:`ComputationPolicy` in force makes a plan
+(``ComputationPolicy.plan``, the one place where the computation, its filter, its transforms and
+its chunks are chosen; :func:`chosen_computation` says which computation; :func:`use_policy`
+and :func:`computation` set the policy for a block of code), and the fixed matrices the plan
+needs come from caches. The prepared layer takes the kernels' summed autocorrelation (or the
+layer's running average of it), computes :math:`\hat v` from it by one product with a cosine
+basis (:func:`~convnorm.fourier.normalizer_from_autocorrelation`'s formula) and hands it to one
+of three computations of the same output:
 
 - ``"pointwise"`` (1x1 kernels): :math:`\hat v_k` is the constant
   :math:`(\sum_i a_{ki}^2 + \varepsilon)^{-1/2}`, folded into the weight of one convolution;
 - ``"spatial"``: the direct convolution gives :math:`y`, whose spectrum is multiplied by
   one spectrum per channel (normalizer, affine kernel and crop in one), then transformed back
-  on the strided output grid only (dense DFT matrices on a CPU for small sizes, FFTs
-  otherwise);
+  on the strided output grid only: by fused GPU kernels where Triton runs (one read of
+  :math:`y`, one write of the output, in the activations' dtype), by dense DFT matrices on a
+  CPU for small sizes, by FFTs otherwise;
 - ``"frequency_domain"`` (2D, one group, no dilation; on a CPU for strided layers and maps up
   to 32x32): no spatial convolution at all, one matrix product per frequency, which costs
   fewer operations than the full-size, unstrided convolution the procedure needs.
 
-The power spectrum :math:`\mathcal F_L r_k`
-(:func:`~convnorm.fourier.autocorrelation_power_spectrum`) and the kernel spectra come from
-cached bases by one matrix product each; :func:`clear_caches` frees every cached matrix.
+:class:`~convnorm.layers.ConvNorm2d` keeps its prepared layer from call to call while the input's
+shape, dtype and device, the policy, grad mode and autocast stay the same, so its forward passes
+few Python frames and dispatches about as many operators as the authors' algorithm;
+:func:`clear_caches` frees every cached matrix.
 
 Stop-gradient (the argument ``stop_gradient``): by default :math:`\hat v_k` is computed from
 the *detached* weight, so the weight gradient flows through the convolution only (the
-paper's choice). Mixed precision (``convnorm._precision``), set once per call: under
-``torch.autocast`` the whole computation runs in float32 (FFTs of half-precision data lose
-too much) and the result is cast to the autocast dtype, like the output of a convolution
-under autocast; float16 and bfloat16 inputs outside autocast (a ``model.half()``) are
-computed in float32 too and the result cast back to their dtype.
+paper's choice). Mixed precision: under ``torch.autocast`` the normalizer runs in float32, and
+so does the whole computation (FFTs of half-precision data lose too much), the result cast to
+the autocast dtype like the output of a convolution under autocast; with the fused filter the
+convolution runs in the autocast dtype instead and the filter reads it in that dtype,
+accumulating in float32 (``ComputationPolicy.float32_convolution`` keeps it in float32).
+float16 and bfloat16 inputs outside autocast (a ``model.half()``) are computed in float32 too
+and the result cast back to their dtype, except by the fused filter, which takes them as they are.
 
 The layers' running average (``running_autocorrelation``, ``num_steps_tracked``) is passed in
 and updated in place here when ``training``, as ``torch.nn.functional.batch_norm`` updates
@@ -64,19 +68,16 @@ from collections.abc import Sequence
 import torch
 
 from ._caches import clear_caches
-from ._frequency_domain import frequency_domain_conv_norm
-from ._geometry import PADDING_MODES, LayerGeometry, layer_geometry
-from ._pointwise import pointwise_conv_norm
-from ._policy import COMPUTATIONS, ComputationPolicy, Plan, computation, current_policy, use_policy
-from ._precision import HALF_DTYPES, as_float, fp32_region
-from ._spatial import spatial_conv_norm
+from ._engine import autocast_dtype, averaged_autocorrelation, plan_of, prepare
+from ._geometry import PADDING_MODES, layer_geometry
+from ._policy import COMPUTATIONS, FILTERS, ComputationPolicy, computation, current_policy, use_policy
+from ._precision import HALF_DTYPES
 from ._validation import check_non_negative, check_tensor, check_weight
-from .fourier import _normalizer, kernel_autocorrelation
 
 __all__ = [
-    "COMPUTATIONS", "HALF_DTYPES", "PADDING_MODES", "ComputationPolicy", "chosen_computation", "clear_caches",
-    "computation", "conv_norm", "conv_norm1d", "conv_norm2d", "current_policy", "normalizing_autocorrelation",
-    "use_policy",
+    "COMPUTATIONS", "FILTERS", "HALF_DTYPES", "PADDING_MODES", "ComputationPolicy", "chosen_computation",
+    "clear_caches", "computation", "conv_norm", "conv_norm1d", "conv_norm2d", "current_policy",
+    "normalizing_autocorrelation", "use_policy",
 ]
 
 
@@ -128,52 +129,18 @@ def conv_norm(
     """
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
     eps = check_non_negative("eps", eps)
+    factor = None
     if running_autocorrelation is not None:
         _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
-    region, out_dtype = fp32_region(input)
-    plan, stop_gradient = _plan(input, weight, geometry, stop_gradient, out_dtype)
-    with region:
-        input, weight, bias, affine_weight = (as_float(t, out_dtype) for t in (input, weight, bias, affine_weight))
-        autocorrelation = kernel_autocorrelation(weight.detach() if stop_gradient else weight)
-        if running_autocorrelation is not None:
-            autocorrelation = normalizing_autocorrelation(autocorrelation, running_autocorrelation, num_steps_tracked,
-                                                          training, averaging_factor)
-        out = _normalized_convolution(input, weight, bias, geometry, eps, affine_weight, autocorrelation,
-                                      stop_gradient, plan)
-    return out if out_dtype is None else out.to(out_dtype)
-
-
-def _plan(input: torch.Tensor, weight: torch.Tensor, geometry: LayerGeometry, stop_gradient: bool,
-          out_dtype: torch.dtype | None) -> tuple[Plan, bool]:
-    r"""The plan of the policy in force for a layer on ``input`` (computed in float32 if
-    ``out_dtype``, from :func:`~convnorm._precision.fp32_region`, is set, else in its dtype), and
-    whether the stop-gradient applies: as asked, or because there is no gradient to take
-    (``weight`` does not require one or grad mode is off) and :math:`\hat v` is a constant either way."""
-    if out_dtype is not None:  # autocast or half precision: computed in float32
-        input = input.new_empty(1, dtype=torch.float32).expand(input.shape)
+        if training:
+            factor = torch.as_tensor(averaging_factor, device=running_autocorrelation.device,
+                                     dtype=running_autocorrelation.dtype)
     stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-    return current_policy().plan(input, tuple(weight.shape), geometry, stop_gradient), stop_gradient
-
-
-def _normalized_convolution(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                            geometry: LayerGeometry, eps: float, affine_weight: torch.Tensor | None,
-                            autocorrelation: torch.Tensor, stop_gradient: bool, plan: Plan) -> torch.Tensor:
-    """The output of :func:`conv_norm` from its checked arguments, in the computing precision,
-    normalized with ``autocorrelation``, by the computation ``plan`` names."""
-    if plan.computation == "pointwise":
-        gain = _normalizer(autocorrelation, (1,) * len(geometry.size), eps)
-        return pointwise_conv_norm(input, weight, bias, geometry, gain, affine_weight)
-    gain = _normalizer(autocorrelation, geometry.length, eps, dilation=geometry.dilation)
-    if affine_weight is None:  # one tap of 1, centred: the identity
-        affine_weight = torch.ones(weight.shape[0], *([1] * len(geometry.size)), dtype=input.dtype,
-                                   device=input.device)
-    # Tap j of the affine kernel reads the normalized full output at t + c + j - centre.
-    shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, affine_weight.shape[1:]))
-    if plan.computation == "frequency_domain":
-        return frequency_domain_conv_norm(input, weight, bias, geometry, gain, affine_weight, shift, plan.dense_input,
-                                          plan.dense_output, plan.frequencies_per_chunk)
-    return spatial_conv_norm(input, weight, bias, geometry, gain, affine_weight, shift, plan.dense_transforms,
-                             plan.products_by_sample, stop_gradient)
+    prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, eps,
+                       None if affine_weight is None else tuple(affine_weight.shape[1:]), stop_gradient,
+                       current_policy(), autocast_dtype(input.device.type))
+    return prepared.run(input, weight, bias, affine_weight, running_autocorrelation, num_steps_tracked, training,
+                        factor)
 
 
 def normalizing_autocorrelation(current: torch.Tensor, running_autocorrelation: torch.Tensor,
@@ -187,16 +154,12 @@ def normalizing_autocorrelation(current: torch.Tensor, running_autocorrelation: 
     as they are if :math:`r` is not finite. In evaluation, :math:`\bar r` once a training step
     has updated it, else ``current``. ``torch.where``, not a Python branch, so a captured CUDA
     graph keeps the choice and nothing synchronises with the host."""
+    factor = None
     if training:
-        with torch.no_grad():
-            finite = torch.isfinite(current).all()
-            factor = torch.as_tensor(averaging_factor, device=running_autocorrelation.device)
-            updated = torch.lerp(running_autocorrelation, current.detach().to(running_autocorrelation.dtype),
-                                 factor.to(running_autocorrelation.dtype))
-            running_autocorrelation.copy_(torch.where(finite, updated, running_autocorrelation))
-            num_steps_tracked.add_(finite.to(torch.long))
-        return current
-    return torch.where(num_steps_tracked > 0, running_autocorrelation.to(current.dtype), current)
+        factor = torch.as_tensor(averaging_factor, device=running_autocorrelation.device,
+                                 dtype=running_autocorrelation.dtype)
+    with torch.no_grad():
+        return averaged_autocorrelation(current, running_autocorrelation, num_steps_tracked, training, factor)
 
 
 def _check_running_average(weight: torch.Tensor, running_autocorrelation, num_steps_tracked, training: bool,
@@ -227,8 +190,8 @@ def chosen_computation(
 
     - ``"pointwise"``: a 1x1 kernel, one convolution with the kernel scaled by its norm;
     - ``"frequency_domain"``: one complex matrix product per frequency;
-    - ``"spatial"``: the full convolution, then the per-channel filter (dense DFT matrices
-      on a CPU for small 2D sizes, FFTs otherwise).
+    - ``"spatial"``: the full convolution, then the per-channel filter (fused GPU kernels
+      where Triton runs, dense DFT matrices on a CPU for small 2D sizes, FFTs otherwise).
 
     The gradient flows through :math:`\hat v` (which only the spatial computation allows)
     when ``stop_gradient`` is False, ``weight`` requires grad and grad mode is on. Under
@@ -236,7 +199,8 @@ def chosen_computation(
     :func:`conv_norm` computes in it.
     Raises the ``ValueError`` that :func:`conv_norm` raises for the same arguments."""
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode)
-    return _plan(input, weight, geometry, stop_gradient, fp32_region(input)[1])[0].computation
+    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
+    return plan_of(input, tuple(weight.shape), geometry, stop_gradient, current_policy()).computation
 
 
 def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:

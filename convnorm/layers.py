@@ -4,8 +4,11 @@ that normalize every output channel spectrally (Liu et al. 2021).
 The math lives in :func:`convnorm.functional.conv_norm`; this module keeps the
 bookkeeping: the parameters (``weight``, ``bias``, ``affine_weight``), the running
 average and its step count (buffers), the averaging factor's ramp, and the train/eval
-switch. A forward is one call of :func:`~convnorm.functional.conv_norm` with all of them,
-as ``nn.BatchNorm2d``'s is one call of ``torch.nn.functional.batch_norm``.
+switch. A forward computes what :func:`~convnorm.functional.conv_norm` computes with all of
+them, as ``nn.BatchNorm2d``'s is one call of ``torch.nn.functional.batch_norm``; the layer checks
+its arguments once, at construction and, for what depends on the input, at the first call with
+each input signature, and keeps the layer prepared for that signature (:mod:`convnorm._engine`),
+so that a forward call passes few Python frames and dispatches few operators.
 """
 from __future__ import annotations
 
@@ -14,9 +17,15 @@ import math
 import torch
 import torch.nn as nn
 
-from ._geometry import conv_arguments, resolve_padding
+from ._caches import tracing
+from ._engine import autocast_dtype, prepare, ramp_table
+from ._geometry import conv_arguments, layer_geometry, resolve_padding
+from ._policy import _IN_FORCE
 from ._validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
-from .functional import conv_norm
+
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
+"""Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
+the private function is missing, every call asks :func:`~convnorm._engine.autocast_dtype`)."""
 
 _DOC = r"""{title}
 
@@ -185,10 +194,55 @@ class _ConvNormNd(nn.Module):
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        factor = self.ramp_factor(self.num_steps_tracked) if self.training else None
-        return conv_norm(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
-                         self.padding_mode, self.eps, self.affine_weight, self.stop_gradient,
-                         self.running_autocorrelation, self.num_steps_tracked, self.training, factor)
+        # Parameters and buffers read from their dicts: ``self.weight`` is a Python call of
+        # nn.Module.__getattr__ per access (a parametrization replaces the dict entry by a property).
+        params, buffers = self._parameters, self._buffers
+        try:
+            weight, bias, affine_weight = params["weight"], params["bias"], params["affine_weight"]
+        except KeyError:
+            weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
+        running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
+        key = (input.shape, input.dtype, input.device, weight.dtype, weight.device,
+               weight.requires_grad and torch.is_grad_enabled(), _any_autocast() and autocast_dtype(input.device.type),
+               None if training else steps._version)
+        prepared = self._prepared
+        if prepared is None or prepared[0] != key or prepared[1] is not _IN_FORCE.policy:
+            prepared = self._prepare(input, weight, bias, affine_weight, key)
+        if training:
+            return prepared[2].run(input, weight, bias, affine_weight, running, steps, True,
+                                   prepared[3].take(steps.clamp(max=self.ramp_steps)))
+        trained = prepared[4]  # in evaluation: the running average once trained, else the weight's own
+        return prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
+                               None if trained else steps, False, None)
+
+    def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
+        """Check the call (what depends on the input) and prepare the layer for its signature
+        ``key``: ``(key, policy, prepared layer, ramp table, trained)``, kept unless traced.
+        ``trained`` (evaluation only) says whether the running average has been updated, read
+        once here (the key holds the step count's version, so any change to it prepares again);
+        None while traced, where the choice stays on the device."""
+        geometry = layer_geometry(input, weight, self.stride, self.padding, self.dilation, self.groups,
+                                  self.padding_mode, bias, affine_weight)
+        policy = _IN_FORCE.policy
+        taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
+        prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
+                           self.stop_gradient or not key[5], policy, key[6] or None)
+        running, steps = self.running_autocorrelation, self.num_steps_tracked
+        traced = tracing()
+        trained = None if self.training or traced else bool(steps > 0)
+        entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
+                 trained)
+        if not traced:
+            self.__dict__["_prepared"] = entry
+        return entry
+
+    def __setattr__(self, name: str, value) -> None:
+        super().__setattr__(name, value)
+        if name != "training":  # any other setting may change what is prepared: prepare again
+            self.__dict__["_prepared"] = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_prepared": None}  # prepared again where it is unpickled
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

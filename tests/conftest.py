@@ -25,6 +25,7 @@ KINDS_BY_FILE = {
     "test_distributed.py": ("multiprocess",),
     "test_layer_cuda.py": ("cuda",),
     "test_training_cuda.py": ("cuda",),
+    "test_fused_filter.py": ("triton",),
 }
 """The kinds of every test in a file (``tests/`` or ``benchmarks/``); notebooks are ``notebook``."""
 
@@ -55,7 +56,7 @@ KINDS_BY_TEST = {
 """The kinds of single tests (by file and function name) in files of otherwise fast unit tests."""
 
 SLOW_KINDS = {"notebook", "site", "browser", "docs", "javascript", "multiprocess", "rehearsal", "compile", "heavy",
-              "training"}
+              "training", "triton"}
 """Kinds left out of the fast loop: each of these tests is marked ``slow`` too."""
 
 

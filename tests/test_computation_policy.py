@@ -85,15 +85,16 @@ def plan(size, kernel=3, device="cpu", dtype=torch.float32, c_in=4, c_out=4, pol
 def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
     """The spatial computation's transforms: dense DFT matrices on a CPU up to
     ``dense_dft_max_length``, FFTs beyond it, in 1D, and on any other device (cuFFT on a GPU;
-    ``meta`` stands in for it here)."""
+    ``meta`` stands in for it here). Half-precision data count as float32, which they are
+    computed in."""
     limit = ComputationPolicy().dense_dft_max_length
-    assert plan((32, 32)).dense_transforms and plan((limit - 2, 3)).dense_transforms
-    assert plan((32, 32), dtype=torch.float64).dense_transforms
-    assert not plan((limit - 1, 3)).dense_transforms and not plan((32,)).dense_transforms
-    assert not plan((32, 32), device="meta").dense_transforms
-    assert not plan((32, 32), dtype=torch.float16).dense_transforms
+    assert plan((32, 32)).filter == "dense" and plan((limit - 2, 3)).filter == "dense"
+    assert plan((32, 32), dtype=torch.float64).filter == "dense"
+    assert plan((32, 32), dtype=torch.float16).filter == "dense"
+    assert plan((limit - 1, 3)).filter == "fft" and plan((32,)).filter == "fft"
+    assert plan((32, 32), device="meta").filter == "fft"
     elsewhere = replace(ComputationPolicy().forcing("spatial"), dense_transform_devices=("cpu", "meta"))
-    assert plan((32, 32), device="meta", policy=elsewhere).dense_transforms  # a device the policy names
+    assert plan((32, 32), device="meta", policy=elsewhere).filter == "dense"  # a device the policy names
     # the affine gradient's products summed sample by sample on a CPU only, where the running sum stays in cache
     assert plan((32, 32)).products_by_sample and not plan((32, 32), device="meta", policy=elsewhere).products_by_sample
     assert not plan((limit - 1, 3)).products_by_sample  # no dense transforms, no such sum
@@ -109,8 +110,8 @@ def test_a_policy_transforms_densely_on_another_device_and_says_what_it_changed(
     dense = default.forcing("spatial").transforming_densely("meta")
     assert dense.transforming_densely("meta") == dense  # once is enough
     assert dense.changes() == {"frequency_domain_devices": [], "dense_transform_devices": ["cpu", "meta"]}
-    assert plan((32, 32), device="meta", policy=dense).dense_transforms
-    assert not plan((32, 32), device="meta", policy=default.forcing("spatial")).dense_transforms
+    assert plan((32, 32), device="meta", policy=dense).filter == "dense"
+    assert plan((32, 32), device="meta", policy=default.forcing("spatial")).filter == "fft"
     assert default.forcing("frequency_domain").changes()["frequency_domain_max_size"] == float("inf")
     with pytest.raises(ValueError, match="device_type must be a device type"):
         default.transforming_densely(torch.device("cuda"))
@@ -133,11 +134,13 @@ def test_the_affine_gradient_is_the_same_with_or_without_the_sum_by_sample(monke
             layer(x).square().sum().backward()
         return layer.weight.grad.clone(), layer.affine_weight.grad.clone()
 
-    assert plan((9, 9)).dense_transforms and plan((9, 9)).products_by_sample
+    assert plan((9, 9)).filter == "dense" and plan((9, 9)).products_by_sample
     grads = [gradients()]
     made = ComputationPolicy.plan
     monkeypatch.setattr(ComputationPolicy, "plan",
                         lambda self, *args: made(self, *args)._replace(products_by_sample=False))
+    clear_caches()  # prepared layers keep their plans: prepare them again under the patched rule
+    layer._prepared = None
     grads.append(gradients())
     for first, second in zip(*grads):
         torch.testing.assert_close(first, second, rtol=1e-12, atol=1e-12)

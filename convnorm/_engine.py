@@ -1,0 +1,257 @@
+r"""A ConvNorm layer prepared once for an input signature, then run with few operations.
+
+Everything :func:`convnorm.functional.conv_norm` decides about a call depends on the layer's
+arguments and on the input's shape, dtype and device, the policy in force, grad mode and
+autocast, never on the values: the checks, the :class:`~convnorm._policy.Plan`, and the fixed
+matrices the computation applies (the kernels' lag map, the normalizer's cosine basis, the
+affine kernel's basis, DFT matrices). :func:`prepare` makes all of that once into a
+:class:`Prepared`, whose :meth:`~Prepared.run` then does only the arithmetic:
+
+1. the summed autocorrelation :math:`r_k` of the kernels, from their Gram matrices
+   (:func:`~convnorm.fourier.kernel_autocorrelation`'s method, its lag map kept);
+2. the running average (:func:`averaged_autocorrelation`), when the layer keeps one;
+3. the normalizer :math:`\hat v_k = (\mathcal F_L r_k + \varepsilon)^{-1/2}` by one product with
+   the cosine basis (:func:`~convnorm.fourier.autocorrelation_power_spectrum`'s method), with
+   :math:`\max(\cdot, \varepsilon)` in place of the clamp at 0 followed by
+   :math:`+\varepsilon` (the same number: the product already holds :math:`+\varepsilon`), and, for
+   the FFT filter, the inverse transform's :math:`1/\prod L` folded in as a scale of the basis
+   and of :math:`\varepsilon` by :math:`(\prod L)^2`;
+4. the computation the plan names: ``pointwise``, ``frequency_domain``, or ``spatial`` (the
+   convolution, then the filter).
+
+A layer keeps its :class:`Prepared` and uses it while the signature and policy stay the same
+(:class:`convnorm.layers.ConvNorm2d`), so a forward call passes few Python frames and
+dispatches about as many operators as the authors' algorithm; the functional form looks its
+prepared layer up in a cache on every call. Nothing prepared under tracing (``torch.compile``,
+``torch.export``: fake or symbolic tensors) is kept (:func:`convnorm._caches.tracing`).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._caches import cached
+from ._frequency_domain import FrequencyDomainConvNorm, frequency_domain_constants
+from ._geometry import CONV, LayerGeometry
+from ._policy import ComputationPolicy, Plan
+from ._precision import FLOAT_DTYPES
+from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
+from .fourier import _cosine_basis, _lag_map
+
+
+def averaged_autocorrelation(current: torch.Tensor, running: torch.Tensor, steps: torch.Tensor, training: bool,
+                             factor: torch.Tensor | None) -> torch.Tensor:
+    r"""The autocorrelation a layer with a running average normalizes with (all ``(C, P)``).
+
+    In training, ``current`` (:math:`r`), after ``running`` (:math:`\bar r`) is updated in place,
+    :math:`\bar r \leftarrow \bar r + f (r - \bar r)` with :math:`f` = ``factor`` (a tensor of
+    ``running``'s dtype), and ``steps`` advanced by one; both are left as they are if :math:`r` is
+    not finite (:math:`\bar r` is then lerped to itself, which leaves it unchanged). In evaluation,
+    :math:`\bar r` once a training step has updated it, else ``current``. ``torch.where``, not a
+    Python branch, so a captured CUDA graph keeps the choice and nothing synchronises with the host."""
+    if training:
+        finite = (current * 0 == 0).all()  # x * 0 is 0 for finite x, NaN for inf and NaN: isfinite's meaning
+        update = current.detach() if current.requires_grad else current
+        if update.dtype != running.dtype:
+            update = update.to(running.dtype)
+        running.lerp_(torch.where(finite, update, running), factor)
+        steps.add_(finite)
+        return current
+    return torch.where(steps > 0, running, current)
+
+
+@cached(maxsize=32)
+def ramp_table(ramp_steps: int, ramp_floor: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    r"""``(ramp_steps + 1,)``: the running average's factor :math:`\mu_u` at every step
+    :math:`u \le T` (:meth:`convnorm.layers.ConvNorm2d.ramp_factor`'s formula, in float64, then
+    ``dtype``): one index per training step instead of a cosine's few operations."""
+    u = torch.arange(ramp_steps + 1, dtype=torch.float64)
+    factor = (0.5 * (1 + torch.cos(math.pi * u / ramp_steps))).clamp(min=ramp_floor)
+    return factor.to(dtype=dtype, device=device)
+
+
+class Prepared:
+    """One layer on one input signature under one policy: its plan and constants, and
+    :meth:`run`. Made by :func:`prepare`."""
+
+    __slots__ = ("policy", "geometry", "plan", "stop_gradient", "computing", "cast", "out_dtype",
+                 "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "gain_shape", "unit_affine",
+                 "compute", "convolve", "spec", "constants", "run")
+
+    def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
+                 affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
+                 autocast_dtype: torch.dtype | None):
+        self.policy, self.geometry, self.stop_gradient = policy, geometry, stop_gradient
+        plan = self.plan = policy.plan(input, weight_shape, geometry, stop_gradient, autocast_dtype)
+        device, d = input.device, len(geometry.size)
+        fused = plan.filter == "fused"
+        # The normalizer, and every computation but the fused filter, in float32 for half-precision
+        # data and under autocast (transforms of half-precision data lose too much), else in the data's dtype.
+        computing = self.computing = (torch.float32 if autocast_dtype is not None or input.dtype not in FLOAT_DTYPES
+                                      else input.dtype)
+        self.cast = None if fused or computing == input.dtype else computing
+        self.convolution_dtype = plan.convolution_dtype
+        data = plan.convolution_dtype or input.dtype  # what the fused filter reads and writes
+        returned = autocast_dtype or input.dtype  # a convolution's dtype: the autocast dtype, else the input's
+        self.out_dtype = None if returned == (data if fused else computing) else returned
+        self.autocast_device = device.type if autocast_dtype is not None else None
+        c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
+        lags = tuple(2 * k - 1 for k in kernel)
+        self.lag_map = None if policy.autocorrelation_by_convolution(kernel) else _lag_map(kernel, computing, device)
+        pointwise = plan.computation == "pointwise"
+        size = (1,) * d if pointwise else geometry.length
+        scale = fft_scale(geometry) if plan.filter == "fft" else 1.0  # v-hat carries the inverse FFT's 1/prod(L)
+        basis = _cosine_basis(lags, (1,) * d if pointwise else geometry.dilation, size, True, computing, device)
+        if plan.computation == "spatial":  # each value twice: for the real and imaginary parts it multiplies
+            basis, self.gain_shape = basis.repeat_interleave(2, dim=1), None
+        else:
+            self.gain_shape = (c_out, *size[:-1], size[-1] // 2 + 1)
+        self.basis = basis / scale**2
+        self.eps_term = torch.tensor(eps / scale**2, dtype=computing, device=device)
+        taps = affine_taps if affine_taps is not None else (1,) * d
+        self.unit_affine = (None if affine_taps is not None
+                            else torch.ones(c_out, *taps, dtype=computing, device=device))
+        self.spec = self.constants = None
+        if pointwise:
+            self.compute = _pointwise
+            self.convolve = functools.partial(CONV[d], stride=geometry.stride, padding=0, dilation=geometry.dilation,
+                                              groups=geometry.groups)
+        else:
+            if geometry.padding_mode == "circular":
+                self.convolve = functools.partial(_circular_convolution, CONV[d], geometry)
+            else:
+                self.convolve = functools.partial(CONV[d], bias=None, stride=1,
+                                                  padding=tuple(m - 1 for m in geometry.kernel),
+                                                  dilation=geometry.dilation, groups=geometry.groups)
+            if plan.computation == "frequency_domain":
+                self.compute = _frequency_domain
+                self.constants = frequency_domain_constants(geometry, taps, computing, device, plan.dense_input,
+                                                            plan.dense_output)
+            else:
+                self.compute = None  # computed in _computed itself: one Python frame less on the common path
+                self.spec = spatial_filter(geometry, plan.filter, taps, computing, device, plan.products_by_sample,
+                                           plan.dot_precision)
+        self.run = self._computed if self.autocast_device is None else self._without_autocast
+
+    def _without_autocast(self, *args) -> torch.Tensor:
+        """:meth:`_computed` with autocast off: every computation picks its own dtypes."""
+        with torch.autocast(self.autocast_device, enabled=False):
+            return self._computed(*args)
+
+    def _computed(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                  affine_weight: torch.Tensor | None, running: torch.Tensor | None, steps: torch.Tensor | None,
+                  training: bool, factor: torch.Tensor | None) -> torch.Tensor:
+        """The layer's output: ``run(input, weight, bias, affine_weight, running, steps, training,
+        factor)``, with the running average ``running`` ``(C, *lags)`` (or None: the weight's own
+        autocorrelation) and its step count ``steps``: updated when ``training`` with the
+        averaging ``factor`` (a tensor of ``running``'s dtype), else used as
+        :func:`averaged_autocorrelation` says; ``steps`` None in evaluation means the caller knows
+        the average has been trained, and it alone is used."""
+        cast = self.cast
+        if cast is not None:
+            input, weight = input.to(cast), weight.to(cast)
+            bias = None if bias is None else bias.to(cast)
+        kernels = weight if weight.dtype == self.computing else weight.to(self.computing)
+        if affine_weight is None:
+            affine_weight = self.unit_affine
+        elif affine_weight.dtype != self.computing:
+            affine_weight = affine_weight.to(self.computing)
+        grad_mode = torch.is_grad_enabled()
+        # With the stop-gradient v-hat is a constant: nothing of it is recorded (torch.no_grad's
+        # switch itself, without its context manager's Python frames on the hot path).
+        torch._C._set_grad_enabled(grad_mode and not self.stop_gradient)
+        try:
+            if running is not None and steps is None:  # a layer known to have trained: its average alone
+                r = running.view(running.shape[0], -1)
+                if r.dtype != self.computing:
+                    r = r.to(self.computing)
+            else:
+                if self.lag_map is None:
+                    r = _autocorrelation_by_convolution(kernels)
+                else:
+                    flat = kernels.reshape(kernels.shape[0], kernels.shape[1], -1)
+                    r = torch.bmm(flat.mT, flat).view(flat.shape[0], -1) @ self.lag_map
+                if running is not None:
+                    r = averaged_autocorrelation(r, running.view(r.shape), steps, training, factor)
+            gain = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
+        finally:
+            torch._C._set_grad_enabled(grad_mode)
+        if self.spec is not None:  # the full convolution, then the filter (the fused filter's in its dtype)
+            if self.convolution_dtype is not None:
+                input, weight = input.to(self.convolution_dtype), weight.to(self.convolution_dtype)
+            y = self.convolve(input, weight)
+            out = (_SpectralFilter.apply(y, affine_weight, gain, bias, self.spec) if self.stop_gradient
+                   else spatial_conv_norm(y, affine_weight, gain, bias, self.spec, False))
+        else:
+            out = self.compute(self, input, weight, bias, affine_weight, gain.view(self.gain_shape))
+        return out if self.out_dtype is None else out.to(self.out_dtype)
+
+
+def _autocorrelation_by_convolution(kernels: torch.Tensor) -> torch.Tensor:
+    """The summed autocorrelation ``(C_out, P)`` of large kernels by a grouped convolution of the
+    kernels with themselves (:func:`convnorm.fourier.kernel_autocorrelation`'s other method)."""
+    c_out, c_in, *kernel = kernels.shape
+    signal = kernels.reshape(1, c_out * c_in, *kernel)
+    return CONV[len(kernel)](signal, kernels, padding=[k - 1 for k in kernel], groups=c_out)[0].reshape(c_out, -1)
+
+
+def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The circular convolution at size :math:`L = n`: circular padding, then a valid convolution."""
+    pad = [p for p in reversed(geometry.padding) for _ in range(2)]
+    return conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, geometry.dilation, geometry.groups)
+
+
+def _pointwise(prep: Prepared, input, weight, bias, affine_weight, gain) -> torch.Tensor:
+    r"""1x1 kernels: the summed autocorrelation is the squared norm :math:`\sum_i a_{ki}^2`, so
+    :math:`\hat v_k = (\sum_i a_{ki}^2 + \varepsilon)^{-1/2}` is the same at every frequency and the
+    affine kernel has one tap: both are per-channel scales, folded into the weight of one
+    convolution (no transform)."""
+    scale = (gain.view(-1) * affine_weight.view(-1)).view(-1, *([1] * (weight.dim() - 1)))
+    return prep.convolve(input, weight * scale, bias)
+
+
+def _frequency_domain(prep: Prepared, input, weight, bias, affine_weight, gain) -> torch.Tensor:
+    """One complex matrix product per frequency (:mod:`convnorm._frequency_domain`)."""
+    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, prep.constants,
+                                      prep.plan.frequencies_per_chunk)
+    return z if bias is None else z + bias.view(-1, 1, 1)
+
+
+def autocast_dtype(device_type: str) -> torch.dtype | None:
+    """The dtype ``torch.autocast`` computes in on ``device_type`` now, or None where it is off
+    (or does not exist, as on ``meta``)."""
+    if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return None
+
+
+def prepare(dtype: torch.dtype, device: torch.device, weight_shape: tuple[int, ...], geometry: LayerGeometry,
+            eps: float, affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
+            autocast: torch.dtype | None) -> Prepared:
+    """The :class:`Prepared` layer for an input of ``dtype`` on ``device``, a weight of
+    ``weight_shape``, checked ``geometry`` and ``eps``, an affine kernel of ``affine_taps`` (None:
+    none), the effective stop-gradient, the ``policy``, and ``torch.autocast`` to ``autocast`` (or
+    None). Kept in a cache (layers of the same shape share it), except while :func:`tracing`."""
+    return _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast)
+
+
+@cached(maxsize=256)
+def _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast) -> Prepared:
+    like = torch.empty((), dtype=dtype, device=device)  # what the plan reads of the input: dtype and device
+    # the constants are built with autocast off, in the dtypes asked for
+    off = torch.autocast(device.type, enabled=False) if autocast is not None else contextlib.nullcontext()
+    with off:
+        return Prepared(like, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast)
+
+
+def plan_of(input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, stop_gradient: bool,
+            policy: ComputationPolicy) -> Plan:
+    """The plan :func:`prepare` would make, without building anything."""
+    return policy.plan(input, weight_shape, geometry, stop_gradient, autocast_dtype(input.device.type))
+
+
+__all__ = ["Prepared", "autocast_dtype", "averaged_autocorrelation", "plan_of", "prepare", "ramp_table"]
