@@ -13,10 +13,10 @@ import numpy as np
 
 from convnorm.experiments import PRESETS
 
-from .records import Records, Run, failure, is_diverged, lookup, simba_iterations, training_images
+from .records import Records, Run, classes, failure, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
 from .stats import collect
-from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES
+from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
 from .words import group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
@@ -283,3 +283,66 @@ def singular_layers(records: Records, method: str = "oni") -> str:
                                 "in" if 1 / min(layers) <= 10 * eps else "well above the rounding error of the single "
                                 "precision the networks are trained in, so no layer is singular to working precision")
             + f" (relative precision {eps:.1e}).")
+
+
+def noise_regime(records: Records) -> Table:
+    """Whether the networks under label noise reached the memorizing regime: per noise rate
+    :math:`r`, the share of training labels that stayed correct, :math:`1 - r (K-1)/K`, and
+    each method's mean training accuracy on the noisy labels after the last epoch. A network
+    that fits only the correct labels stays near that share; one that memorizes the wrong
+    ones climbs towards 100 %."""
+    schema, settings = records.schema, records.settings
+    methods = schema.method_keys(settings)
+    rows = []
+    for rate in schema.group_keys(settings):
+        share = 1 - float(rate) * (classes((rate,)) - 1) / classes((rate,))
+        finals = [collect(records, schema.record_path(rate, m) + ("summary", "final_train_acc"), 100, accuracy=True)
+                  for m in methods]
+        rows.append([group_name(schema, rate), f"{100 * share:.0f}"] + [f"{s.mean:.0f}" for s in finals])
+    return Table("Training accuracy on the noisy labels after the last epoch (%)",
+                 ["noise rate", "labels still correct"] + [method_label(m) for m in methods], rows,
+                 [f"Means over the {len(records.runs)} seeds. Near the share of correct labels, a network has fitted "
+                  "the correct labels and not the wrong ones; towards 100 %, it memorizes the wrong ones too."])
+
+
+def _trained_layers(records: Records, method: str) -> list[list[dict]]:
+    """The analysed layers of every seed's ``method`` network that trained."""
+    return [run.results[method]["layers"] for run in records.runs
+            if failure(run.results[method]) is None and run.results[method].get("layers")]
+
+
+def channel_table(records: Records, methods: Sequence[str] = ("none", "convnorm")) -> Table:
+    """Per conv layer of the conditioning records, each method's channel condition number
+    of the operator its trained layer applies, as the geometric mean over the seeds whose
+    training trained (networks that failed to train left out)."""
+    layers = {m: _trained_layers(records, m) for m in methods}
+    count = len(next(iter(layers.values()))[0])
+    rows = [[str(i + 1), layers[methods[0]][0][i]["name"]]
+            + [f"{np.exp(np.mean([np.log(seed[i]['channel_condition_number']) for seed in layers[m]])):.1f}"
+               for m in methods] for i in range(count)]
+    return Table("Channel condition number of each trained layer, as applied",
+                 ["layer", "name"] + [method_label(m) for m in methods], rows,
+                 ["Geometric mean over the seeds, and over each layer's channels the arithmetic mean; ConvNorm's "
+                  "normalized kernels have 1 in every channel. "
+                  + "; ".join(f"{method_label(m)}: {len(layers[m])} seeds" for m in methods) + "."])
+
+
+#: what the conditioning analysis records of each ConvNorm layer, in a reader's words
+CAUSES = {"channel_condition_number": "as applied", "channel_condition_number_unit_affine": "affine kernel all-pass",
+          "channel_condition_number_final_normalizer": "final weights' normalizer"}
+
+
+def channel_causes_table(records: Records) -> Table | None:
+    """Per ConvNorm layer, its channel condition number as applied, with the affine kernel
+    replaced by an all-pass one, and with the final weights' normalizer in place of the
+    running one (:func:`convnorm.experiments.catalog.conditioning.channel_causes`), as
+    geometric means over the seeds that trained; ``None`` where the records predate that
+    analysis."""
+    layers = _trained_layers(records, "convnorm")
+    if not layers or any(key not in layers[0][0] for key in CAUSES):
+        return None
+    rows = [[str(i + 1)] + [f"{np.exp(np.mean([np.log(seed[i][key]) for seed in layers])):.2f}" for key in CAUSES]
+            for i in range(len(layers[0]))]
+    return Table("What sets the channel condition number of ConvNorm's trained layers", ["layer", *CAUSES.values()],
+                 rows, [f"Geometric means over {len(layers)} seeds. Both replaced, every channel is a tight frame "
+                        "(condition number 1, up to the regularizer ε)."])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .comparisons import Comparison, shared_label, short_labels
 from .endpoints import CONTRADICTED, SUPPORTED, Result
-from .records import Records, failure
+from .records import Records, classes, failure
 from .stats import Band, collect, curve_band, history_band
 from .tables import describe, group_name, method_label, scale_name
 from .words import method_key, typeset
@@ -73,6 +73,38 @@ def history_figure(records: Records, metrics: Sequence[str], x: str = "steps"):
         if group is not None:
             ax.set_title(group_name(schema, group))
     axes[0, -1].legend(fontsize="small")
+    fig.suptitle(describe(records), fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def seed_curves(records: Records, metrics: Sequence[str], methods: Sequence[str] | None = None,
+                group: str | None = None, width: float = 7.0):
+    r"""Every seed's ``history[metric]`` against the epoch, one line per seed in its method's
+    colour, one panel per metric (accuracies in percent; a dotted line at :math:`\ln K` on
+    a loss, the loss of a network whose outputs ignore its input); a training that failed
+    to train is drawn dashed."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    schema = records.schema
+    group = schema.group_keys(records.settings)[0] if group is None else group
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 2.9 * len(metrics)), squeeze=False, sharex=True)
+    for ax, metric in zip(axes[:, 0], metrics):
+        scale = 100.0 if metric.endswith("_acc") else 1.0
+        for method in methods or schema.method_keys(records.settings):
+            for i, run in enumerate(records.runs):
+                record = run.results[group][method] if group is not None else run.results[method]
+                history = record["history"]
+                ax.plot(history["epoch"], [v * scale for v in history[metric]], color=colour(method), linewidth=1.2,
+                        linestyle="--" if failure(record) else "-", label=method_label(method) if i == 0 else None)
+        if metric.endswith("loss"):
+            ax.axhline(math.log(classes((group,))), color="black", linestyle=":", linewidth=1)
+        ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("epoch")
+    axes[0, 0].legend(fontsize="small", ncol=2)
     fig.suptitle(describe(records), fontsize="small")
     fig.tight_layout()
     return fig

@@ -544,8 +544,9 @@ PROTOCOL_CHANGES = (
                    "the analysis took ConvNorm's normalized kernels P_k A_k, without the affine kernel, at the "
                    "normalizer of the final weights", ("conditioning",)),
     _ramp_change(),
-    ProtocolChange(3, "at a shortened schedule every data-scarcity subset trains for as many steps as the full "
-                      "training set",
+    ProtocolChange(3, "at a shortened schedule every data-scarcity subset trains long enough to be trained: for as "
+                      "many steps as the full training set, or (the GPU protocol) for as many passes over its images "
+                      "as the paper's, up to that",
                    "each subset trained for the same epochs as the full set, so a 10 % subset took a tenth of the "
                    "steps and stayed far from trained", ("data-scarcity",)),
 )

@@ -110,14 +110,16 @@ def reading(c: Paired, kind: str, sign: int | None = None, margin: float | None 
                 f"the {span:,.0f}{unit} the quantity itself spans")
     bounds = f"rules out effects below {signed(low, p)} and above {signed(high, p)}{unit}"
     if kind in (PARITY, NON_INFERIOR, SLIGHT):
-        return _sized(kind, low, high, margin, f"{margin:g}{unit}")
+        return _sized(kind, low, high, margin, f"{margin:g}{unit.removesuffix('s') if margin == 1 else unit}")
     if c.paper is not None and kind == DIFFERENCE:
         paper = f"the paper's {signed(c.paper, max(p, 2))}"
         inside, zero = low <= c.paper <= high, low <= 0 <= high
         if agrees_in_size(c):
             return f"agrees in size with {paper} and rules out zero"
         if inside:
-            return f"consistent with {paper}" + (" and with zero; " if zero else "; rules out zero and ") + bounds
+            return (f"consistent with {paper}" + (" and with zero; " + bounds if zero else
+                                                  f"; rules out zero, and effects below {signed(low, p)} and above "
+                                                  f"{signed(high, p)}{unit}"))
         if zero:
             return f"consistent with zero; rules out {paper}"
         size = ("of the opposite sign" if c.mean * c.paper < 0 else

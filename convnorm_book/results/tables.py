@@ -56,12 +56,15 @@ def paper_text(cell) -> str:
 @dataclass
 class Table:
     """A table for the page: a title, columns, rows of text (a cell may hold several
-    lines), notes below. Its symbols are typeset in HTML."""
+    lines), notes below. Its symbols are typeset in HTML. ``box``: a heading that sets the
+    whole table apart in a marked box (a warning, on the page), for numbers to be read with
+    care."""
 
     title: str
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    box: str | None = None
 
     def __post_init__(self):
         for i, row in enumerate(self.rows):
@@ -78,7 +81,7 @@ class Table:
             height = max(len(cell) for cell in row)
             lines += ["  ".join((cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths)).rstrip()
                       for k in range(height)]
-        return "\n".join(lines + self.notes)
+        return "\n".join(([self.box.upper()] if self.box else []) + lines + self.notes)
 
     __repr__ = __str__
 
@@ -91,8 +94,12 @@ class Table:
         body = "".join("<tr>" + "".join(f"<td {cell}>{lines(c)}</td>" for c in row) + "</tr>"
                        for row in self.rows)
         notes = "".join(f"<p><small>{lines(n)}</small></p>" for n in self.notes)
-        return (f"<p><b>{lines(self.title)}</b></p><table><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>{notes}")
+        table = (f"<p><b>{lines(self.title)}</b></p><table><thead><tr>{head}</tr></thead>"
+                 f"<tbody>{body}</tbody></table>{notes}")
+        if self.box is None:
+            return table
+        return f'<div class="admonition warning"><p class="admonition-title">{lines(self.box)}</p>{table}</div>'
+
 
     def column(self, name: str) -> list[str]:
         return [row[self.columns.index(name)] for row in self.rows]
