@@ -6,59 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
-from convnorm.experiments.experiment import ARCH_NAMES
-from convnorm.training import TrainConfig
+from convnorm.experiments import EXPERIMENTS, PROTOCOL_VERSION, protocol_deviations
 
 from .endpoints import Plan
 from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, seed_seconds
 from .tables import Table
-from .words import GROUP_NAMES, device_name, group_name, listing, method_label
-
-#: the settings of a preset shown side by side, and how a reader calls each
-PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs",
-               "milestones": f"learning rate / {round(1 / TrainConfig.gamma)} after epochs",
-               "schedule": "schedule", "warmup_fraction": "warm-up (share of the steps)", "lr": "learning rate",
-               "batch_size": "batch", "nesterov": "Nesterov momentum", "weight_decay": "weight decay",
-               "precision": "arithmetic", "adv_epochs": "epochs of adversarial training",
-               "max_train": "training images", "max_val": "validation images", "max_test": "test images",
-               "attack_samples": "images attacked (FGSM, PGD)", "pgd_steps": "PGD steps",
-               "simba_samples": "images attacked (SimBA)", "simba_iters": "SimBA iterations",
-               "noise_rates": "label-noise rates", "fractions": "training fractions", "datasets": "data sets",
-               "convergence_archs": "networks (convergence)", "robust_norms": "networks (label noise, scarce data)",
-               "runtime_steps": "timed steps (run time)"}
-
-
-#: a preset's arithmetic in a reader's words
-PRECISION_NAMES = {"fp32": "float32", "mixed": "mixed (bfloat16, or float16 where a GPU has no bfloat16)"}
-
-
-def presets_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
-    """The settings of the presets side by side, in a reader's words (a cap that is not
-    set reads "the paper's"; methods by their labels)."""
-    settings = [PRESETS[name].as_dict() for name in names]
-
-    def text(key, value):
-        if value is None:
-            return "the paper's"
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if key == "arch":
-            return ARCH_NAMES[value]
-        if key == "precision":
-            return PRECISION_NAMES[value]
-        if isinstance(value, (list, tuple)):
-            if key == "robust_norms":
-                return ", ".join(method_label(v) for v in value)
-            if key in ("datasets", "convergence_archs"):
-                return ", ".join(GROUP_NAMES[v] for v in value)
-            return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
-        if isinstance(value, int) and value >= 1000:
-            return f"{value:,}"
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-    rows = [[label] + [text(key, s[key]) for s in settings] for key, label in PRESET_ROWS.items()]
-    return Table("The presets", ["setting"] + list(names), rows)
+from .words import device_name, group_name, listing, method_label
 
 
 def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
