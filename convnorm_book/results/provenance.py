@@ -1,5 +1,5 @@
-"""Where the stored records came from, as tables for the appendix: the presets, where
-they differ from the paper's protocol (one table, a column per preset), what the GPU
+"""Where the stored records came from, as tables for the appendix: where the presets
+differ from the paper's protocol (one table, a column per preset), what the GPU
 protocol trains in which order, what is stored and by which code, the corrections the
 records may predate, and what each experiment writes."""
 from __future__ import annotations

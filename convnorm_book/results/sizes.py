@@ -56,6 +56,12 @@ def signed(value: float, places: int) -> str:
     return ("−" if value < 0 and float(text.replace(",", "")) else "+") + text
 
 
+def paper_places(value: float) -> int:
+    """Decimals to print one of the paper's numbers (or a difference of two) as it prints
+    them: two, or three where it has three (its condition ratios)."""
+    return 2 if abs(round(value, 2) - value) < 1e-9 else 3
+
+
 def places(c: Paired, resolution: float | None = None) -> int:
     """:func:`decimals` for the comparison ``c``."""
     return decimals(None if c.interval is None else (c.interval[1] - c.interval[0]) / 2, resolution)
@@ -112,7 +118,7 @@ def reading(c: Paired, kind: str, sign: int | None = None, margin: float | None 
     if kind in (PARITY, NON_INFERIOR, SLIGHT):
         return _sized(kind, low, high, margin, f"{margin:g}{unit.removesuffix('s') if margin == 1 else unit}")
     if c.paper is not None and kind == DIFFERENCE:
-        paper = f"the paper's {signed(c.paper, max(p, 2))}"
+        paper = f"the paper's {signed(c.paper, paper_places(c.paper))}"
         inside, zero = low <= c.paper <= high, low <= 0 <= high
         if agrees_in_size(c):
             return f"agrees in size with {paper} and rules out zero"

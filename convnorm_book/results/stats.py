@@ -290,6 +290,10 @@ class Paired:
         """The 95 % t-interval of the mean difference; ``None`` below two seeds."""
         return self.interval_at(1 - ALPHA)
 
+    def holds(self, value: float) -> bool:
+        """Whether the 95 % interval holds ``value`` (``False`` without an interval)."""
+        return self.interval is not None and self.interval[0] <= value <= self.interval[1]
+
     @property
     def p_value(self) -> float | None:
         """The two-sided paired t-test's p-value for a mean difference of zero; ``None``

@@ -295,7 +295,7 @@ def _cell(c: Comparison) -> str:
                                                   f"{sizes.signed(p.interval[1], places)}]")
         lines = [sizes.signed(p.mean, places) + interval]
     if c.paper is not None:
-        lines.append(f"paper {sizes.signed(c.paper, max(places, 2))}")
+        lines.append(f"paper {sizes.signed(c.paper, sizes.paper_places(c.paper))}")
     if p.failed_a or p.failed_b:
         lines.append(p.failed_short)
     return "\n".join(lines)
@@ -327,11 +327,12 @@ def comparison_grid(comparisons: Sequence[Comparison], columns: str | None = Non
     heads = list(dict.fromkeys(head for row in cells.values() for head in row))
     table_rows = [[row] + [shown.get(head, "") for head in heads] for row, shown in cells.items()]
     shared = shared_label(comparisons)
-    margins = {f"{c.margin:g}" + (f" {c.paired.unit}" if c.paired.unit else "") for c in comparisons if c.margin}
+    margins = {f"{c.margin:g}" + (f" {c.paired.unit.removesuffix('s') if c.margin == 1 else c.paired.unit}"
+                                  if c.paired.unit else "") for c in comparisons if c.margin}
     legend = (f"Each cell: our mean difference, paired by seed, with its 95 % interval [low, high] at the "
               f"{comparisons[0].scale}" + (", and the paper's difference below it" if any(
                   c.paper is not None for c in comparisons) else "") + ". A description, not a test: only the primary "
-              "endpoints are tested." + (f" The paper's claim here has a size: a margin of {listing(sorted(margins))}."
+              "endpoints are tested." + (f" A claim with a size is read against its margin: {listing(sorted(margins))}."
                                          if margins else ""))
     return Table(title or ("Paired differences" + (f": {shared}" if shared else "")), [" "] + heads, table_rows,
                  [legend])
