@@ -68,6 +68,8 @@ from convnorm_book.results.words import method_label  # noqa: E402
 PACK_MARGIN_S = 10
 #: the repository's results folder: the paper's values and the pilot the primary endpoints are planned from
 RESULTS = ROOT / "results"
+#: where the workers' logs go unless --logs says
+DEFAULT_LOGS = "/tmp/gpu-runs-logs"
 #: the options only a window uses, with the value that means "not given"
 WINDOW_ONLY = {"jobs": None, "deadline": float("inf"), "pack": None, "pack_also": [], "cuda_graph": False,
                "dense_transforms": None, "logs": None}
@@ -105,6 +107,22 @@ def status_table(preset: str, output: Path, data_dir: str | None = None,
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
         files = ", ".join(f"seed {s}" for s in complete) or "none"
         lines.append(f"| {name} | {len(seeds) if asked else experiment.seeds} | {files} | {stored} / {len(runs)} |")
+    return "\n".join(lines)
+
+
+def primary_status(preset: str, output: Path, data_dir: str | None = None) -> str:
+    """A Markdown table: per primary endpoint at ``preset``, the seeds its power asks and the
+    seeds whose two trainings are both stored (what the next windows still have to train)."""
+    lines = ["| primary endpoint | seeds planned | seeds stored |", "| --- | --- | --- |"]
+    for plan in primary_plans():
+        request = plan.endpoint.request(preset, plan.seeds or 0) if plan.seeds else None
+        if request is None:
+            lines.append(f"| {plan.endpoint.name} | not run at {preset} | — |")
+            continue
+        keys = {(job.seed, job.key) for job in gpu_plan.jobs(((request,),), preset, output, data_dir, missing=False)}
+        stored = [seed for seed in request.seeds
+                  if all(run_record_path(key, preset, s, output).exists() for s, key in keys if s == seed)]
+        lines.append(f"| {plan.endpoint.name} | {plan.seeds} | {len(stored)} |")
     return "\n".join(lines)
 
 
@@ -146,8 +164,9 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
         notes = dict.fromkeys(note for line in asked for note in line.stand_ins)
         total = f"asked: {sum(line.minutes for line in asked):.1f} H100-minutes"
     else:
-        first = gpu_plan.plan(plan_groups(preset, [])[:2], preset, output, times, data_dir)
-        whole = gpu_plan.plan((gpu_plan.everything(),), preset, output, times, data_dir)
+        groups = plan_groups(preset, [])
+        first = gpu_plan.plan(groups[:2], preset, output, times, data_dir)
+        whole = gpu_plan.plan((gpu_plan.everything() + groups[1],), preset, output, times, data_dir)
         lines = ["| experiment | trainings (floor and primary) | H100-minutes (floor and primary) | "
                  "trainings (all seeds) | H100-minutes (all) |", "| --- | --- | --- | --- | --- |"]
         by_name = {line.experiment: line for line in first}
@@ -198,7 +217,7 @@ class Launcher:
         self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
         self.idle: list[subprocess.Popen] = []
         self.spawned = 0
-        self.logs = Path(args.logs)
+        self.logs = Path(args.logs or DEFAULT_LOGS)
         self.logs.mkdir(parents=True, exist_ok=True)
         self.began_utc = time.time()
 
@@ -359,7 +378,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--preset", default="fast")
     parser.add_argument("--output", default=str(ROOT / "results"))
     parser.add_argument("--data-dir", default=None, help="directory holding CIFAR (default: $CONVNORM_DATA_DIR)")
-    parser.add_argument("--logs", default=None, help="folder of the workers' logs (default: /tmp/gpu-runs-logs)")
+    parser.add_argument("--logs", default=None, help=f"folder of the workers' logs (default: {DEFAULT_LOGS})")
     parser.add_argument("--jobs", type=int, default=None, help="trainings at a time (default: the calibration's)")
     parser.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start")
     parser.add_argument("--calibration", default=None, help="a calibration record measured on this GPU")
@@ -401,7 +420,6 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
         raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
     if not args.deadline > 0:
         raise ValueError(f"--deadline must be a positive number of seconds, got {args.deadline}")
-    args.logs = args.logs or "/tmp/gpu-runs-logs"
     groups = plan_groups(args.preset, [gpu_plan.Request.parse(text) for text in args.requests])
     slowdown, jobs = 1.0, args.jobs or 1
     if args.calibration is not None:
@@ -431,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
             requests = report_request(args)
             if args.status:
                 print(status_table(args.preset, output, args.data_dir, requests))
+                if not requests:
+                    print("\n" + primary_status(args.preset, output, args.data_dir))
             else:
                 times = (gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
                          if args.calibration else recorded_step_times(args.preset))

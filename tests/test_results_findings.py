@@ -75,8 +75,9 @@ def layers(norms, channel=1.0, out=4):
 def test_channel_table_leaves_out_networks_that_failed_and_takes_geometric_means(root):
     write(root, "conditioning", "cpu", 0, {"none": {**record(0.3), "layers": layers((2.0, 2.0), 2.0)},
                                            "convnorm": {**record(0.3), "layers": layers((1.0, 3.0), 1.5)}})
+    diverged = {**record(0.3, diverged=True), "layers": layers((9.0,) * 2, 9.0)}
     write(root, "conditioning", "cpu", 1, {"none": {**record(0.3), "layers": layers((2.0, 2.0), 8.0)},
-                                           "convnorm": {**record(0.3, diverged=True), "layers": layers((9.0,) * 2, 9.0)}})
+                                           "convnorm": diverged})
     table = findings.channel_table(records.stored("conditioning", root, presets=("cpu",)))
     assert table.column("vanilla") == ["4.0", "4.0"] and table.column("ConvNorm") == ["1.5", "1.5"]  # √(2·8) = 4
     assert table.notes[0].endswith("vanilla: 2 seeds; ConvNorm: 1 seeds.")
