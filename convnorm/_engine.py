@@ -35,12 +35,12 @@ import torch
 import torch.nn.functional as F
 
 from ._caches import cached
-from ._frequency_domain import FrequencyDomainConvNorm, frequency_domain_constants
+from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._geometry import CONV, LayerGeometry
 from ._policy import ComputationPolicy, Plan
 from ._precision import FLOAT_DTYPES
 from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
-from .fourier import _cosine_basis, _lag_map
+from .fourier import _cosine_basis, _lag_map, autocorrelation_by_convolution, kernel_autocorrelation
 
 
 def averaged_autocorrelation(current: torch.Tensor, running: torch.Tensor, steps: torch.Tensor, training: bool,
@@ -101,7 +101,7 @@ class Prepared:
         self.autocast_device = device.type if autocast_dtype is not None else None
         c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
         lags = tuple(2 * k - 1 for k in kernel)
-        self.lag_map = None if policy.autocorrelation_by_convolution(kernel) else _lag_map(kernel, computing, device)
+        self.lag_map = None if autocorrelation_by_convolution(kernel) else _lag_map(kernel, computing, device)
         pointwise = plan.computation == "pointwise"
         size = (1,) * d if pointwise else geometry.length
         scale = fft_scale(geometry) if plan.filter == "fft" else 1.0  # v-hat carries the inverse FFT's 1/prod(L)
@@ -128,9 +128,10 @@ class Prepared:
                                                   padding=tuple(m - 1 for m in geometry.kernel),
                                                   dilation=geometry.dilation, groups=geometry.groups)
             if plan.computation == "frequency_domain":
-                self.compute = _frequency_domain
-                self.constants = frequency_domain_constants(geometry, taps, computing, device, plan.dense_input,
-                                                            plan.dense_output)
+                self.compute = None  # computed in _computed itself, as the spatial computation
+                self.constants = chunked(frequency_domain_constants(geometry, taps, computing, device,
+                                                                    plan.dense_input, plan.dense_output),
+                                         plan.frequencies_per_chunk)
             else:
                 self.compute = None  # computed in _computed itself: one Python frame less on the common path
                 self.spec = spatial_filter(geometry, plan.filter, taps, computing, device, plan.products_by_sample,
@@ -171,7 +172,7 @@ class Prepared:
                     r = r.to(self.computing)
             else:
                 if self.lag_map is None:
-                    r = _autocorrelation_by_convolution(kernels)
+                    r = kernel_autocorrelation(kernels, by_convolution=True).view(kernels.shape[0], -1)
                 else:
                     flat = kernels.reshape(kernels.shape[0], kernels.shape[1], -1)
                     r = torch.bmm(flat.mT, flat).view(flat.shape[0], -1) @ self.lag_map
@@ -180,23 +181,20 @@ class Prepared:
             gain = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        if self.spec is not None:  # the full convolution, then the filter (the fused filter's in its dtype)
+        if self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
+            out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (gain.view(self.gain_shape),
+                                                                               self.constants))
+            if bias is not None:
+                out = out + bias.view(-1, 1, 1)
+        elif self.spec is not None:  # the full convolution, then the filter (the fused filter's in its dtype)
             if self.convolution_dtype is not None:
                 input, weight = input.to(self.convolution_dtype), weight.to(self.convolution_dtype)
             y = self.convolve(input, weight)
-            out = (_SpectralFilter.apply(y, affine_weight, gain, bias, self.spec) if self.stop_gradient
+            out = (_SpectralFilter.apply(y, affine_weight, bias, (gain, self.spec)) if self.stop_gradient
                    else spatial_conv_norm(y, affine_weight, gain, bias, self.spec, False))
         else:
             out = self.compute(self, input, weight, bias, affine_weight, gain.view(self.gain_shape))
         return out if self.out_dtype is None else out.to(self.out_dtype)
-
-
-def _autocorrelation_by_convolution(kernels: torch.Tensor) -> torch.Tensor:
-    """The summed autocorrelation ``(C_out, P)`` of large kernels by a grouped convolution of the
-    kernels with themselves (:func:`convnorm.fourier.kernel_autocorrelation`'s other method)."""
-    c_out, c_in, *kernel = kernels.shape
-    signal = kernels.reshape(1, c_out * c_in, *kernel)
-    return CONV[len(kernel)](signal, kernels, padding=[k - 1 for k in kernel], groups=c_out)[0].reshape(c_out, -1)
 
 
 def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -212,13 +210,6 @@ def _pointwise(prep: Prepared, input, weight, bias, affine_weight, gain) -> torc
     convolution (no transform)."""
     scale = (gain.view(-1) * affine_weight.view(-1)).view(-1, *([1] * (weight.dim() - 1)))
     return prep.convolve(input, weight * scale, bias)
-
-
-def _frequency_domain(prep: Prepared, input, weight, bias, affine_weight, gain) -> torch.Tensor:
-    """One complex matrix product per frequency (:mod:`convnorm._frequency_domain`)."""
-    z = FrequencyDomainConvNorm.apply(input, weight, affine_weight, gain, prep.constants,
-                                      prep.plan.frequencies_per_chunk)
-    return z if bias is None else z + bias.view(-1, 1, 1)
 
 
 def autocast_dtype(device_type: str) -> torch.dtype | None:

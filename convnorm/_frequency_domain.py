@@ -69,7 +69,6 @@ adjoints.
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
@@ -169,6 +168,11 @@ class FrequencyDomainConstants(NamedTuple):
     """``(2 F_d, O_0 O_1)``: the real-linear map from the distinct frequencies' real and
     imaginary parts to the output, the repeated frequencies folded in (small outputs), or
     ``None``."""
+    chunks: tuple[slice, ...] = ()
+    """The consecutive slices of the distinct frequencies whose kernel spectra are built at
+    once (:func:`chunked`)."""
+    largest_chunk: int = 0
+    """The most frequencies in one of ``chunks``: the size of the buffers they share."""
 
 
 def _planar_map(matrix: torch.Tensor) -> torch.Tensor:
@@ -215,7 +219,8 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     pixels = n0 * n1
     if dense_in:
         units = torch.eye(pixels, dtype=rfft_cols.dtype, device=rfft_cols.device).view(pixels, 1, n0, n1)
-        constants = constants._replace(in_dense=_stacked_spectrum(units, constants).view(2 * frequencies, pixels))
+        spectrum = _planes_forward(units, constants.in_cols, constants.in_rows).view(layout.grid.numel(), 2, pixels)
+        constants = constants._replace(in_dense=spectrum[layout.distinct].reshape(2 * frequencies, pixels))
     o0, o1 = idft_rows.shape[0], irfft_cols.shape[1]
     if dense_out:
         units = torch.zeros(layout.grid.numel(), 2, 2 * frequencies, dtype=rfft_cols.dtype, device=rfft_cols.device)
@@ -225,6 +230,13 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
         constants = constants._replace(out_dense=_inverse_transform(units.view(-1, 4 * frequencies, 1), constants)
                                        .view(2 * frequencies, o0 * o1))
     return constants
+
+
+def chunked(constants: FrequencyDomainConstants, frequencies_per_chunk: int | None) -> FrequencyDomainConstants:
+    """``constants`` with the distinct frequencies cut into chunks of at most
+    ``frequencies_per_chunk`` (None: one chunk), as :func:`_chunks` cuts them."""
+    chunks = tuple(_chunks(constants.distinct_grid.numel(), frequencies_per_chunk))
+    return constants._replace(chunks=chunks, largest_chunk=max(part.stop - part.start for part in chunks))
 
 
 def _chunks(frequencies: int, frequencies_per_chunk: int | None) -> list[slice]:
@@ -237,18 +249,10 @@ def _chunks(frequencies: int, frequencies_per_chunk: int | None) -> list[slice]:
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def _workspace(like: torch.Tensor, chunks: list[slice], *shapes: tuple[int, ...]) -> list[torch.Tensor]:
-    """One flat buffer per shape, for ``(f, *shape)`` with ``f`` the largest chunk, reused by
-    every chunk through ``out=``, so the chunk loop allocates nothing."""
-    f = max(part.stop - part.start for part in chunks)
-    return [like.new_empty(f * math.prod(shape)) for shape in shapes]
-
-
-def _into(op, *args, out: torch.Tensor) -> torch.Tensor:
+def _into(op, *args, out: torch.Tensor, compiling: bool) -> torch.Tensor:
     """``op(*args, out=out)``, written in place into a view such as one plane of a chunk;
-    under ``torch.compile`` (Dynamo takes no ``out=`` that is not contiguous)
-    ``out.copy_(op(*args))``."""
-    if torch.compiler.is_compiling():
+    while ``compiling`` (Dynamo takes no ``out=`` that is not contiguous) ``out.copy_(op(*args))``."""
+    if compiling:
         return out.copy_(op(*args))
     return op(*args, out=out)
 
@@ -276,17 +280,6 @@ def _planes_backward(spectrum: torch.Tensor, rows: torch.Tensor, cols: torch.Ten
     for plane in range(2):
         torch.bmm(transposed, rows[plane], out=columns[plane])
     return (columns.view(2 * k, nc * a).T @ cols).view(shape)
-
-
-def _stacked_spectrum(x: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
-    """DFT of ``x`` ``(N, C, n_0, n_1)`` zero-padded to ``L``, at the distinct frequencies, as
-    ``(F_d, 2N, C)``: per frequency the real parts of the N samples stacked on their
-    imaginary parts."""
-    n, c, n0, n1 = x.shape
-    if constants.in_dense is not None:  # rows (f, real/imaginary) x columns (n, c): the stacked layout
-        return (constants.in_dense @ x.reshape(n * c, n0 * n1).T).view(constants.in_dense.shape[0] // 2, 2 * n, c)
-    spectrum = _planes_forward(x, constants.in_cols, constants.in_rows)
-    return spectrum.view(constants.layout.grid.numel(), 2 * n, c)[constants.layout.distinct]
 
 
 def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
@@ -337,20 +330,29 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
 class FrequencyDomainConvNorm(torch.autograd.Function):
     r"""``z = sample(F^{-1}[M ⊙ (X A^T)])``, see the module docstring.
 
-    ``forward(x, weight, affine_weight, gain, constants, frequencies_per_chunk)`` with ``x``
-    ``(N, C_in, n_0, n_1)``, ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight``
-    ``(C_out, *taps)``, ``gain`` :math:`\hat v` ``(C_out, L_0, K)`` (no gradient), the layer
-    geometry's :class:`FrequencyDomainConstants` and the chunk size (:func:`_chunks`).
-    Spectra are planar: per frequency ``(2N, C)``, the real parts of the N samples above
-    their imaginary parts.
+    ``forward(x, weight, affine_weight, (gain, constants))`` with ``x`` ``(N, C_in, n_0, n_1)``,
+    ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
+    :math:`\hat v` ``(C_out, L_0, K)`` and the layer geometry's :class:`FrequencyDomainConstants`,
+    its chunks set (:func:`chunked`); ``gain`` rides with the constants because it takes no
+    gradient (one argument less to ``apply``, which passes a Python frame per argument). Spectra are planar: per
+    frequency ``(2N, C)``, the real parts of the N samples above their imaginary parts. The
+    kernel spectra of a chunk are built into one buffer and its products into another, both
+    reused by every chunk (``out=``), so the chunk loop allocates nothing.
     """
 
     @staticmethod
-    def forward(ctx, x, weight, affine_weight, gain, constants, frequencies_per_chunk):
+    def forward(ctx, x, weight, affine_weight, gain_and_constants):
+        gain, constants = gain_and_constants
         layout = constants.layout
-        n, c_in = x.shape[:2]
+        n, c_in, n0, n1 = x.shape
         c_out = weight.shape[0]
-        stacked = _stacked_spectrum(x, constants)                                        # [X_r; X_i]
+        # [X_r; X_i]: the DFT of x zero-padded to L at the distinct frequencies, (F_d, 2N, C_in)
+        if constants.in_dense is not None:  # rows (f, real/imaginary) x columns (n, c): the stacked layout
+            stacked = (constants.in_dense @ x.reshape(n * c_in, n0 * n1).T).view(constants.distinct_grid.numel(), 2 * n,
+                                                                                     c_in)
+        else:
+            stacked = _planes_forward(x, constants.in_cols, constants.in_rows).view(layout.grid.numel(), 2 * n,
+                                                                                    c_in)[layout.distinct]
         frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
         u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
@@ -360,22 +362,30 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         multiplier = multiplier.permute(1, 2, 0).unsqueeze(2).contiguous()                # (F_d, 2, 1, C_out)
         z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
-        chunks = _chunks(frequencies, frequencies_per_chunk)
-        spectra, products = _workspace(x, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
-        for part in chunks:
+        f_max = constants.largest_chunk
+        spectra, products = x.new_empty(f_max * 2 * c_out * c_in), x.new_empty(f_max * 4 * n * c_out)
+        compiling = torch.compiler.is_compiling()
+        for part in constants.chunks:
             f = part.stop - part.start
             a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
                          out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
             # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
             r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
             u_r, u_i, m_r, m_i = u[part, :n], u[part, n:], multiplier[part, 0], multiplier[part, 1]
-            _into(torch.sub, r[:, :n, :c_out], r[:, n:, c_out:], out=u_r)  # U_r = X_r A_r^T - X_i A_i^T
-            _into(torch.add, r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
-            _into(torch.mul, u_r, m_r, out=z[part, :n]).addcmul_(u_i, m_i, value=-1)  # while the chunk is in cache
-            _into(torch.mul, u_i, m_r, out=z[part, n:]).addcmul_(u_r, m_i)
-        ctx.save_for_backward(stacked, u, weight, affine_weight, v, multiplier)
-        ctx.constants, ctx.chunks = constants, chunks
-        ctx.size = tuple(x.shape[2:])
+            if compiling:  # Dynamo takes no out= that is not contiguous
+                u_r.copy_(r[:, :n, :c_out] - r[:, n:, c_out:])
+                u_i.copy_(r[:, :n, c_out:] + r[:, n:, :c_out])
+                z[part, :n].copy_(u_r * m_r).addcmul_(u_i, m_i, value=-1)
+                z[part, n:].copy_(u_i * m_r).addcmul_(u_r, m_i)
+            else:
+                torch.sub(r[:, :n, :c_out], r[:, n:, c_out:], out=u_r)  # U_r = X_r A_r^T - X_i A_i^T
+                torch.add(r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
+                torch.mul(u_r, m_r, out=z[part, :n]).addcmul_(u_i, m_i, value=-1)  # while the chunk is in cache
+                torch.mul(u_i, m_r, out=z[part, n:]).addcmul_(u_r, m_i)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(stacked, u, weight, affine_weight, v, multiplier)
+            ctx.constants = constants
+            ctx.size = (n0, n1)
         return _inverse_transform(z_all, constants)
 
     @staticmethod
@@ -396,25 +406,27 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_stacked = grad_all[layout.distinct]
         grad_weight = torch.zeros(weight_t.shape, dtype=weight.dtype, device=weight.device)
         grad_multiplier = multiplier.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
-        chunks = ctx.chunks
-        spectra, blocks = _workspace(stacked, chunks, (2 * c_out, c_in), (2 * n, 2 * c_out))
-        for part in chunks:
+        f_max = constants.largest_chunk
+        spectra, blocks = stacked.new_empty(f_max * 2 * c_out * c_in), stacked.new_empty(f_max * 4 * n * c_out)
+        compiling = torch.compiler.is_compiling()
+        for part in constants.chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
             w = blocks[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out)
             dz_r, dz_i, m_r, m_i = grad_z[part, :n], grad_z[part, n:], multiplier[part, 0], multiplier[part, 1]
             if grad_multiplier is not None:  # dM = sum_n dZ conj(U), while the chunk is in cache (w as scratch)
                 u_r, u_i = u[part, :n], u[part, n:]
-                _into(torch.sum, _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out]), 1,
-                      out=grad_multiplier[part, 0])
-                _into(torch.sum, _into(torch.mul, dz_i, u_r, out=w[:, :n, c_out:]).addcmul_(dz_r, u_i, value=-1), 1,
-                      out=grad_multiplier[part, 1])
+                products = _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out], compiling=compiling)
+                _into(torch.sum, products, 1, out=grad_multiplier[part, 0], compiling=compiling)
+                products = _into(torch.mul, dz_i, u_r, out=w[:, :n, c_out:], compiling=compiling)
+                _into(torch.sum, products.addcmul_(dz_r, u_i, value=-1), 1, out=grad_multiplier[part, 1],
+                      compiling=compiling)
             # W = [[dU_r, dU_i], [dU_i, -dU_r]] with dU = conj(M) dZ:
             # [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
-            _into(torch.mul, dz_r, m_r, out=w[:, :n, :c_out]).addcmul_(dz_i, m_i)
-            _into(torch.mul, dz_i, m_r, out=w[:, :n, c_out:]).addcmul_(dz_r, m_i, value=-1)
+            _into(torch.mul, dz_r, m_r, out=w[:, :n, :c_out], compiling=compiling).addcmul_(dz_i, m_i)
+            _into(torch.mul, dz_i, m_r, out=w[:, :n, c_out:], compiling=compiling).addcmul_(dz_r, m_i, value=-1)
             w[:, n:, :c_out].copy_(w[:, :n, c_out:])
-            _into(torch.neg, w[:, :n, :c_out], out=w[:, n:, c_out:])
+            _into(torch.neg, w[:, :n, :c_out], out=w[:, n:, c_out:], compiling=compiling)
             a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
             if grad_stacked is not None:
                 torch.mm(basis.T, weight_t, out=a.view(2 * f, -1))
@@ -430,4 +442,4 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_spectrum = grad_multiplier * v.permute(1, 2, 0)
             grad_affine = grad_spectrum.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
-        return grad_x, grad_w, grad_affine, None, None, None
+        return grad_x, grad_w, grad_affine, None

@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 import torch
 
-from ._fused_filter_support import fused_filter_available
+from ._fused_filter import MAX_LENGTH as FUSED_MAX_LENGTH
+from ._fused_filter import available as fused_filter_available
 from ._geometry import LayerGeometry
 from ._precision import FLOAT_DTYPES
 
@@ -35,10 +36,6 @@ FILTERS = ("fft", "dense", "fused")
 """How the spatial computation filters the full convolution: FFTs, dense DFT matrix products,
 or fused GPU kernels (:mod:`convnorm._fused_filter`) that read the convolution once and write
 the layer's output once."""
-
-FUSED_MAX_LENGTH = 64
-"""Largest normalization size (per axis) the fused kernels take: each keeps a channel's
-:math:`L_0 \times L_1` tile and its transforms in registers and shared memory."""
 
 class Plan(NamedTuple):
     """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
@@ -68,10 +65,11 @@ class Plan(NamedTuple):
 @dataclass(frozen=True)
 class ComputationPolicy:
     """How :func:`convnorm.functional.conv_norm` computes the layers that more than one
-    computation can compute. Each field but ``lag_map_max_entries`` is measured: the
-    repository's benchmarks time the choice and keep the figures, with the processor they ran
-    on and what they show; ``lag_map_max_entries`` is a threshold no benchmark has measured,
-    and ``dense_transform_devices`` is measured on a CPU, not yet on a GPU.
+    computation can compute. Each field is measured where it says so: the repository's
+    benchmarks time the choice and keep the figures, with the processor they ran on and what
+    they show; ``dense_transform_devices`` and ``fused_filter_devices`` are measured on a CPU,
+    not yet on a GPU (a GPU window's benchmark times every filter there and picks the fastest
+    correct one).
 
     A 1x1 kernel is always ``"pointwise"``. A layer goes to the frequency domain if it is
     on one of ``frequency_domain_devices``, 2D, has one group and no dilation, keeps the
@@ -104,7 +102,7 @@ class ComputationPolicy:
     matrices. A CPU only: there the products are faster than FFTs (``bench_layer_per_layer.json``);
     on a CUDA GPU no benchmark has timed the two against each other yet: a GPU window's
     calibration times the ConvNorm+BN step both ways (``alternatives`` in its record) and the
-    window trains with the faster (:meth:`transforming_densely`)."""
+    window trains with the faster (:meth:`filtering`)."""
     dense_2d_max_pixels: int = 64
     """Largest map (input or output, in pixels) that the frequency domain transforms by one
     dense 2D product instead of one product per axis, which are too small there for the
@@ -129,21 +127,13 @@ class ComputationPolicy:
     """The fused kernels' product precision for float32 data: ``"ieee"`` (float32, the
     accuracy of the other filters) or ``"tf32"`` (TensorFloat-32's 10-bit mantissa, faster on
     tensor cores). Half-precision data always takes ``"tf32"``: its own rounding is coarser."""
-    lag_map_max_entries: int = 2**20
-    """Largest lag map (:math:`\\text{taps}^2 \\times \\prod (2k - 1)` entries) by which the
-    kernels' summed autocorrelation is computed from their Gram matrices
-    (:func:`convnorm.fourier.kernel_autocorrelation`); larger kernels take a grouped
-    convolution, whose cost grows more slowly with the kernel size. Not measured: no benchmark
-    times the two methods against each other."""
-
     def __post_init__(self) -> None:
         for name in ("frequency_domain_devices", "dense_transform_devices", "fused_filter_devices"):
             devices = getattr(self, name)
             if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
                 raise ValueError(f"{name} must be a tuple of device types such as ('cpu',), got {devices!r}")
             object.__setattr__(self, name, tuple(devices))
-        for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes",
-                     "lag_map_max_entries"):
+        for name in ("frequency_domain_max_size", "dense_dft_max_length", "dense_2d_max_pixels", "chunk_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
@@ -194,11 +184,12 @@ class ComputationPolicy:
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
             else None, convolution_dtype=convolution_dtype, dot_precision=precision)
 
-    def autocorrelation_by_convolution(self, kernel: tuple[int, ...]) -> bool:
-        """Whether :func:`convnorm.fourier.kernel_autocorrelation` computes the summed
-        autocorrelation of kernels of size ``kernel`` by a grouped convolution."""
-        taps = math.prod(kernel)
-        return taps * taps * math.prod([2 * k - 1 for k in kernel]) > self.lag_map_max_entries
+    def keeps_channels_last(self, device_type: str) -> bool:
+        """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as
+        they are: where their filter is fused (its kernels read and write through strides); the
+        FFT and dense-matrix filters transform the spatial axes of a contiguous tensor, so a
+        channels-last network would be converted at every ConvNorm layer."""
+        return device_type in self.fused_filter_devices and fused_filter_available(torch.device(device_type))
 
     def changes(self) -> dict[str, object]:
         """The fields in which this policy differs from the default one, as JSON values
@@ -207,26 +198,23 @@ class ComputationPolicy:
         return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()
                 if value != getattr(default, name)}
 
-    def transforming_densely(self, device_type: str) -> ComputationPolicy:
-        """This policy with the spatial computation's small 2D transforms also dense DFT matrix
-        products on ``device_type`` (e.g. ``"cuda"``): the same layer, computed by matrix
-        products instead of FFTs there. A GPU window's calibration times both and trains
-        with the faster (``benchmarks/calibrate_gpu.py``)."""
+    def filtering(self, filter: str, device_type: str) -> ComputationPolicy:
+        """This policy with the spatial computation's filter on ``device_type`` (e.g. ``"cuda"``)
+        ``filter``, one of :data:`FILTERS`, wherever that filter can take the layer (the fused
+        kernels up to :data:`~convnorm._fused_filter.MAX_LENGTH`, dense matrices up to
+        ``dense_dft_max_length``; FFTs beyond): the same layer, computed another way. A GPU
+        window's benchmark times each on its GPU and trains with the fastest correct one
+        (``benchmarks/bench_gpu.py``); ``"fused"`` on a CPU runs Triton's interpreter (tests)."""
+        if filter not in FILTERS:
+            raise ValueError(f"filter must be one of {list(FILTERS)}, got {filter!r}")
         if not isinstance(device_type, str):
             raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
-        return replace(self, dense_transform_devices=tuple(dict.fromkeys((*self.dense_transform_devices, device_type))))
 
-    def unfused(self) -> ComputationPolicy:
-        """This policy with no fused filter anywhere: the PyTorch computations alone (FFTs or
-        dense DFT matrices), the reference the fused kernels are measured against."""
-        return replace(self, fused_filter_devices=())
+        def devices(field: tuple[str, ...], chosen: bool) -> tuple[str, ...]:
+            return tuple(d for d in field if d != device_type) + ((device_type,) if chosen else ())
 
-    def fusing(self, device_type: str) -> ComputationPolicy:
-        """This policy with the fused filter also on ``device_type`` (``"cpu"`` runs it under
-        Triton's interpreter, ``TRITON_INTERPRET=1``: for tests)."""
-        if not isinstance(device_type, str):
-            raise ValueError(f"device_type must be a device type such as 'cuda', got {device_type!r}")
-        return replace(self, fused_filter_devices=tuple(dict.fromkeys((*self.fused_filter_devices, device_type))))
+        return replace(self, fused_filter_devices=devices(self.fused_filter_devices, filter == "fused"),
+                       dense_transform_devices=devices(self.dense_transform_devices, filter == "dense"))
 
     def forcing(self, way: str) -> ComputationPolicy:
         """This policy with every layer that can take either computation computed ``way``

@@ -102,7 +102,7 @@ def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, gain: torch.
     twice, for the real and the imaginary part of the affine kernel's spectrum it multiplies
     (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
     if stop_gradient:
-        return _SpectralFilter.apply(y, affine_weight, gain, bias, spec)
+        return _SpectralFilter.apply(y, affine_weight, bias, (gain, spec))
     z = _filtered(y, torch.view_as_complex(_multiplier(affine_weight, gain, spec)), spec)[1]
     return z if bias is None else z + bias.view(-1, *spec.ones)
 
@@ -176,14 +176,17 @@ class _SpectralFilter(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, y, affine_weight, gain, bias, spec):
+    def forward(ctx, y, affine_weight, bias, gain_and_spec):
+        gain, spec = gain_and_spec  # gain takes no gradient: it rides with the constants (one argument less)
         ctx.spec = spec
         multiplier = _multiplier(affine_weight, gain, spec)
-        if spec.filter == "fused":
+        if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
             from ._fused_filter import filter_forward
 
-            z = filter_forward(y, multiplier[..., 0], multiplier[..., 1], spec.matrices, bias, spec.precision)
-            ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, multiplier)
+            real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
+            z = filter_forward(y, real, imag, spec.matrices, bias, spec.precision)
+            if any(ctx.needs_input_grad):
+                ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
             return z
         multiplier = torch.view_as_complex(multiplier)
         if spec.filter == "fft":
@@ -191,21 +194,22 @@ class _SpectralFilter(torch.autograd.Function):
             z = _sample(spectrum * multiplier, spec)
         else:
             spectrum, z = _filtered(y, multiplier, spec)
-        ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
         return z if bias is None else z + bias.view(-1, *spec.ones)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        kept, gain, multiplier = ctx.saved_tensors
+        kept, gain, *multiplier = ctx.saved_tensors  # the fused filter's planes, else the complex multiplier
         spec = ctx.spec
-        grad_bias = grad.sum((0, *range(2, 2 + len(spec.half)))) if ctx.needs_input_grad[3] else None
+        grad_bias = grad.sum((0, *range(2, 2 + len(spec.half)))) if ctx.needs_input_grad[2] else None
         if spec.filter == "fused":
-            grad_y, products = _fused_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+            grad_y, products = _fused_backward(grad, kept, *multiplier, spec, ctx.needs_input_grad[0])
         elif spec.filter == "dense":
-            grad_y, products = _dense_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+            grad_y, products = _dense_backward(grad, kept, *multiplier, spec, ctx.needs_input_grad[0])
         else:
-            grad_y, products = _fft_backward(grad, kept, multiplier, spec, ctx.needs_input_grad[0])
+            grad_y, products = _fft_backward(grad, kept, *multiplier, spec, ctx.needs_input_grad[0])
         grad_affine = None
         if ctx.needs_input_grad[1]:
             weighted = torch.view_as_real(products).flatten(1) * gain  # the products times v-hat, interleaved
@@ -216,7 +220,7 @@ class _SpectralFilter(torch.autograd.Function):
                                                               grad.device))]
             else:  # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G
                 grad_affine = (weighted @ spec.affine_basis.T).reshape(-1, *spec.taps)
-        return grad_y, grad_affine, None, grad_bias, None
+        return grad_y, grad_affine, grad_bias, None
 
 
 def _fft_backward(grad, spectrum, multiplier, spec, need_y):
@@ -248,13 +252,15 @@ def _dense_backward(grad, spectrum, multiplier, spec, need_y):
     return grad_y, products
 
 
-def _fused_backward(grad, y, multiplier, spec, need_y):
-    """The fused kernels' input gradient and the products :math:`\\sum_n \\overline{Y} G`."""
+def _fused_backward(grad, y, real, imag, spec, need_y):
+    r"""The fused kernels' input gradient and the products :math:`\sum_n \overline{Y} G`, from
+    the multiplier's planes ``real`` and ``imag``; ``y`` None when the affine kernel needs no
+    gradient."""
     from ._fused_filter import filter_backward
 
-    grad_y, real, imag = filter_backward(grad, y, multiplier[..., 0], multiplier[..., 1], spec.matrices, need_y,
-                                         y is not None, spec.precision)
-    return grad_y, None if real is None else torch.complex(real, imag)
+    grad_y, products_real, products_imag = filter_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
+                                                           spec.precision)
+    return grad_y, None if products_real is None else torch.complex(products_real, products_imag)
 
 
 @cached(maxsize=64)

@@ -1,82 +1,132 @@
 #!/usr/bin/env bash
-# One lent GPU window, in one call, driven by a deadline (DEADLINE_S seconds from the
-# start, default 540: run it with the device tool's timeout_s about 570).
+# A lent GPU window, driven by a deadline (DEADLINE_S seconds from the start of each call).
 #
-#   COMMIT=<sha of this clean tree> bash scripts/device_session.sh
-#   COMMIT=<sha> REQUESTS="adversarial:0-4" bash scripts/device_session.sh   # other requests than the plan's
+#   COMMIT=<sha> bash scripts/device_session.sh measure                 # call 1: the layer on this GPU
+#   COMMIT=<sha> DEADLINE_S=540 bash scripts/device_session.sh train    # call 2, at once: the trainings
+#   COMMIT=<sha> DEADLINE_S=540 bash scripts/device_session.sh           # both in one call
 #
-# In order: CIFAR-10 decoded once, on the processor while the GPU runs the CUDA checks (a
-# graphed training step against the eager one, at most CHECKS_S seconds; failing, the
-# trainings step eagerly), then those of ConvNorm computed with dense DFT matrices on the
-# GPU (at most DENSE_CHECKS_S seconds; failing, the calibration may not choose them); MPS
-# started if the machine has it; the calibration (benchmarks/calibrate_gpu.py: how ConvNorm
-# transforms fastest here, the core networks' step times and whether two trainings at once
-# go faster, whatever its budget; then, within CALIBRATION_S seconds, the run time against
-# Conv2d+BN and the authors' algorithm until recorded whole for this GPU, and the other
-# networks' step times); then scripts/gpu_runs.py trains the plan (the core, then the
-# queue; stored runs are skipped) until the deadline, starting a training only if its
-# estimate fits, and packs each finished training at once into $OUT/results.tgz, laid out
-# as the repository (`tar xzf results.tgz -C <repo>`), with $OUT/status.json. At the end
-# $OUT/logs.tgz holds the logs. A window cut short returns everything that finished and
-# nothing half-done; logs.tgz holds the window's own output (session.log) beside each
-# training's log.
+# Two calls because the official CIFAR-10 images travel losslessly in two parts of about 56 MiB,
+# and one call carries at most 64 MiB beside the working tree: call 1 carries part 1
+# (.data-part1/, ignored by git), which the machine keeps while it is warm, and measures the
+# layer meanwhile, so the minute it costs is not lost; call 2 carries part 2 (.data-part2/) and
+# trains. What call 1 decided is kept on the machine in .window/ for call 2, and comes back too.
 #
-# The CIFAR-10 copy travels in .data/ (ignored by git, carried) or $CONVNORM_DATA_DIR.
-# The code runs from a copy in $WORK/code (default /tmp/gpu/code), so that the records
-# name COMMIT. PRESET=fast-smoke rehearses a window on any machine in about a minute
+# measure: the layer's benchmark (benchmarks/bench_gpu.py, at most BENCH_S seconds: which of
+#   ConvNorm's filters is correct and fastest here, and what ConvNorm costs against Conv2d+BN and
+#   the authors' algorithm; its record in $OUT/measure.tgz), then the graph check with the chosen
+#   filter (a graphed training against an eager one, TensorFloat-32 off, at most CHECKS_S
+#   seconds; failing, the trainings step eagerly).
+# train: CIFAR-10 decoded once; MPS started where the machine has it; the calibration
+#   (benchmarks/calibrate_gpu.py: the step times of the networks to train, with the chosen
+#   filter, as they will step; at most CALIBRATION_S seconds and a third of what the deadline
+#   leaves); then scripts/gpu_runs.py trains the plan (the primary endpoints first; stored runs
+#   are skipped) until the deadline, starting a training only if its estimate fits, and packs
+#   each finished training at once into $OUT/results.tgz, laid out as the repository (`tar xzf
+#   results.tgz -C <repo>`), with $OUT/status.json. $OUT/logs.tgz holds the logs.
+# Every step takes what the deadline leaves; a window that runs out returns what finished and
+# says why it stopped in one line (`stopped: ...`, also in status.json).
+#
+# Data: $CONVNORM_DATA_DIR, else .data/ (any copy), else .data-part1/ and .data-part2/ (the
+# lossless copy's two parts). The code runs from a copy in $WORK/code (default /tmp/gpu/code),
+# so that the records name COMMIT. PRESET=fast-smoke rehearses a window on any machine
 # (tests/test_gpu_protocol.py does); PYTHON names the interpreter (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+REPO=$PWD
+PHASE=${1:-all}
+case "$PHASE" in measure|train|all) ;; *) echo "usage: device_session.sh [measure|train]" >&2; exit 2 ;; esac
 PYTHON=${PYTHON:-python3}
 DEADLINE_S=${DEADLINE_S:-540}
 PRESET=${PRESET:-fast}
 WORK=${WORK:-/tmp/gpu}
 OUT=${OUT:-$WORK/out}
-CHECKS_S=${CHECKS_S:-45}  # eight graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
-DENSE_CHECKS_S=${DENSE_CHECKS_S:-30}  # the layer against its float64 reference, and a graphed training
-# the core's two networks, their transforms and profile, and the concurrency take about a minute
-# whatever this says; the run-time comparison, until recorded whole for this GPU, fits in the rest
+STATE=${STATE:-$REPO/.window}  # what call 1 decided, for call 2 (ignored by git; kept on a warm machine)
+BENCH_S=${BENCH_S:-60}
+CHECKS_S=${CHECKS_S:-45}  # graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
 CALIBRATION_S=${CALIBRATION_S:-75}
 t0=$(date +%s)
 left() { echo $(( DEADLINE_S - ($(date +%s) - t0) )); }
+capped() { local l; l=$(left); echo $(( $1 < l / $2 ? $1 : l / $2 )); }  # min(cap, what is left / share)
 log() { echo "[$(date -u +%T) +$(( $(date +%s) - t0 ))s] $*"; }
-mkdir -p "$WORK/logs" "$OUT"
-exec > >(tee -a "$WORK/logs/session.log") 2>&1  # the whole window's output, packed with the logs
+mkdir -p "$WORK/logs" "$OUT" "$STATE"
+exec > >(tee -a "$WORK/logs/session-$PHASE.log") 2>&1  # the window's output, packed with the logs
 tee_pid=$!
-export PYTHONUNBUFFERED=1 MPLBACKEND=Agg CONVNORM_CACHE_DIR=$WORK/cache
-export CONVNORM_DATA_DIR=${CONVNORM_DATA_DIR:-$PWD/.data} CONVNORM_GIT_COMMIT=${COMMIT:?the commit of this clean tree}
+export PYTHONUNBUFFERED=1 MPLBACKEND=Agg CONVNORM_CACHE_DIR=${CONVNORM_CACHE_DIR:-$WORK/cache}
+export CONVNORM_GIT_COMMIT=${COMMIT:?the commit of this clean tree}
+scale=full; [ "$PRESET" = "${PRESET%-smoke}" ] || scale=smoke
+
+finish() {  # $1: exit status; the logs packed, every line out before the call returns
+    (cd "$WORK" && tar czf "$OUT/logs-$PHASE.tgz" logs)
+    log "packed: $(ls "$OUT" | tr '\n' ' ')"
+    exec >&- 2>&-
+    wait "$tee_pid"
+    exit "$1"
+}
+stop() {  # $1: why the window stops before its trainings, in one line (status.json says it too)
+    log "stopped: $1"
+    local why=${1//\\/\/}; why=${why//\"/\'}  # a JSON string: no backslash or double quote left
+    printf '{"preset": "%s", "finished": [], "failed": [], "stopped": "%s"}\n' "$PRESET" "$why" > "$OUT/status.json"
+    finish 0
+}
 
 rm -rf "$WORK/code" && mkdir -p "$WORK/code"
 cp -r convnorm convnorm_book scripts benchmarks tests results pyproject.toml "$WORK/code/"
 cd "$WORK/code" || exit 1
 export PYTHONPATH=$WORK/code
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')") \
-    || exit 1
-"$PYTHON" -c "import torch; print('torch', torch.__version__)"
-echo "device: $device"
+device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu', \
+torch.__version__, sep='|')") || exit 1
+echo "device: ${device%|*}, torch ${device#*|}"
+device=${device%|*}
+slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
+stamp=$(date -u +%Y%m%dT%H%M)
 
-# the data is decoded on the processor while the checks use the GPU (neither needs the other)
+if [ "$PHASE" != train ]; then
+    bench=benchmarks/results/bench_gpu_${slug}_${stamp}.json
+    budget=$(capped "$BENCH_S" 3)
+    log "the layer's benchmark (at most ${budget} s)"
+    timeout $(( budget + 30 )) "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" --budget "$budget" --out "$bench" \
+        > "$WORK/logs/bench.log" 2>&1
+    tail -n 12 "$WORK/logs/bench.log"
+    filter=$(sed -n 's/^filter: //p' "$WORK/logs/bench.log" | tail -n 1)
+    [ -n "$filter" ] && [ "$filter" != None ] || filter=""
+    echo "$filter" > "$STATE/filter"
+    [ -f "$bench" ] && cp "$bench" "$STATE/" && tar czf "$OUT/measure.tgz" "$bench"
+    if [ -n "$filter" ]; then log "ConvNorm filters by: $filter"; else log "ConvNorm filters by the package's rule"; fi
+    if [ "$device" != cpu ]; then
+        budget=$(capped "$CHECKS_S" 3)
+        log "graph check (at most ${budget} s)"
+        FILTER=$filter timeout "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
+            tests/test_training_cuda.py > "$WORK/logs/cuda-checks.log" 2>&1
+        status=$?
+        tail -n 3 "$WORK/logs/cuda-checks.log"
+        if [ "$status" -eq 0 ]; then echo --cuda-graph > "$STATE/graph"
+        else : > "$STATE/graph"; log "the graph check did not pass (exit $status): training without CUDA graphs"; fi
+    else
+        : > "$STATE/graph"
+        log "no GPU: a rehearsal (no graphs)"
+    fi
+    [ "$PHASE" = measure ] && finish 0
+fi
+
+filter=$(cat "$STATE/filter" 2>/dev/null); graph=$(cat "$STATE/graph" 2>/dev/null)
+[ -f "$STATE/filter" ] || log "no measure step on this machine: the package's rule, no graphs"
+if [ -z "${CONVNORM_DATA_DIR:-}" ]; then
+    if [ -d "$REPO/.data" ]; then CONVNORM_DATA_DIR=$REPO/.data
+    else  # the lossless copy's two parts, carried by two calls
+        CONVNORM_DATA_DIR=$WORK/data; mkdir -p "$CONVNORM_DATA_DIR"
+        for part in "$REPO"/.data-part1/* "$REPO"/.data-part2/*; do [ -f "$part" ] && ln -sf "$part" "$CONVNORM_DATA_DIR/"; done
+    fi
+fi
+export CONVNORM_DATA_DIR
 log "decoding CIFAR-10 once"
-"$PYTHON" -c "from convnorm.data import load_cifar; print(load_cifar('cifar10')[0].shape)" > "$WORK/logs/decoding.log" 2>&1 &
-decoding=$!
+"$PYTHON" -c "from convnorm.data import find_cifar, load_cifar; print(find_cifar('cifar10').description); \
+print(load_cifar('cifar10')[0].shape)" > "$WORK/logs/decoding.log" 2>&1
+status=$?
+cat "$WORK/logs/decoding.log"
+[ "$status" -eq 0 ] || stop "decoding CIFAR-10 failed: $(tail -n 1 "$WORK/logs/decoding.log")"
 
-graph=--cuda-graph
-forbid_dense=()
 if [ "$device" != cpu ]; then
-    log "CUDA checks (at most ${CHECKS_S} s)"
-    timeout "$CHECKS_S" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider tests/test_training_cuda.py \
-        -k "not dense_transforms" > "$WORK/logs/cuda-checks.log" 2>&1
-    status=$?
-    tail -n 3 "$WORK/logs/cuda-checks.log"
-    [ "$status" -eq 0 ] || { graph=""; log "the CUDA checks did not pass (exit $status): training without CUDA graphs"; }
-    log "CUDA checks of dense DFT matrices (at most ${DENSE_CHECKS_S} s)"
-    timeout "$DENSE_CHECKS_S" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider tests/test_layer_cuda.py \
-        tests/test_training_cuda.py -k dense_transforms > "$WORK/logs/dense-checks.log" 2>&1
-    status=$?
-    tail -n 3 "$WORK/logs/dense-checks.log"
-    [ "$status" -eq 0 ] || { forbid_dense=(--forbid-dense-transforms)
-        log "the checks of dense DFT matrices did not pass (exit $status): ConvNorm transforms by FFTs"; }
     export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d 2>/dev/null \
@@ -87,35 +137,35 @@ if [ "$device" != cpu ]; then
         unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
         log "MPS off"
     fi
-else
-    graph=""
-    log "no GPU: a rehearsal"
 fi
-wait "$decoding"
-status=$?
-cat "$WORK/logs/decoding.log"
-[ "$status" -eq 0 ] || { log "decoding CIFAR-10 failed (exit $status)"; exit 1; }
-log "decoded"
 
-slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
-calibration=benchmarks/results/gpu_calibration_${slug}_$(date -u +%Y%m%dT%H%M).json
-log "calibration (at most ${CALIBRATION_S} s)"
-# the step times are timed as the trainings will step: eagerly where the CUDA checks failed
+calibration=benchmarks/results/gpu_calibration_${slug}_${stamp}.json
+budget=$(capped "$CALIBRATION_S" 3)
+[ "$budget" -gt 0 ] || stop "no time left for the calibration ($(left) s)"
+log "calibration (at most ${budget} s)"
+# the step times are timed as the trainings will step: eagerly where the graph check failed
 eager=(); [ -n "$graph" ] || eager=(--eager)
-timeout $(( CALIBRATION_S + 60 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$CALIBRATION_S" \
-    --runtime-once "${eager[@]}" "${forbid_dense[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
+filtered=(); [ -n "$filter" ] && filtered=(--filter "$filter")
+timeout $(( budget + 15 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$budget" \
+    "${eager[@]}" "${filtered[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
 tail -n 12 "$WORK/logs/calibration.log"
 calibrated=()
 [ -f "$calibration" ] && calibrated=(--calibration "$calibration" --pack-also "$calibration")
+for record in "$STATE"/bench_gpu_*.json; do  # the benchmark comes back with the trainings too
+    [ -f "$record" ] && cp "$record" benchmarks/results/ && calibrated+=(--pack-also "benchmarks/results/$(basename "$record")")
+done
 
-log "trainings until the deadline ($(left) s left)"
+trainings=$(left)
+[ "$trainings" -gt 20 ] || stop "no time left for a training ($trainings s after the calibration)"
+log "trainings until the deadline ($trainings s left)"
 # shellcheck disable=SC2086
-"$PYTHON" scripts/gpu_runs.py --preset "$PRESET" --deadline "$(left)" --pack "$OUT" --logs "$WORK/logs/runs" \
-    "${calibrated[@]}" $graph ${REQUESTS:-} 2>&1 | tee "$WORK/logs/gpu_runs.log"
+"$PYTHON" scripts/gpu_runs.py --preset "$PRESET" --deadline "$trainings" --pack "$OUT" --logs "$WORK/logs/runs" \
+    "${calibrated[@]}" "${filtered[@]}" $graph ${REQUESTS:-} 2>&1 | tee "$WORK/logs/gpu_runs.log"
 runs=${PIPESTATUS[0]}
 command -v nvidia-smi >/dev/null && echo quit | nvidia-cuda-mps-control 2>/dev/null
-(cd "$WORK" && tar czf "$OUT/logs.tgz" logs)
-log "packed: $(ls "$OUT" | tr '\n' ' ')"
-exec >&- 2>&-
-wait "$tee_pid"  # every line out before the call returns
-exit "$runs"
+if [ -f "$OUT/status.json" ]; then
+    log "stopped: $("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1])).get('stopped') or 'every training done')" "$OUT/status.json")"
+else
+    stop "the trainings did not start: $(grep '^error: ' "$WORK/logs/gpu_runs.log" | tail -n 1)"
+fi
+finish "$runs"

@@ -24,8 +24,8 @@ models captured as CUDA graphs in one process have failed:
 deadline is stopped, leaving nothing (a run record is written whole when its training
 ends). Each finished training is packed into ``<pack>/results.tgz`` at once (laid out as
 the repository: ``tar xzf results.tgz -C <repo>``), with the status in
-``<pack>/status.json``. ConvNorm's transforms are computed as the calibration chose
-(``--dense-transforms``: dense DFT matrices on the GPU where they were faster than FFTs).
+``<pack>/status.json``. ConvNorm's spatial filter is the one the window's benchmark chose
+(``--filter``: the fused kernels, FFTs or dense DFT matrices; by default the calibration's).
 After the first BN ResNet18 of the core, its test accuracy is checked against
 ``gpu_plan.BN_ACCURACY_FLOOR``: below it, nothing more starts (the schedule is too short
 for this GPU's data; lengthen it before the next window).
@@ -58,6 +58,7 @@ from convnorm.experiments import (  # noqa: E402
     run_experiment,
     run_record_path,
 )
+from convnorm.functional import FILTERS  # noqa: E402
 from convnorm.training import load_results  # noqa: E402
 from convnorm_book.results import endpoints  # noqa: E402
 from convnorm_book.results.power import TARGET_POWER  # noqa: E402
@@ -72,7 +73,7 @@ RESULTS = ROOT / "results"
 DEFAULT_LOGS = "/tmp/gpu-runs-logs"
 #: the options only a window uses, with the value that means "not given"
 WINDOW_ONLY = {"jobs": None, "deadline": float("inf"), "pack": None, "pack_also": [], "cuda_graph": False,
-               "dense_transforms": None, "logs": None}
+               "filter": None, "logs": None}
 
 
 def primary_plans() -> list[endpoints.Plan]:
@@ -182,10 +183,11 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
     return "\n".join(head + lines + ["", total])
 
 
-def recorded_step_times(preset: str, gpu: str = "H100") -> gpu_plan.StepTimes:
-    """The step times of the benchmark records committed under ``benchmarks/results``."""
+def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_plan.StepTimes:
+    """The step times of ``first`` (the window's own calibration) and of the benchmark records
+    committed under ``benchmarks/results``, those measured on ``gpu`` preferred."""
     folder = ROOT / "benchmarks" / "results"
-    paths = (sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
+    paths = ((first or []) + sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
              + sorted(folder.glob(gpu_plan.CALIBRATION_PATTERN)))
     return gpu_plan.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
 
@@ -211,7 +213,7 @@ class Launcher:
         self.output = Path(args.output) / args.preset
         self.precision = gpu_plan.plan_precision(args.preset)
         self.status = {"preset": args.preset, "deadline_s": args.deadline, "jobs": args.jobs,
-                       "dense_transforms": args.dense_transforms, "finished": [],
+                       "filter": args.filter, "finished": [],
                        "failed": [], "cut_at_deadline": [], "not_started": [], "stopped": None}
         self.selector = selectors.DefaultSelector()
         self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
@@ -236,6 +238,10 @@ class Launcher:
         return proc
 
     def estimate(self, job: gpu_plan.Job, running: int) -> float:
+        """Seconds ``job`` is expected to take beside ``running`` others; 0 where no step time is
+        known at all (then trainings start unpriced, and the deadline stops one that does not end)."""
+        if self.times is None:
+            return 0.0
         seconds = gpu_plan.estimate(job, self.times, self.precision).seconds
         return seconds * (self.slowdown if running > 1 else 1.0)
 
@@ -246,8 +252,9 @@ class Launcher:
                 return  # the running stage (a seed) finishes first
             needed = self.estimate(job, len(self.busy) + 1)
             if self.elapsed() + needed + PACK_MARGIN_S > self.args.deadline:
-                self.status["stopped"] = (f"{job.experiment} seed {job.seed} {job.run} (about {needed:.0f} s) does "
-                                          f"not fit before the deadline ({self.args.deadline:.0f} s)")
+                cost = "unpriced" if self.times is None else f"about {needed:.0f} s"
+                self.status["stopped"] = (f"{job.experiment} seed {job.seed} {job.run} ({cost}) does not fit "
+                                          f"before the deadline ({self.args.deadline:.0f} s)")
                 return
             self.queue.pop(0)
             proc = self.worker()
@@ -255,10 +262,11 @@ class Launcher:
                                          "run": job.run, "output": str(self.output),
                                          "data_dir": self.args.data_dir,
                                          "cuda_graph": self.args.cuda_graph,
-                                         "dense_transforms": self.args.dense_transforms}) + "\n")
+                                         "filter": self.args.filter}) + "\n")
             proc.stdin.flush()
             self.busy[proc.pid] = (proc, job, time.monotonic())
-            self.say(f"started {job.experiment} seed {job.seed} {job.run} (estimate {needed:.0f} s)")
+            self.say(f"started {job.experiment} seed {job.seed} {job.run} ("
+                     + ("unpriced" if self.times is None else f"estimate {needed:.0f} s") + ")")
 
     def wait(self) -> None:
         for key, _ in self.selector.select(timeout=1.0):
@@ -336,9 +344,12 @@ class Launcher:
         print(f"[{self.elapsed():6.1f} s] {text}", flush=True)
 
     def run(self) -> dict:
+        if self.times is None:
+            self.say("no step time is measured or recorded here: each training starts unpriced, and the deadline "
+                     "stops one that does not end in time")
         self.say(f"{len(self.queue)} trainings to go; at most {self.args.jobs} at a time; deadline "
-                 f"{self.args.deadline:.0f} s; ConvNorm transforms by "
-                 + ("dense DFT matrices on the GPU too" if self.args.dense_transforms else "the package's rule"))
+                 f"{self.args.deadline:.0f} s; ConvNorm filters by "
+                 + (f"the {self.args.filter} filter" if self.args.filter else "the package's rule"))
         while (self.queue and self.status["stopped"] is None) or self.busy:
             self.start_jobs()
             if not self.busy:
@@ -386,9 +397,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pack-also", action="append", default=[], metavar="FILE",
                         help="a file of this checkout to pack too (the window's calibration record)")
     parser.add_argument("--cuda-graph", action="store_true", help="replay each training step from one CUDA graph")
-    parser.add_argument("--dense-transforms", action=argparse.BooleanOptionalAction, default=None,
-                        help="compute ConvNorm's transforms by dense DFT matrices on the GPU too "
-                             "(default: as the calibration chose; without one, the package's rule)")
+    parser.add_argument("--filter", choices=list(FILTERS), default=None,
+                        help="ConvNorm's spatial filter on the GPU (default: as the calibration says; without one, "
+                             "the package's rule)")
     return parser.parse_args(argv)
 
 
@@ -424,19 +435,22 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
     slowdown, jobs = 1.0, args.jobs or 1
     if args.calibration is not None:
         calibration = load_results(args.calibration)["results"]
-        times = gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
+        # what the window's calibration did not reach is priced with recorded step times
+        times = recorded_step_times(args.preset, calibration["setup"]["gpu"], [args.calibration])
         measured = calibration["concurrency"]
         jobs = args.jobs or measured["jobs"]
-        if args.dense_transforms is None:
-            args.dense_transforms = bool(calibration.get("dense_transforms"))
+        if args.filter is None:
+            args.filter = calibration.get("filter")
         # the slowdown was measured for the calibration's number at once; for another, assume no gain
         slowdown = 1.0 if jobs == 1 else measured["slowdown"] if jobs == measured["jobs"] else float(jobs)
     else:
         times = recorded_step_times(args.preset)
         slowdown = float(jobs)  # nothing measured: concurrent trainings gain nothing
-    times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))  # refuses an empty table
+    try:
+        times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))
+    except ValueError:  # nothing measured or recorded: the trainings start unpriced, one at a time
+        times, jobs, slowdown = None, 1, 1.0
     args.jobs = jobs
-    args.dense_transforms = bool(args.dense_transforms)
     queue = gpu_plan.jobs(groups, args.preset, Path(args.output) / args.preset, args.data_dir)
     return queue, times, slowdown
 

@@ -32,6 +32,8 @@ KINDS_BY_FILE = {
 KINDS_BY_TEST = {
     ("test_gpu_protocol.py", "test_a_deadline_cuts_a_training_and_leaves_no_partial_record"): ("rehearsal",),
     ("test_gpu_protocol.py", "test_device_session_rehearsed_in_smoke_form"): ("rehearsal",),
+    ("test_gpu_protocol.py", "test_a_window_without_time_for_its_trainings_stops_in_one_line"): ("rehearsal",),
+    ("test_gpu_protocol.py", "test_the_benchmark_and_the_calibration_stay_within_their_budgets"): ("rehearsal",),
     ("test_gpu_protocol.py", "test_gpu_runs_refuses_bad_requests_in_one_line_before_starting"): ("rehearsal",),
     ("test_gpu_protocol.py",
      "test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them"): ("rehearsal",),

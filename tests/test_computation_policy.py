@@ -17,7 +17,7 @@ import convnorm
 from convnorm import _caches
 from convnorm._frequency_domain import _chunks
 from convnorm._geometry import layer_geometry
-from convnorm.fourier import kernel_autocorrelation
+from convnorm.fourier import autocorrelation_by_convolution, kernel_autocorrelation
 from convnorm.functional import (
     ComputationPolicy,
     chosen_computation,
@@ -160,22 +160,15 @@ def test_the_plan_holds_every_threshold():
     assert plan((8, 8), device="meta", policy=forced).frequencies_per_chunk is None
 
 
-def test_the_policy_chooses_the_autocorrelation_method():
-    """A grouped convolution for the autocorrelation beyond ``lag_map_max_entries`` lags in the
-    lag map, which kernel_autocorrelation follows (the policy in force) unless told."""
-    policy = ComputationPolicy()
-    assert not policy.autocorrelation_by_convolution((7, 7))  # 49^2 * 169 lags: about 406,000
-    assert policy.autocorrelation_by_convolution((11, 11))  # 121^2 * 441: about 6.5 million
-    assert replace(policy, lag_map_max_entries=1000).autocorrelation_by_convolution((7, 7))
-
-
-def test_both_autocorrelation_methods_agree():
+def test_the_autocorrelation_method_follows_the_kernel_size():
+    """A grouped convolution for the autocorrelation beyond ``LAG_MAP_MAX_ENTRIES`` lags in the
+    lag map, which kernel_autocorrelation follows unless told; both methods agree."""
+    assert not autocorrelation_by_convolution((7, 7))  # 49^2 * 169 lags: about 406,000
+    assert autocorrelation_by_convolution((11, 11))  # 121^2 * 441: about 6.5 million
     w = torch.randn(5, 3, 4, 3, dtype=torch.float64)
     torch.testing.assert_close(kernel_autocorrelation(w, by_convolution=True),
                                kernel_autocorrelation(w, by_convolution=False))
-    for entries in (0, 2**30):  # every kernel by convolution, none
-        with use_policy(replace(current_policy(), lag_map_max_entries=entries)):
-            torch.testing.assert_close(kernel_autocorrelation(w), kernel_autocorrelation(w, by_convolution=False))
+    torch.testing.assert_close(kernel_autocorrelation(w), kernel_autocorrelation(w, by_convolution=False))
 
 
 def test_computation_forces_a_way_and_restores_the_policy():
@@ -231,7 +224,8 @@ def test_a_policy_is_per_thread():
 
 @pytest.mark.parametrize("field, value", [("chunk_bytes", -1), ("dense_2d_max_pixels", float("nan")),
                                           ("frequency_domain_max_size", "32"), ("frequency_domain_devices", "cpu"),
-                                          ("lag_map_max_entries", -1)])
+                                          ("fused_filter_devices", "cuda"), ("fused_float32_precision", "bf16"),
+                                          ("float32_convolution", 1)])
 def test_policy_fields_are_checked(field, value):
     with pytest.raises(ValueError, match=field):
         ComputationPolicy(**{field: value})

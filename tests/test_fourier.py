@@ -101,8 +101,8 @@ def test_dilated_spectrum_is_that_of_the_zero_stuffed_kernels(size, dilation):
 
 
 def test_autocorrelation_large_kernel_path_and_spectrum_from_it():
-    """Kernels too large for the Gram lag map use a grouped convolution (the policy's
-    ``lag_map_max_entries``): same result, and the power spectrum from r equals the direct sum
+    """Kernels too large for the Gram lag map use a grouped convolution
+    (``LAG_MAP_MAX_ENTRIES``): same result, and the power spectrum from r equals the direct sum
     of |FFT|²."""
     torch.manual_seed(12)
     w = torch.randn(3, 2, 11, 11, dtype=torch.float64)

@@ -420,3 +420,73 @@ def test_the_kernels_compile_for_a_hopper_gpu(dtype, precision, blocks):
     shared = json.loads(completed.stdout.strip().splitlines()[-1])
     assert set(shared) == {"forward_kernel", "backward_kernel"}
     assert max(shared.values()) <= 227 * 1024, shared
+
+
+# The layer with the fused filter: ConvNorm2d as the policy computes it on a GPU (where the
+# filter is fused by default), against the reference, and what bfloat16 costs.
+
+def fused_policy():
+    from convnorm.functional import ComputationPolicy
+
+    return ComputationPolicy(frequency_domain_devices=()).filtering("fused", DEVICE.type)
+
+
+@pytest.mark.parametrize("name", ["L34", "L34-stride2", "L18-stride2", "L6", "5x5-nonsquare"])
+@pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels-last"])
+def test_the_layer_with_the_fused_filter_is_the_equation(name, channels_last):
+    """ConvNorm2d (its weight, affine kernel and bias) in float32 by the fused filter, output
+    and every gradient against the float64 reference, in both memory layouts; the output keeps
+    the input's layout."""
+    from convnorm import ConvNorm2d
+    from convnorm.functional import use_policy
+
+    size, kernel, stride, padding = LAYERS[name]
+    torch.manual_seed(0)
+    layer = ConvNorm2d(3, 4, kernel, stride, padding).to(DEVICE)
+    with torch.no_grad():
+        layer.affine_weight.add_(0.1 * torch.randn_like(layer.affine_weight))
+        layer.bias.normal_()
+    x = torch.randn(2, 3, *size, device=DEVICE)
+    x = x.contiguous(memory_format=torch.channels_last) if channels_last else x
+    x.requires_grad_()
+    with use_policy(fused_policy()):
+        out = layer(x)
+        assert layer._prepared[2].plan.filter == "fused"
+    probe = torch.randn_like(out)
+    got = (out, *torch.autograd.grad(out, (x, layer.weight, layer.affine_weight, layer.bias), probe))
+    leaves = [t.detach().double().requires_grad_() for t in (x, layer.weight, layer.affine_weight, layer.bias)]
+    want = conv_norm_reference(leaves[0], leaves[1], leaves[3], stride, padding, affine_weight=leaves[2])
+    wanted = (want, *torch.autograd.grad(want, leaves, probe.double()))
+    for g, w, what in zip(got, wanted, ("output", "input", "weight", "affine", "bias")):
+        assert error(g, w.detach()) < FLOAT32_TOLERANCE, what
+    assert out.is_contiguous(memory_format=torch.channels_last if channels_last else torch.contiguous_format)
+
+
+def test_bfloat16_costs_more_on_a_low_pass_kernel_and_stays_bounded():
+    """Under bfloat16 autocast the fused filter takes the convolution in bfloat16 (unless
+    ``float32_convolution``): the normalizer's gain, up to eps**-1/2 where a kernel's spectrum
+    vanishes, amplifies that rounding. Measured on a random kernel and on a low-pass one (a 3x3
+    box filter plus 1 % noise, whose spectrum nearly vanishes at the highest frequencies), each
+    against the float64 reference: the low-pass error is the larger, both stay below 5 % of the
+    output's largest entry, and the float32 convolution brings both back to float32's accuracy."""
+    from dataclasses import replace
+
+    from convnorm.functional import conv_norm2d, use_policy
+
+    torch.manual_seed(1)
+    x = torch.randn(4, 8, 16, 16)
+    random = torch.randn(8, 8, 3, 3) / 8
+    box = torch.ones(8, 8, 3, 3) / 8 + 0.01 * torch.randn(8, 8, 3, 3)
+    errors = {}
+    for name, w in (("random", random), ("low-pass", box)):
+        want = conv_norm_reference(x.double(), w.double(), None, 1, 1)
+        for convolution in ("bfloat16", "float32"):
+            policy = replace(fused_policy(), float32_convolution=convolution == "float32")
+            with use_policy(policy), torch.autocast(DEVICE.type, dtype=torch.bfloat16):
+                got = conv_norm2d(x.to(DEVICE), w.to(DEVICE), None, 1, 1)
+            assert got.dtype == torch.bfloat16
+            errors[name, convolution] = error(got.float(), want)
+    assert errors["low-pass", "bfloat16"] > errors["random", "bfloat16"]
+    assert max(errors["random", "bfloat16"], errors["low-pass", "bfloat16"]) < 5e-2, errors
+    # float32 convolution: the only bfloat16 rounding left is the output's own (2**-8, 2**-7 interpreted)
+    assert max(errors["random", "float32"], errors["low-pass", "float32"]) <= 2 * UNIT_ROUNDOFF[torch.bfloat16], errors

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,23 @@ def test_fast_deviations_list_every_change_of_the_recipe():
     assert "training images" not in rows and "network" not in rows  # the full split, the paper's networks
 
 
-def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_on_a_gpu():
-    """One rule for both, so that a step is timed in the layout it will train in."""
+def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_on_a_gpu(monkeypatch):
+    """One rule for both, so that a step is timed in the layout it will train in; a network
+    whose ConvNorm layers filter by FFTs or dense matrices stays contiguous (they would convert
+    it at every layer), one whose filter is fused keeps channels-last."""
     import torch
 
+    from convnorm import _fused_filter
+    from convnorm.functional import current_policy, use_policy
+
     cuda, cpu = torch.device("cuda"), torch.device("cpu")
-    assert PRESETS["fast"].channels_last(cuda) and not PRESETS["fast"].channels_last(cpu)
-    assert not PRESETS["short-schedule"].channels_last(cuda) and not PRESETS["cpu"].channels_last(cuda)
+    assert PRESETS["fast"].channels_last(cuda, "bn") and not PRESETS["fast"].channels_last(cpu, "bn")
+    assert not PRESETS["short-schedule"].channels_last(cuda, "bn") and not PRESETS["cpu"].channels_last(cuda, "bn")
+    monkeypatch.setattr(_fused_filter, "available", lambda device: True)  # Triton as on a GPU machine
+    monkeypatch.setattr("convnorm._policy.fused_filter_available", lambda device: True)
+    assert PRESETS["fast"].channels_last(cuda, "convnorm+bn")
+    with use_policy(current_policy().filtering("fft", "cuda")):
+        assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     assert not step_timing._trainer(SMOKE, "resnet18", "bn", cpu, 1, None).config.channels_last
 
 
@@ -102,17 +113,17 @@ def test_the_plan_checks_the_floor_then_trains_the_primary_endpoints_seed_by_see
 
 
 def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1, gpu: str = "cpu (test)",
-                 norms=("bn", "convnorm+bn"), precision: str = "fp32", dense_transforms: bool | None = None) -> Path:
-    """A calibration record with every network of ``norms`` at one step time (and, unless
-    None, its choice of ConvNorm's transforms)."""
+                 norms=("bn", "convnorm+bn"), precision: str = "fp32", filter: str | None = None) -> Path:
+    """A calibration record with every network of ``norms`` at one step time, timed with
+    ConvNorm's ``filter`` (None: the package's rule)."""
     entries = [{"arch": "resnet18", "norm": norm, "precision": precision, "batch": 50, "cuda_graph": False,
                 "train_s_per_image": seconds_per_image, "forward_s_per_image": seconds_per_image / 3}
                for norm in norms]
     results = {"setup": {"gpu": gpu}, "step_times": entries,
                "concurrency": {"jobs": jobs, "slowdown": 1.0, "mode": "test"}}
-    if dense_transforms is not None:
-        results["dense_transforms"] = dense_transforms
-    return save_results(tmp_path / f"calibration-{gpu.split()[-1]}-{precision}-{dense_transforms}.json",
+    if filter is not None:
+        results["filter"] = filter
+    return save_results(tmp_path / f"calibration-{gpu.split()[-1]}-{precision}-{filter}.json",
                         {"experiment": "calibrate_gpu"}, results)
 
 
@@ -159,15 +170,13 @@ def _script(name: str, path: Path):
     return module
 
 
-def _checked(cifar_root, tmp_path, calibration: Path | None, jobs: int | None = None,
-             dense_transforms: bool | None = None):
+def _checked(cifar_root, tmp_path, calibration: Path | None, jobs: int | None = None, filter: str | None = None):
     """``scripts/gpu_runs.py``'s checked arguments for a smoke request: (queue, step times,
     slowdown) and the namespace, with the values it settled."""
     import argparse
 
     args = argparse.Namespace(preset=SMOKE, jobs=jobs, deadline=60.0, requests=["generalization:0"],
-                              calibration=calibration, output=str(tmp_path), data_dir=cifar_root,
-                              dense_transforms=dense_transforms)
+                              calibration=calibration, output=str(tmp_path), data_dir=cifar_root, filter=filter)
     return _script("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py").checked(args), args
 
 
@@ -183,94 +192,65 @@ def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_mea
     assert slowdown(6) == (6.0, 6)  # not measured: no gain assumed
 
 
-def test_the_trainings_transform_as_the_calibration_chose(cifar_root, tmp_path, monkeypatch):
-    """Dense DFT matrices on the GPU only where the window's calibration found them faster
-    (or the option asks for them); a worker trains inside that policy, and a run record says
-    which it was (``test_device_session_rehearsed_in_smoke_form``)."""
+def test_the_trainings_filter_as_the_benchmark_chose(cifar_root, tmp_path, monkeypatch):
+    """The filter the window's benchmark chose, passed through the calibration (or the option);
+    a worker trains inside that policy, and a run record says which it was
+    (``test_device_session_rehearsed_in_smoke_form``)."""
     from convnorm.experiments import worker
     from convnorm.functional import current_policy
 
-    chosen = lambda calibration, **option: _checked(cifar_root, tmp_path, calibration, **option)[1].dense_transforms  # noqa: E731
-    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=True)) is True
-    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=False)) is False
-    assert chosen(_calibration(tmp_path, 1e-3)) is False  # a calibration that did not choose: the package's rule
-    assert chosen(None) is False
-    assert chosen(_calibration(tmp_path, 1e-3, dense_transforms=True), dense_transforms=False) is False
+    chosen = lambda calibration, **option: _checked(cifar_root, tmp_path, calibration, **option)[1].filter  # noqa: E731
+    assert chosen(_calibration(tmp_path, 1e-3, filter="dense")) == "dense"
+    assert chosen(_calibration(tmp_path, 1e-3)) is None  # a calibration that chose nothing: the package's rule
+    assert chosen(None) is None
+    assert chosen(_calibration(tmp_path, 1e-3, filter="dense"), filter="fft") == "fft"
 
     seen = []
     monkeypatch.setattr(worker, "run_experiment", lambda *a, **k: seen.append(current_policy()) or {"skipped": []})
     answers = []
     jobs = [{"experiment": "ablation", "preset": SMOKE, "seed": 0, "run": "x", "output": str(tmp_path),
-             "dense_transforms": dense} for dense in (True, False)]
+             "filter": filter} for filter in ("dense", "fused", None)]
     worker.serve([json.dumps(job) for job in jobs], answers.append)
-    assert [a["ok"] for a in answers] == [True, True]
-    assert "cuda" in seen[0].dense_transform_devices and seen[1] == current_policy()
-
-    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
-    faster = 1 / calibrate.MIN_DENSE_GAIN
-    assert calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": 0.99 * faster})
-    assert not calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": 1.01 * faster})  # within the noise
-    assert not calibrate.dense_is_faster({"rule": 1.0, "dense DFT matrices": "RuntimeError: out of memory"})
+    assert [a["ok"] for a in answers] == [True, True, True]
+    assert "cuda" in seen[0].dense_transform_devices and "cuda" not in seen[0].fused_filter_devices
+    assert "cuda" in seen[1].fused_filter_devices and seen[2] == current_policy()
 
 
-def test_a_calibration_told_that_the_dense_checks_failed_times_them_but_never_chooses_them(cifar_root, tmp_path):
-    out = tmp_path / "calibration.json"
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "calibrate_gpu.py"), "--preset", SMOKE,
-                           "--device", "cpu", "--networks", "resnet18:bn,resnet18:convnorm+bn", "--batches", "2",
-                           "--runtime-batch", "4", "--budget", "0.1", "--forbid-dense-transforms", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"})
+def test_the_benchmark_chooses_the_fastest_correct_filter():
+    bench = _script("bench_gpu_script", ROOT / "benchmarks" / "bench_gpu.py")
+    checks = {"fused": {"ok": True}, "fft": {"ok": True}, "dense": {"ok": False}}
+    eager = {"bf16": {"convnorm2d+bn[fused]": 2.0, "convnorm2d+bn[fft]": 1.0, "convnorm2d+bn[dense]": 0.1}}
+    assert bench.choose(checks, {"eager": eager}) == "fft"  # dense is faster but wrong
+    graphed = {"bf16": {"convnorm2d+bn[fused]": 0.5, "convnorm2d+bn[fft]": "RuntimeError: cannot capture"}}
+    assert bench.choose(checks, {"eager": eager, "graphed": graphed}) == "fused"  # graphed times come first
+    assert bench.choose(checks, {}) == "fused"  # nothing timed: the package's rule, where it is correct
+    assert bench.choose({"fft": {"ok": True}, "fused": {"ok": False}}, {}) == "fft"
+    assert bench.choose({"fft": {"ok": False}}, {}) is None
+
+
+def test_the_benchmark_and_the_calibration_stay_within_their_budgets(cifar_root, tmp_path):
+    """Each stops at its budget, its children included, and says what it left out; neither
+    measures at another scale than the one asked for (a smoke window's scale stays small)."""
+    env = {**os.environ, "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "bench.json"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--scale", "smoke",
+                           "--budget", "3", "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())["results"]
-    assert set(results["alternatives"]) == {"rule", "dense DFT matrices"} and results["dense_transforms"] is False
-    assert {"what": "dense DFT matrices for the trainings", "why": "their CUDA checks failed"} in results["skipped"]
-
-
-def test_a_step_that_fails_with_dense_matrices_is_timed_by_the_rule_instead(monkeypatch):
-    """The window then trains by the rule, as it timed (``meta`` stands in for a GPU here)."""
-    import argparse
-
-    import torch
-
-    from convnorm.functional import current_policy
-
-    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
-
-    def time_steps(*args, **kwargs):
-        if "meta" in current_policy().dense_transform_devices:
-            raise RuntimeError("cannot capture")
-        return {"train_s_per_image": 1.0}
-
-    monkeypatch.setattr(calibrate, "time_steps", time_steps)
-    monkeypatch.setattr(calibrate, "profile_steps", lambda *args, **kwargs: {"ops": []})
-    monkeypatch.setattr(calibrate, "alternatives", lambda *args: {"rule": 2.0, "dense DFT matrices": 1.0})
-    args = argparse.Namespace(preset=SMOKE, batches=2, eager=True, dense_transforms=False,
-                              forbid_dense_transforms=False)
-    answer = calibrate.protocol_child(args, torch.device("meta"), "resnet18:convnorm+bn", choose=True)
-    assert answer["dense_transforms"] is False and answer["dense_error"] == "RuntimeError: cannot capture"
-    assert answer["train_s_per_image"] == 1.0 and answer["profile"] == {"ops": []}
-    args.forbid_dense_transforms = True  # the window's dense checks failed: never chosen, nothing to fall back from
-    answer = calibrate.protocol_child(args, torch.device("meta"), "resnet18:convnorm+bn", choose=True)
-    assert answer["dense_transforms"] is False and "dense_error" not in answer
-
-
-def test_a_window_leaves_out_a_run_time_comparison_already_recorded_whole_for_its_gpu(tmp_path):
-    calibrate = _script("calibrate_gpu_script", ROOT / "benchmarks" / "calibrate_gpu.py")
-    whole = {name: {"seconds_per_step": 0.01} for name in calibrate.RUNTIME_MODELS}
-
-    def record(name: str, gpu: str, time: dict) -> None:
-        save_results(tmp_path / f"gpu_calibration_{name}.json", {"experiment": "calibrate_gpu"},
-                     {"setup": {"gpu": gpu}, "time": time})
-
-    record("a", "NVIDIA H200", {"eager": whole})  # no CUDA graphs: not whole on a GPU
-    record("b", "NVIDIA H100 80GB HBM3", {"eager": whole, "cuda_graph": whole})
-    record("c", "cpu (test)", {"eager": whole})
-    record("d", "NVIDIA H200", {"eager": whole, "cuda_graph": {"conv2d+bn": 0.01}})  # a graph missing
-    assert calibrate.recorded_runtime("NVIDIA H200", tmp_path) is None
-    assert calibrate.recorded_runtime("NVIDIA H100 80GB HBM3", tmp_path).name == "gpu_calibration_b.json"
-    assert calibrate.recorded_runtime("cpu (test)", tmp_path).name == "gpu_calibration_c.json"
-    record("e", "NVIDIA H200", {"eager": whole, "cuda_graph": whole})
-    assert calibrate.recorded_runtime("NVIDIA H200", tmp_path).name == "gpu_calibration_e.json"
+    assert results["setup"]["scale"] == "smoke" and results["setup"]["torch"]
+    assert all(check["ok"] and check["float32"] < 1e-4 for name, check in results["checks"].items())
+    assert results["chosen_filter"] in results["checks"]
+    assert any(item["why"] == "the budget was spent" for item in results["skipped"])
+    out = tmp_path / "calibration.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "calibrate_gpu.py"), "--preset", SMOKE,
+                           "--device", "cpu", "--batches", "2", "--budget", "1", "--filter", "dense",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.monotonic() - started < 240
+    results = json.loads(out.read_text())["results"]
+    assert results["filter"] == "dense" and len(results["step_times"]) < len(results["skipped"])
+    assert {"what": "step time of vgg16:convnorm+bn", "why": "the budget was spent"} in results["skipped"]
 
 
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
@@ -355,42 +335,62 @@ def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp
     assert not (stored / f"{cut_key}.json").exists() and not list(stored.glob("*.tmp"))
 
 
+def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": str(deadline),
+           "WORK": str(tmp_path / "work"), "OUT": str(tmp_path / f"out-{phase}"), "STATE": str(tmp_path / "state"),
+           "OMP_NUM_THREADS": "1", "PYTHON": sys.executable, "CALIBRATION_S": "20",
+           "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2",
+           "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn", **data, **extra}
+    return subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh"), phase], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
-    """``scripts/device_session.sh`` end to end, as a lent window runs it, under a deadline:
-    the calibration, then the core's trainings until the deadline, each finished one
-    packed in an archive that unpacks into the repository's own layout."""
-    env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": "120", "WORK": str(tmp_path / "work"),
-           "OUT": str(tmp_path / "out"), "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1",
-           "PYTHON": sys.executable, "CALIBRATION_S": "5",
-           "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2 --runtime-batch 4",
-           "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn"}
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh")], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    status = json.loads((tmp_path / "out" / "status.json").read_text())
-    assert status["finished"] and not status["failed"]
-    packed = _packed(tmp_path / "out" / "results.tgz")
-    assert any(name.startswith("benchmarks/results/gpu_calibration_cpu") for name in packed)
+    """``scripts/device_session.sh`` end to end, in the two calls of a lent window, under a
+    deadline of 90 s with a second process busy on the machine: the benchmark's choice of
+    filter, the calibration, then the core's trainings until the deadline, at least one
+    finished and packed in an archive that unpacks into the repository's own layout."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        data = {"CONVNORM_DATA_DIR": cifar_root, "CONVNORM_CACHE_DIR": os.environ.get("CONVNORM_CACHE_DIR", "")}
+        data = {k: v for k, v in data.items() if v}
+        measured = _session("measure", tmp_path, 30, data)
+        trained = _session("train", tmp_path, 90, data)
+    finally:
+        busy.kill()
+    assert measured.returncode == 0, measured.stdout + measured.stderr
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    with tarfile.open(tmp_path / "out-measure" / "measure.tgz") as tar:
+        (bench,) = [m for m in tar.getnames() if m.startswith("benchmarks/results/bench_gpu_cpu")]
+    filter = (tmp_path / "state" / "filter").read_text().strip()
+    status = json.loads((tmp_path / "out-train" / "status.json").read_text())
+    assert status["finished"] and not status["failed"] and status["filter"] == filter
+    packed = _packed(tmp_path / "out-train" / "results.tgz")
+    assert any(name.startswith("benchmarks/results/gpu_calibration_cpu") for name in packed) and bench in packed
     runs = [data for name, data in packed.items() if name.startswith(f"results/{SMOKE}/runs/{SMOKE}-seed")]
     assert len(runs) == len(status["finished"])
     assert all(data["provenance"]["git_commit"] == "0" * 40 for data in runs)
-    general = packed[f"results/{SMOKE}/generalization-{SMOKE}-seed0.json"]
-    assert general["results"]["cifar10"]["bn"]["summary"] and general["provenance"]["runs_missing"] == [
-        "cifar10-none", "cifar10-convnorm"]
     calibration = next(data for name, data in packed.items()
                        if name.startswith("benchmarks/results/gpu_calibration"))["results"]
+    assert calibration["filter"] == filter
     assert all(not entry["cuda_graph"] for entry in calibration["step_times"])  # as the trainings stepped: eagerly
-    assert calibration["profile"]["norm"] == "convnorm+bn" and calibration["profile"]["ops"]  # the second network
-    assert set(calibration["alternatives"]) == {"rule", "dense DFT matrices"}
-    assert all(isinstance(seconds, float) and seconds > 0 for seconds in calibration["alternatives"].values())
-    # the trainings transform as the calibration chose, and their records say so
-    assert status["dense_transforms"] is calibration["dense_transforms"]
-    noted = {"dense_transform_devices": ["cpu", "cuda"]} if status["dense_transforms"] else {}
+    # the trainings filter as the benchmark chose, and their records say so
+    from convnorm.functional import current_policy
+
+    noted = current_policy().filtering(filter, "cuda").changes()
     assert all(data["results"]["computation_policy"] == noted for data in runs)
-    with tarfile.open(tmp_path / "out" / "logs.tgz") as tar:
-        assert {"logs/calibration.log", "logs/session.log"} <= set(tar.getnames())
-        session = tar.extractfile("logs/session.log").read().decode()
-    assert "trainings until the deadline" in session and "packed: " in done.stdout  # the last line is out too
+    with tarfile.open(tmp_path / "out-train" / "logs-train.tgz") as tar:
+        assert {"logs/calibration.log", "logs/session-train.log"} <= set(tar.getnames())
+        session = tar.extractfile("logs/session-train.log").read().decode()
+    assert "trainings until the deadline" in session and "stopped: " in session and "packed: " in trained.stdout
+
+
+def test_a_window_without_time_for_its_trainings_stops_in_one_line(cifar_root, tmp_path):
+    done = _session("train", tmp_path, 3, {"CONVNORM_DATA_DIR": cifar_root})
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = json.loads((tmp_path / "out-train" / "status.json").read_text())
+    assert status["finished"] == [] and status["stopped"].startswith("no time left")
+    assert "error" not in done.stdout and "Traceback" not in done.stdout
 
 
 def _between(text: str, marker: str) -> list[str]:

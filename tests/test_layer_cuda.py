@@ -1,12 +1,12 @@
 """ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
 autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
 torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
-Each of these with the package's rule (the spatial computation, cuFFT), with the
-frequency-domain computation forced (``convnorm.functional.computation``), and with the
-spatial computation's dense DFT matrices on the GPU
-(``ComputationPolicy.transforming_densely``). Skipped without a GPU (CI has none; a lent
-GPU window runs the ``dense_transforms`` cases before it may train with them, see
-``scripts/device_session.sh``)."""
+Each of these with the package's rule (the spatial computation, its filter fused where Triton
+runs), with each filter of the spatial computation (``ComputationPolicy.filtering``: the
+fused kernels, cuFFT, dense DFT matrices) and with the frequency-domain computation forced
+(``convnorm.functional.computation``). Skipped without a GPU (CI has none; a lent GPU window's
+benchmark checks each filter against the float64 reference before it may train with it, see
+``benchmarks/bench_gpu.py``)."""
 from __future__ import annotations
 
 import pytest
@@ -25,17 +25,17 @@ CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1
          dict(kernel_size=5, padding=1, dilation=1)]
 
 
-@pytest.fixture(params=["rule", "frequency_domain", "dense_transforms"])
+@pytest.fixture(params=["rule", "fused", "fft", "dense", "frequency_domain"])
 def way(request):
-    """The package's rule on a GPU (spatial, cuFFT), the frequency-domain computation forced,
-    or the spatial computation with dense DFT matrices on the GPU too."""
+    """The package's rule on a GPU, each filter of the spatial computation, or the
+    frequency-domain computation forced."""
     if request.param == "rule":
         yield
-    elif request.param == "dense_transforms":
-        with use_policy(current_policy().transforming_densely("cuda")):
+    elif request.param == "frequency_domain":
+        with computation(request.param):
             yield
     else:
-        with computation(request.param):
+        with use_policy(current_policy().filtering(request.param, "cuda")):
             yield
 
 

@@ -168,7 +168,7 @@ class Context:
             max_batches_per_epoch=p.max_batches_per_epoch, epoch_images=epoch_images,
             # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
             cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
-            channels_last=p.channels_last(self.device),
+            channels_last=p.channels_last(self.device, norm),
         )
 
     def settings(self, arch: str, norm: str, splits: CifarSplits, config: TrainConfig, affine: bool,

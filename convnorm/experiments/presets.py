@@ -37,6 +37,8 @@ from dataclasses import asdict, dataclass, replace
 
 import torch
 
+from ..functional import current_policy
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -98,10 +100,15 @@ class Preset:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def channels_last(self, device: torch.device) -> bool:
-        """Whether trainings of this preset on ``device`` keep images and weights channels-last:
-        on a CUDA GPU with mixed precision, whose tensor cores read that layout fastest."""
-        return device.type == "cuda" and self.precision == "mixed"
+    def channels_last(self, device: torch.device, norm: str) -> bool:
+        """Whether trainings of this preset with ``norm`` on ``device`` keep images and weights
+        channels-last: on a CUDA GPU with mixed precision, whose tensor cores read that layout
+        fastest, unless the network's ConvNorm layers would convert it at every layer (their
+        filter is not the fused one under the policy in force:
+        :meth:`~convnorm.functional.ComputationPolicy.keeps_channels_last`). One layout per network."""
+        if device.type != "cuda" or self.precision != "mixed":
+            return False
+        return "convnorm" not in norm.split("+") or current_policy().keeps_channels_last(device.type)
 
 
 # label noise and data scarcity: the paper's ablation tables (first four) and its

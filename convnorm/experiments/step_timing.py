@@ -42,7 +42,7 @@ def _trainer(preset: str, arch: str, norm: str, device: torch.device, batches: i
     config = TrainConfig(epochs=2, batch_size=settings.batch_size, lr=settings.lr, nesterov=settings.nesterov,
                          weight_decay=settings.weight_decay, schedule=settings.schedule,
                          warmup_fraction=settings.warmup_fraction, precision=precision, cuda_graph=graph,
-                         channels_last=settings.channels_last(device))
+                         channels_last=settings.channels_last(device, norm))
     torch.manual_seed(0)
     model = build_model(settings.arch or arch, norm, 10, settings.width)
     regularizer = None

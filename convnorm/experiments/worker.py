@@ -3,9 +3,9 @@ trains the runs sent to it, one after another, so that the cost of starting Pyth
 CUDA and the data is paid once per worker rather than once per training.
 
 It reads one job a line on standard input (JSON: ``experiment``, ``preset``, ``seed``,
-``run``, ``output``, ``data_dir``, ``cuda_graph``, ``dense_transforms``: ConvNorm's
-transforms by dense DFT matrices on the GPU too,
-:meth:`~convnorm.functional.ComputationPolicy.transforming_densely`) and answers each with one line on
+``run``, ``output``, ``data_dir``, ``cuda_graph``, ``filter``: ConvNorm's spatial filter on
+the GPU, or None for the package's rule,
+:meth:`~convnorm.functional.ComputationPolicy.filtering`) and answers each with one line on
 standard output: the job with ``ok`` and, on failure, ``error``; training logs go to
 standard error. A training is stored (its run record written whole, in one rename) only
 when it finishes, so a worker killed mid-training leaves nothing half-done.
@@ -30,7 +30,7 @@ def serve(lines, answer) -> None:
             continue
         job = json.loads(line)
         start = time.perf_counter()
-        policy = current_policy().transforming_densely("cuda") if job.get("dense_transforms") else current_policy()
+        policy = current_policy().filtering(job["filter"], "cuda") if job.get("filter") else current_policy()
         try:
             with use_policy(policy):
                 payload = run_experiment(job["experiment"], job["preset"], job.get("data_dir"), job["output"],
