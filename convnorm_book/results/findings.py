@@ -17,7 +17,7 @@ from .records import Records, Run, classes, failure, is_diverged, lookup, simba_
 from .reference import paper_mean, paper_value
 from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
-from .words import group_name, listing, method_label, number, spelled
+from .words import device_name, group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
 _SPREAD_RATIO = 0.8
@@ -172,8 +172,8 @@ def runtime(records: Mapping[str, Records], reference: dict) -> str:
     for data in records.values():
         ratio = {m: collect(data, (m, "relative_to_bn")).mean for m in ("convnorm+bn", "cayley")}
         holds = 1 < ratio["convnorm+bn"] < ratio["cayley"]
-        sentences.append(f"On {data.devices} ({data.settings.runtime_steps} timed steps), ConvNorm+BN takes "
-                         f"{ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
+        sentences.append(f"On {device_name(data.devices)} ({data.settings.runtime_steps} timed steps), ConvNorm+BN "
+                         f"takes {ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
                          f"{ratio['cayley']:.2f} times; the paper: {paper['ConvNorm'] / paper['vanilla']:.2f} and "
                          f"{paper['Cayley'] / paper['vanilla']:.2f} times. The ordering vanilla < ConvNorm < Cayley "
                          f"{'holds' if holds else 'does not hold'} here.")

@@ -22,7 +22,7 @@ from .endpoints import Plan, Result
 from .records import FAILURE_MULTIPLE, Records, Run, caveats, failed_count, paper_scale, scale
 from .reference import MARKS, paper_value
 from .stats import collect
-from .words import GROUP_NAMES, group_name, listing, method_label, number, scale_name, typeset
+from .words import GROUP_NAMES, device_name, group_name, listing, method_label, number, scale_name, typeset
 
 #: the paper's rows and columns in a reader's words, where its table names them by a key
 REFERENCE_LABELS = {"inception_score": "Inception score (higher is better)", "fid": "FID (lower is better)",
@@ -126,7 +126,7 @@ def scale_notes(records: Records, reference: dict | None) -> list[str]:
     """Lines naming the scale of our runs and of the paper's, the paper's names of our
     methods where they differ (the paper's SN is our SN+BN), and how failed trainings
     enter, where any did."""
-    data = f"{records.data}; " if records.schema.history else f"timed on {records.devices}; "
+    data = f"{records.data}; " if records.schema.history else f"timed on {device_name(records.devices)}; "
     spread = "; mean ± sample standard deviation over the seeds." if len(records.runs) > 1 else "."
     notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}{_seeds(records)}"
              + spread]
