@@ -19,6 +19,7 @@ from . import sizes
 from .claims import CLAIMS, SIZED
 from .comparisons import Comparison, shared_label, short_facets, varying
 from .endpoints import Plan, Result
+from .quantities import Measured
 from .records import FAILURE_MULTIPLE, Records, Run, caveats, failed_count, paper_scale, scale
 from .reference import MARKS, paper_value
 from .stats import collect
@@ -32,8 +33,10 @@ REFERENCE_LABELS = {"inception_score": "Inception score (higher is better)", "fi
                     **GROUP_NAMES}
 
 
-def mean_std(mean: float, std: float | None) -> str:
-    """``mean ± std``, both with the decimals suited to the mean."""
+def mean_std(mean: float, std: float | None, places: int | None = None) -> str:
+    """``mean ± std``, both with ``places`` decimals (default: the decimals suited to the mean)."""
+    if places is not None:
+        return f"{mean:,.{places}f}" + ("" if std is None else f" ± {std:,.{places}f}")
     return number(mean) + ("" if std is None else f" ± {number(std, like=mean)}")
 
 
@@ -145,13 +148,19 @@ def scale_notes(records: Records, reference: dict | None) -> list[str]:
     return notes
 
 
-def _ours(records: Records, path: Sequence[str], measure: Measure) -> str:
+def _ours(records: Records, group: str | None, method: str, measure: Measure) -> str:
+    """Our mean ± standard deviation of ``measure`` over the seeds, an accuracy or a rate to
+    no finer than one image of the data behind it (at most two decimals), with the failed
+    trainings counted; "/" where every seed failed."""
+    path = records.schema.path(group, method, measure)
     stats = collect(records, path, 100.0 if measure.percent else 1.0, accuracy=not measure.analysis)
     if stats.failed and stats.failed == stats.seeds:
         return f"/ ({failed_count(stats.failed, stats.seeds)})"
     if not stats.values:
         return "—"
-    shown = mean_std(stats.mean, stats.std if stats.n > 1 else None)
+    resolution = Measured(measure.name).resolution(records, group, method)
+    places = None if resolution is None else min(2, sizes.decimals(None, resolution))
+    shown = mean_std(stats.mean, stats.std if stats.n > 1 else None, places)
     return shown + (f" ({stats.failed_note})" if stats.failed else "")
 
 
@@ -183,7 +192,7 @@ def experiment_table(records: Records, reference: dict | None = None,
             named = ([group_name(schema, group)] if schema.group else []) + [method_label(method)]
             per_row = [[m] for m in chosen] if measure_rows else [chosen]
             for row_measures in per_row:
-                cells = [_ours(records, schema.path(group, method, m), m) for m in row_measures]
+                cells = [_ours(records, group, method, m) for m in row_measures]
                 paper = [paper_value(reference, records.experiment, method, m, group)
                          for m in row_measures] if reference is not None else []
                 shown = next((paper_text(p) for p in paper if p is not None), "—")
@@ -232,7 +241,7 @@ def grid(records: Records, reference: dict | None = None, measure: str | None = 
         cells = []
         for group, m in columns:
             paper = None if reference is None else paper_value(reference, records.experiment, method, m, group)
-            cells.append(_ours(records, schema.path(group, method, m), m)
+            cells.append(_ours(records, group, method, m)
                          + ("" if paper is None else f"\npaper {paper_text(paper)}"))
         rows.append([method_label(method)] + cells)
     return Table(title, ["method"] + heads, rows, scale_notes(records, reference) + caveats(records))
