@@ -61,7 +61,7 @@ class Preset:
     which at a short schedule leaves a small subset with too few steps to be trained.
     ``scarcity_passes`` (where set, in place of both): every subset is passed over this many
     times in all, the paper's 120 epochs, as long as that is no more than the full set's
-    steps (:func:`scarcity_epoch_images`).
+    steps (``scarcity_epoch_images``).
     """
 
     name: str
@@ -293,6 +293,12 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     else:
         row("batch size and learning rate", f"batch not stated (authors' code: {ref.batch_size}), lr {ref.lr:g}",
             f"batch {p.batch_size}, lr {p.lr:g}", "authors' code", "the paper does not state the batch")
+    if p.lr != ref.lr:
+        row("learning rate of the networks without BatchNorm", f"{ref.lr:g}, as every network (ONI: a tenth)",
+            f"{p.lr:g}, as every network (ONI: a tenth)", "this book",
+            "one recipe for every arm, its rate tuned on the BN network; whether the networks without BatchNorm "
+            "train under it is read from their records (the chapter on training shows their curves), and an arm "
+            "that does not would need its rate chosen on validation data, by the same rule for every arm")
     if p.nesterov:
         row("momentum", "SGD, momentum 0.9", "SGD, Nesterov momentum 0.9", "this book",
             "the fast-CIFAR recipes use Nesterov momentum; it changes the update, not the network")
