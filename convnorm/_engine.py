@@ -42,6 +42,10 @@ from ._precision import FLOAT_DTYPES
 from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
 from .fourier import _cosine_basis, _lag_map, autocorrelation_by_convolution, kernel_autocorrelation
 
+_functorch_active = torch._C._are_functorch_transforms_active
+"""Whether a ``torch.func`` transform (``grad``, ``vmap``, ...) is running: one C call (the
+check ``torch.autograd.Function.apply`` makes itself)."""
+
 
 def averaged_autocorrelation(current: torch.Tensor, running: torch.Tensor, steps: torch.Tensor, training: bool,
                              factor: torch.Tensor | None) -> torch.Tensor:
@@ -80,7 +84,7 @@ class Prepared:
 
     __slots__ = ("policy", "geometry", "plan", "stop_gradient", "computing", "cast", "out_dtype",
                  "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "gain_shape", "unit_affine",
-                 "compute", "convolve", "spec", "constants", "run")
+                 "compute", "convolve", "spec", "constants", "relayout", "run")
 
     def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
                  affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
@@ -136,6 +140,9 @@ class Prepared:
                 self.compute = None  # computed in _computed itself: one Python frame less on the common path
                 self.spec = spatial_filter(geometry, plan.filter, taps, computing, device, plan.products_by_sample,
                                            plan.dot_precision)
+        # the fused kernels and the pointwise convolution keep the input's memory format; the
+        # transforms of the others return contiguous tensors, turned back to channels-last once
+        self.relayout = plan.computation != "pointwise" and plan.filter != "fused"
         self.run = self._computed if self.autocast_device is None else self._without_autocast
 
     def _without_autocast(self, *args) -> torch.Tensor:
@@ -181,7 +188,9 @@ class Prepared:
             gain = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        if self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
+        if self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
+            out = self._by_operations(input, weight, bias, affine_weight, gain)
+        elif self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
             out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (gain.view(self.gain_shape),
                                                                                self.constants))
             if bias is not None:
@@ -194,7 +203,25 @@ class Prepared:
                    else spatial_conv_norm(y, affine_weight, gain, bias, self.spec, False))
         else:
             out = self.compute(self, input, weight, bias, affine_weight, gain.view(self.gain_shape))
+        if self.relayout and input.dim() == 4 and not input.is_contiguous() \
+                and input.is_contiguous(memory_format=torch.channels_last):
+            out = out.contiguous(memory_format=torch.channels_last)  # the input's layout, as a convolution keeps
         return out if self.out_dtype is None else out.to(self.out_dtype)
+
+    def _by_operations(self, input, weight, bias, affine_weight, gain) -> torch.Tensor:
+        """The spatial computation by plain operations that autograd and ``torch.func``
+        differentiate (the custom backward functions take no ``torch.func`` transform): the
+        full convolution, then the filter by dense DFT matrices (2D) or FFTs (1D), ``gain``
+        taken as the constant it is with the stop-gradient."""
+        filter = "dense" if len(self.geometry.size) == 2 else "fft"
+        spec = spatial_filter(self.geometry, filter, tuple(affine_weight.shape[1:]), self.computing, input.device,
+                              False, None)
+        if self.spec is None or self.spec.filter != filter:  # v-hat again as this filter takes it
+            scale = fft_scale(self.geometry) if filter == "fft" else 1.0
+            unscaled = gain if self.spec is None else gain[:, ::2] / (fft_scale(self.geometry)
+                                                                      if self.spec.filter == "fft" else 1.0)
+            gain = unscaled.reshape(gain.shape[0], -1).repeat_interleave(2, dim=1) * scale
+        return spatial_conv_norm(self.convolve(input, weight), affine_weight, gain, bias, spec, False)
 
 
 def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

@@ -25,11 +25,13 @@ class LayerGeometry(NamedTuple):
 
     stride: tuple[int, ...]
     padding: tuple[int, ...]
+    """The zero (or circular) padding before the input per axis (``'same'`` with an even kernel
+    pads one more after)."""
     dilation: tuple[int, ...]
     groups: int
     padding_mode: str
     kernel: tuple[int, ...]
-    """The effective (dilated) kernel size :math:`m = d (k - 1) + 1` per axis."""
+    """The effective (dilated) kernel size :math:`d (m - 1) + 1` per axis, for :math:`m` taps."""
     size: tuple[int, ...]
     """The input size :math:`n` per axis."""
     length: tuple[int, ...]
@@ -42,16 +44,17 @@ class LayerGeometry(NamedTuple):
 
 
 def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int] | str,
-                    dilation: Sequence[int], padding_mode: str) -> tuple[int, ...]:
-    """Check that the appendix procedure is defined for these arguments; return the padding.
+                    dilation: Sequence[int], padding_mode: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Check that the appendix procedure is defined for these arguments; return the zero padding
+    before and after the input along each axis.
 
-    Resolves ``padding='same'``/``'valid'`` to integers and raises ``ValueError`` (naming
-    the argument) for anything ConvNorm cannot honour exactly: other padding modes,
-    zeros padding larger than ``dilation * (kernel_size - 1)`` (the full output would
-    not contain the requested one), circular padding other than half the (odd) effective
-    kernel (the operator would not be a circulant on the input; ``'valid'`` is padding 0,
-    so it is refused with circular padding unless the kernel has one tap), ``'same'`` with a
-    stride or an even effective kernel.
+    Resolves ``padding='same'``/``'valid'`` to integers as ``nn.Conv2d`` does (``'same'`` with an
+    even effective kernel pads one sample more after than before) and raises ``ValueError``
+    (naming the argument) for anything ConvNorm cannot honour exactly: other padding modes,
+    zeros padding larger than ``dilation * (kernel_size - 1)`` (the full output would not contain
+    the requested one), circular padding other than half the (odd) effective kernel (the
+    operator would not be a circulant on the input; ``'valid'`` is padding 0, so it is refused
+    with circular padding unless the kernel has one tap), ``'same'`` with a stride.
     """
     if padding_mode not in PADDING_MODES:
         raise ValueError(
@@ -60,26 +63,27 @@ def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: 
         )
     span = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel_size, dilation))
     if padding == "valid":
-        padding = (0,) * len(span)
+        before = after = (0,) * len(span)
     elif isinstance(padding, str):
         if padding != "same":
             raise ValueError(f"padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
         if any(s != 1 for s in stride):
             raise ValueError(f"padding='same' requires stride 1, got stride={tuple(stride)}")
-        if any(m % 2 == 0 for m in span):
-            raise ValueError(f"padding='same' needs an odd effective kernel size, got {span}")
-        padding = tuple((m - 1) // 2 for m in span)
-    if padding_mode == "zeros" and any(p > m - 1 for p, m in zip(padding, span)):
+        before = tuple((m - 1) // 2 for m in span)
+        after = tuple(m - 1 - b for m, b in zip(span, before))
+    else:
+        before = after = tuple(padding)
+    if padding_mode == "zeros" and any(p > m - 1 for p, m in zip(after, span)):
         raise ValueError(
             f"padding must be at most dilation * (kernel_size - 1) = {tuple(m - 1 for m in span)} "
-            f"with padding_mode='zeros', got padding={tuple(padding)}"
+            f"with padding_mode='zeros', got padding={padding if isinstance(padding, str) else tuple(padding)}"
         )
-    if padding_mode == "circular" and any(2 * p != m - 1 for p, m in zip(padding, span)):
+    if padding_mode == "circular" and any(b + a != m - 1 or b != a for b, a, m in zip(before, after, span)):
         raise ValueError(
             "padding must equal (dilation * (kernel_size - 1)) / 2 with padding_mode='circular' "
-            f"(an odd effective kernel {span}), got padding={tuple(padding)}"
+            f"(an odd effective kernel {span}), got padding={padding if isinstance(padding, str) else tuple(padding)}"
         )
-    return tuple(padding)
+    return before, after
 
 
 def conv_arguments(d: int, stride, padding, dilation) -> tuple[tuple[int, ...], tuple[int, ...] | str, tuple[int, ...]]:
@@ -114,7 +118,7 @@ def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, d
     if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (c_out,)):
         raise ValueError(f"bias must have shape ({c_out},) or be None, got {getattr(bias, 'shape', bias)!r}")
     stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
-    padding = resolve_padding(tuple(weight.shape[2:]), stride, padding, dilation, padding_mode)
+    padding, after = resolve_padding(tuple(weight.shape[2:]), stride, padding, dilation, padding_mode)
     kernel = tuple(dl * (k - 1) + 1 for k, dl in zip(weight.shape[2:], dilation))
     size = tuple(input.shape[2:])
     if padding_mode == "circular":
@@ -124,12 +128,21 @@ def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, d
     else:
         length = tuple(n + m - 1 for n, m in zip(size, kernel))
         offset = tuple(m - 1 - p for m, p in zip(kernel, padding))
-    out_size = tuple((n + 2 * p - m) // s + 1 for n, p, m, s in zip(size, padding, kernel, stride))
+    out_size = tuple((n + p + q - m) // s + 1 for n, p, q, m, s in zip(size, padding, after, kernel, stride))
     if any(o < 1 for o in out_size):
         raise ValueError(f"input size {size} is too small for kernel {kernel} with padding {padding}")
     if affine_weight is not None:
         _check_affine_weight(affine_weight, c_out, kernel, length)
     return LayerGeometry(stride, padding, dilation, groups, padding_mode, kernel, size, length, offset, out_size)
+
+
+def check_dtypes(input: torch.Tensor, weight: torch.Tensor, autocast: torch.dtype | None) -> None:
+    """``ValueError`` naming both dtypes when ``input`` and ``weight`` differ outside
+    ``torch.autocast`` (``autocast`` None), as a convolution refuses them; under autocast both are
+    computed in its dtypes."""
+    if autocast is None and input.dtype != weight.dtype:
+        raise ValueError(f"input is {input.dtype} but weight is {weight.dtype}: give the layer and its input one "
+                         "dtype (layer.to(dtype), or input.to(layer.weight.dtype)), or run under torch.autocast")
 
 
 def _check_affine_weight(affine_weight, c_out: int, kernel: tuple[int, ...], length: tuple[int, ...]) -> None:

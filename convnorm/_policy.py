@@ -34,7 +34,7 @@ COMPUTATIONS = ("frequency_domain", "spatial")
 
 FILTERS = ("fft", "dense", "fused")
 """How the spatial computation filters the full convolution: FFTs, dense DFT matrix products,
-or fused GPU kernels (:mod:`convnorm._fused_filter`) that read the convolution once and write
+or fused GPU kernels (``convnorm._fused_filter``) that read the convolution once and write
 the layer's output once."""
 
 class Plan(NamedTuple):
@@ -114,7 +114,7 @@ class ComputationPolicy:
     launches)."""
     fused_filter_devices: tuple[str, ...] = ("cuda",)
     """Device types on which the spatial computation's filter runs as fused Triton kernels
-    (:mod:`convnorm._fused_filter`): one read of the convolution's output and one write of the
+    (``convnorm._fused_filter``): one read of the convolution's output and one write of the
     layer's, in the activations' dtype, instead of an FFT round trip in float32 with its
     copies. A CUDA GPU: elsewhere Triton does not run (its interpreter, for tests, runs it on
     a CPU when ``TRITON_INTERPRET=1``)."""
@@ -201,7 +201,7 @@ class ComputationPolicy:
     def filtering(self, filter: str, device_type: str) -> ComputationPolicy:
         """This policy with the spatial computation's filter on ``device_type`` (e.g. ``"cuda"``)
         ``filter``, one of :data:`FILTERS`, wherever that filter can take the layer (the fused
-        kernels up to :data:`~convnorm._fused_filter.MAX_LENGTH`, dense matrices up to
+        kernels up to ``MAX_LENGTH`` of ``convnorm._fused_filter`` (64), dense matrices up to
         ``dense_dft_max_length``; FFTs beyond): the same layer, computed another way. A GPU
         window's benchmark times each on its GPU and trains with the fastest correct one
         (``benchmarks/bench_gpu.py``); ``"fused"`` on a CPU runs Triton's interpreter (tests)."""

@@ -16,7 +16,7 @@ import torch
 ArrayLike = np.ndarray | Sequence[float]
 """What the NumPy teaching functions accept: anything ``numpy.asarray`` makes a real array of."""
 
-WEIGHT_LAYOUTS = {1: "(C_out, C_in, k)", 2: "(C_out, C_in, k_h, k_w)"}
+WEIGHT_LAYOUTS = {1: "(C_out, C_in, m)", 2: "(C_out, C_in, m_1, m_2)"}
 """The layout of a conv weight with one or two kernel dimensions, as error messages state it."""
 
 
@@ -30,7 +30,7 @@ def check_finite(name: str, value: np.ndarray | torch.Tensor) -> None:
 def check_ndim(name: str, value: np.ndarray | torch.Tensor, ndim: int | Sequence[int], meaning: str) -> None:
     """Raise ``ValueError`` unless ``value.ndim`` is ``ndim`` (or one of them).
 
-    ``meaning`` describes the expected layout, e.g. ``"(C_out, C_in, k)"``.
+    ``meaning`` describes the expected layout, e.g. ``"(C_out, C_in, m)"``.
     """
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if value.ndim not in allowed:

@@ -2,17 +2,18 @@ r"""The paper's Algorithm 1: ConvNorm of the outputs of a circular 2D conv layer
 
 Where it differs from the appendix procedure (:func:`convnorm.reference.conv_norm_reference`,
 which starts from the layer's input): it takes the conv outputs
-:math:`z \in \mathbb{R}^{B \times C_O \times H \times W}` as given and normalizes them at
-*their* size, and its affine transform is a circular *convolution* with a kernel :math:`r_k`
-placed at the corner, where the layer applies a centred cross-correlation :math:`\rho_k`
-(:func:`centred_affine_as_convolution` turns one into the other). For every output channel
-:math:`k`, with 2D DFTs of size :math:`H \times W`:
+:math:`y \in \mathbb{R}^{N \times C_O \times H \times W}` as given (the paper's :math:`z`) and
+normalizes them at *their* size, and its affine transform is a circular *convolution* with a
+kernel :math:`\check\rho_k` placed at the corner (the paper's :math:`\mathbf r_k`; the book's
+:math:`r_k` is the summed autocorrelation), where the layer applies a centred cross-correlation
+:math:`\rho_k` (:func:`centred_affine_as_convolution` turns one into the other). For every output
+channel :math:`k`, with 2D DFTs of size :math:`H \times W`:
 
 .. math::
 
     \hat v_k = \Bigl(\sum_i |\mathcal F a_{ki}|^2 + \varepsilon\Bigr)^{-1/2} \ (\text{stop-gradient}), \quad
-    \tilde z_k = \mathcal{F}^{-1}(\hat v_k \odot \mathcal F z_k), \quad
-    \bar z_k = r_k * \tilde z_k .
+    \tilde y_k = \mathcal{F}^{-1}(\hat v_k \odot \mathcal F y_k), \quad
+    \bar y_k = \check\rho_k * \tilde y_k .
 
 The paper's pseudocode has :math:`\varepsilon = 0`.
 """
@@ -28,18 +29,19 @@ __all__ = ["algorithm1", "centred_affine_as_convolution"]
 
 def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
                eps: float = 0.0) -> torch.Tensor:
-    """Algorithm 1 on the conv outputs ``z_out`` ``(B, C_O, H, W)`` of ``weight``
-    ``(C_O, C_I, k_1, k_2)``, with the affine kernels ``affine`` ``(C_O, t_1, t_2)`` (or None);
-    returns ``(B, C_O, H, W)``. Differentiable in ``z_out`` and ``affine``; :math:`\\hat v` is a
-    constant (from ``weight.detach()``)."""
-    check_ndim("z_out", z_out, 4, "(B, C_O, H, W)")
+    """Algorithm 1 on the conv outputs ``z_out`` ``(N, C_O, H, W)`` (:math:`y`; the argument keeps
+    the paper's name) of ``weight`` ``(C_O, C_I, m_1, m_2)``, with the affine kernels ``affine``
+    ``(C_O, m_1, m_2)`` as corner-placed convolution kernels :math:`\\check\\rho_k` (or None);
+    returns :math:`\\bar y` ``(N, C_O, H, W)``. Differentiable in ``z_out`` and ``affine``;
+    :math:`\\hat v` is a constant (from ``weight.detach()``)."""
+    check_ndim("z_out", z_out, 4, "(N, C_O, H, W)")
     check_weight(weight, (2,))
     if z_out.shape[1] != weight.shape[0]:
         raise ValueError(f"z_out has {z_out.shape[1]} channels but weight has C_O = {weight.shape[0]}")
     size = tuple(z_out.shape[2:])
     check_kernel_fits(weight.shape[2:], size, "output")
     if affine is not None and (affine.dim() != 3 or affine.shape[0] != weight.shape[0]):
-        raise ValueError(f"affine must have shape (C_O, t_1, t_2) with C_O = {weight.shape[0]}, "
+        raise ValueError(f"affine must have shape (C_O, m_1, m_2) with C_O = {weight.shape[0]}, "
                          f"got {tuple(affine.shape)}")
     if affine is not None:
         check_kernel_fits(affine.shape[1:], size, "output")
@@ -54,20 +56,21 @@ def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor |
 def centred_affine_as_convolution(rho: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
     r"""Rewrite a centred affine cross-correlation as Algorithm 1's circular convolution.
 
-    :class:`convnorm.layers.ConvNorm2d` applies its affine kernel :math:`\rho_k` as
-    :math:`y[t] = \sum_j \rho_k[j]\, x[t + j - c]` with :math:`c = \lfloor (t - 1)/2 \rfloor`
-    per axis (:math:`t` taps), so that a centred delta is the identity. That is the
-    circular convolution :math:`r_k * x` with :math:`r_k[(c - j) \bmod n] = \rho_k[j]`.
+    :class:`convnorm.layers.ConvNorm2d` applies its affine kernel :math:`\rho_k` of :math:`m` taps
+    per axis as :math:`\bar y[t] = \sum_j \rho_k[j]\, \tilde y[t + j - c]` with
+    :math:`c = \lfloor (m - 1)/2 \rfloor` per axis, so that a centred delta is the identity. That is
+    the circular convolution :math:`\check\rho_k * \tilde y` with
+    :math:`\check\rho_k[(c - j) \bmod n] = \rho_k[j]`.
 
     Args:
-        rho: ``(C_O, t_1, t_2)``.
+        rho: ``(C_O, m_1, m_2)``.
         size: the circular size :math:`(n_1, n_2)`, at least the taps.
 
     Returns:
         ``(C_O, n_1, n_2)``.
     """
     if rho.dim() != 3 or any(t > n for t, n in zip(rho.shape[1:], size)):
-        raise ValueError(f"rho must have shape (C_O, t_1, t_2) with taps at most {tuple(size)}, got {tuple(rho.shape)}")
+        raise ValueError(f"rho must have shape (C_O, m_1, m_2) with taps at most {tuple(size)}, got {tuple(rho.shape)}")
     rows = [((t - 1) // 2 - torch.arange(t)) % n for t, n in zip(rho.shape[1:], size)]
     r = rho.new_zeros(rho.shape[0], *size)
     r[:, rows[0][:, None], rows[1][None, :]] = rho

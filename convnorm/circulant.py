@@ -21,7 +21,7 @@ from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_non_
 
 
 def zero_pad(a: ArrayLike, n: int) -> np.ndarray:
-    r"""The kernel :math:`a \in \mathbb{R}^k` zero-padded at the end to length :math:`n \ge k`."""
+    r"""The kernel :math:`a \in \mathbb{R}^m` zero-padded at the end to length :math:`n \ge m`."""
     a = as_real_array("a", a, 1, "(k,)")
     n = check_positive_int("n", n)
     check_kernel_fits(a.shape, (n,))

@@ -1,9 +1,9 @@
 """Replace the convolutions of an existing model by ConvNorm layers, in one call."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 
-import torch
 import torch.nn as nn
 
 from .layers import ConvNorm1d, ConvNorm2d
@@ -30,15 +30,17 @@ def _check_options(options: dict) -> None:
 
 
 def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | ConvNorm2d:
-    """A ConvNorm layer with ``conv``'s arguments and a copy of its weight and bias.
+    """A ConvNorm layer with ``conv``'s arguments that takes over its weight and bias: the same
+    ``nn.Parameter`` objects, so an optimizer built for the model before (or anything else
+    holding them) trains the new layer, and the two share them if ``conv`` is used on.
 
     ``kwargs`` (``affine``, ``eps``, ``ramp_steps``, ``ramp_floor``, ``stop_gradient``)
-    go to the new layer. The copy is on ``conv``'s device and dtype and in its
-    train/eval mode, and as trainable as ``conv``: its weight and bias require gradients as
-    ``conv``'s do, and a frozen weight freezes the new affine kernel too (at its identity
-    start), so a frozen convolution stays frozen. Its running average starts empty
-    (``num_steps_tracked == 0``), so until the first training step eval mode normalizes with
-    the copied weight.
+    go to the new layer. It is on ``conv``'s device and dtype and in its train/eval mode, and
+    as trainable as ``conv``: a frozen weight freezes the new affine kernel too (at its identity
+    start), so a frozen convolution stays frozen. The new affine kernel is a new parameter: an
+    optimizer built before does not hold it (add it: ``optimizer.add_param_group``). Its running
+    average starts empty (``num_steps_tracked == 0``), so until the first training step eval
+    mode normalizes with the weight. Hooks registered on ``conv`` stay with ``conv``.
     """
     cls = _TARGETS[type(conv)] if type(conv) in _TARGETS else None
     if cls is None:
@@ -47,13 +49,9 @@ def convnorm_from_conv(conv: nn.Conv1d | nn.Conv2d, **kwargs) -> ConvNorm1d | Co
     layer = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
                 conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
                 device=conv.weight.device, dtype=conv.weight.dtype, **kwargs)
-    with torch.no_grad():
-        layer.weight.copy_(conv.weight)
-        if conv.bias is not None:
-            layer.bias.copy_(conv.bias)
-    layer.weight.requires_grad_(conv.weight.requires_grad)
+    layer.weight = conv.weight
     if conv.bias is not None:
-        layer.bias.requires_grad_(conv.bias.requires_grad)
+        layer.bias = conv.bias
     if layer.affine_weight is not None:
         layer.affine_weight.requires_grad_(conv.weight.requires_grad)
     return layer.train(conv.training)
@@ -63,6 +61,12 @@ def convert(model: nn.Module, skip: Skip = None, **kwargs) -> nn.Module:
     """Replace every ``nn.Conv2d`` (and ``nn.Conv1d``) of ``model`` by an equivalent
     ConvNorm layer carrying the same weights; returns the model (changed in place;
     a bare conv passed as ``model`` is returned converted).
+
+    The new layers take over the convolutions' ``nn.Parameter`` objects (:func:`convnorm_from_conv`),
+    so an optimizer built before the conversion still trains the weights and biases; the new
+    affine kernels are new parameters it does not hold (build the optimizer after converting, or
+    add them). Forward hooks and pre-hooks of a converted convolution are not carried over (they
+    expect a ``Conv2d``): converting one that has any warns, naming it.
 
     Only exact ``nn.Conv1d``/``nn.Conv2d`` instances are converted (subclasses, e.g. a
     conv with its own regulariser, are left alone). A convolution used at several places
@@ -151,7 +155,6 @@ def _converted(convs: list[nn.Module], names: dict[int, list[str]], modules: dic
             owners.setdefault(id(parameter), set()).add(key)
     converting = {id(conv) for conv in convs}
     new: dict[int, nn.Module] = {}
-    tied: dict[int, nn.Parameter] = {}
     for conv in convs:
         label = names[id(conv)][0] or "<model>"
         for attribute in ("weight", "bias"):
@@ -161,12 +164,11 @@ def _converted(convs: list[nn.Module], names: dict[int, list[str]], modules: dic
                 raise ValueError(f"cannot convert layer {label!r}: its {attribute} is shared with "
                                  f"{names[others.pop()][0] or '<model>'!r}, which is not converted")
         try:
-            layer = convnorm_from_conv(conv, **options)
+            new[id(conv)] = convnorm_from_conv(conv, **options)  # the same parameters: tied ones stay tied
         except ValueError as err:
             raise ValueError(f"cannot convert layer {label!r}: {err}") from err
-        for attribute in ("weight", "bias"):
-            parameter = getattr(conv, attribute)
-            if parameter is not None:  # the first layer holding it keeps its copy; later ones share it
-                setattr(layer, attribute, tied.setdefault(id(parameter), getattr(layer, attribute)))
-        new[id(conv)] = layer
+    for conv in convs:
+        if conv._forward_hooks or conv._forward_pre_hooks:
+            warnings.warn(f"convert: the forward hooks of {names[id(conv)][0] or '<model>'!r} stay on the nn.Conv "
+                          "it replaces; register them on its ConvNorm layer", stacklevel=3)
     return new

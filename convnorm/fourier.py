@@ -17,7 +17,7 @@ so that :math:`P_k = (A_k A_k^\top)^{-1/2} = C_{v_k}` (exactly so when
 
 Instead of :math:`C_O C_I` FFTs of size :math:`n`, :math:`s_k` is obtained from the
 *summed autocorrelation* :math:`r_k = \sum_i a_{ki} \star a_{ki}`, which has only
-:math:`(2k_1 - 1) \times \dots` taps: :math:`s_k = \mathcal{F}_n(r_k)` once the lags of
+:math:`(2m_1 - 1) \times \dots` lags: :math:`s_k = \mathcal{F}_n(r_k)` once the lags of
 :math:`r_k` are wrapped circularly onto size :math:`n`; since :math:`r_k` is symmetric this is
 one product with a (cached) cosine matrix for all output channels.
 :func:`normalizer_from_autocorrelation` is the one function that computes :math:`\hat v`:
@@ -43,16 +43,16 @@ def complex_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 LAG_MAP_MAX_ENTRIES = 2**20
-"""Largest lag map (:math:`\text{taps}^2 \times \\prod (2k - 1)` entries) by which
+r"""Largest lag map (:math:`m^2 \prod_a (2m_a - 1)` entries for kernels of :math:`m` taps) by which
 :func:`kernel_autocorrelation` computes from the Gram matrices; larger kernels take a grouped
-convolution, whose cost grows more slowly with the kernel size. For 3x3 kernels (2,025 entries)
-the Gram matrices are 10 to 40 times faster on a CPU than the grouped convolution, which
-computes every lag by sliding; the crossing point itself has not been measured."""
+convolution, whose cost grows more slowly with the kernel size. Small kernels take the Gram
+matrices: :math:`m^2` products per pair of channels, where the grouped convolution slides the
+kernels over each other at :math:`\prod_a (2m_a - 1)` lags of :math:`m` products each."""
 
 
 def autocorrelation_by_convolution(kernel: Sequence[int]) -> bool:
     """Whether :func:`kernel_autocorrelation` takes the grouped convolution for kernels of size
-    ``kernel`` (its lag map would exceed :data:`LAG_MAP_MAX_ENTRIES`)."""
+    ``kernel`` (its lag map would exceed ``LAG_MAP_MAX_ENTRIES``, :math:`2^{20}` entries)."""
     taps = math.prod(kernel)
     return taps * taps * math.prod([2 * k - 1 for k in kernel]) > LAG_MAP_MAX_ENTRIES
 
@@ -71,7 +71,7 @@ def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = N
 
     Returns:
         ``(C_out, *(2 * kernel - 1))``; lag :math:`\tau` is stored at index
-        :math:`\tau + k - 1`, so the zero lag sits in the middle.
+        :math:`\tau + m - 1`, so the zero lag sits in the middle.
     """
     d = check_weight(weight)
     c_out, c_in, *kernel = weight.shape
@@ -91,7 +91,7 @@ def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = N
 
 @cached(maxsize=64)
 def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Cached 0/1 matrix ``(taps², Π(2k-1))`` sending Gram entry ``(s, t)`` to lag ``t - s`` (shifted by ``k - 1``)."""
+    """Cached 0/1 matrix ``(m², Π(2m - 1))`` sending Gram entry ``(t, t')`` to lag ``t' - t`` (shifted by ``m - 1``)."""
     lags = [2 * k - 1 for k in kernel]
     position = torch.stack(torch.meshgrid(*[torch.arange(k, device=device) for k in kernel], indexing="ij"), -1)
     position = position.reshape(-1, len(kernel))  # (taps, d)
@@ -160,7 +160,7 @@ def autocorrelation_power_spectrum(
     d = autocorrelation.dim() - 1
     if d not in (1, 2) or any(length % 2 == 0 for length in autocorrelation.shape[1:]):
         raise ValueError(
-            "autocorrelation must have shape (C_out, 2k-1) or (C_out, 2k_h-1, 2k_w-1), "
+            "autocorrelation must have shape (C_out, 2m-1) or (C_out, 2m_1-1, 2m_2-1), "
             f"got {tuple(autocorrelation.shape)}"
         )
     n = as_size("size", size, d)

@@ -21,7 +21,7 @@ Dilation :math:`d` is exact: the kernel is treated as its zero-stuffed version o
 runs over those.
 
 How it is computed. :func:`conv_norm` checks its arguments, then prepares the layer for this
-input (:mod:`convnorm._engine`): the :class:`ComputationPolicy` in force makes a plan
+input (``convnorm._engine``): the :class:`ComputationPolicy` in force makes a plan
 (``ComputationPolicy.plan``, the one place where the computation, its filter, its transforms and
 its chunks are chosen; :func:`chosen_computation` says which computation; :func:`use_policy`
 and :func:`computation` set the policy for a block of code), and the fixed matrices the plan
@@ -69,7 +69,7 @@ import torch
 
 from ._caches import clear_caches
 from ._engine import autocast_dtype, averaged_autocorrelation, plan_of, prepare
-from ._geometry import PADDING_MODES, layer_geometry
+from ._geometry import PADDING_MODES, check_dtypes, layer_geometry
 from ._policy import COMPUTATIONS, FILTERS, ComputationPolicy, computation, current_policy, use_policy
 from ._precision import HALF_DTYPES
 from ._validation import check_non_negative, check_tensor, check_weight
@@ -101,7 +101,8 @@ def conv_norm(
     r"""Normalized convolution (ConvNorm), 1D or 2D: see the module docstring for the math.
 
     Args:
-        input: ``(N, C_in, n)`` or ``(N, C_in, n_h, n_w)``.
+        input: ``(N, C_in, n)`` or ``(N, C_in, n_1, n_2)``, or one sample without the batch axis
+            (``(C_in, *n)``, as ``conv2d`` takes it).
         weight: ``(C_out, C_in / groups, *kernel)``; its number of kernel dims (1 or 2)
             selects 1D or 2D.
         bias: ``(C_out,)`` added last, or None.
@@ -122,13 +123,20 @@ def conv_norm(
 
     Returns:
         ``(N, C_out, *out)`` with ``out = (n + 2 p - d (m - 1) - 1) // s + 1``, the same
-        shape as the convolution with these arguments.
+        shape and memory format as the convolution with these arguments (``(C_out, *out)`` for
+        an input without the batch axis).
 
     Raises:
-        ValueError: naming the argument, for anything the procedure is not defined for.
+        ValueError: naming the argument, for anything the procedure is not defined for; naming
+            both dtypes when ``input`` and ``weight`` differ outside ``torch.autocast``.
     """
+    unbatched = isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor) and input.dim() == weight.dim() - 1
+    if unbatched:  # one sample, as torch.nn.functional.conv2d takes it: a batch of one
+        input = input.unsqueeze(0)
     geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
     eps = check_non_negative("eps", eps)
+    autocast = autocast_dtype(input.device.type)
+    check_dtypes(input, weight, autocast)
     factor = None
     if running_autocorrelation is not None:
         _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
@@ -138,9 +146,10 @@ def conv_norm(
     stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
     prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, eps,
                        None if affine_weight is None else tuple(affine_weight.shape[1:]), stop_gradient,
-                       current_policy(), autocast_dtype(input.device.type))
-    return prepared.run(input, weight, bias, affine_weight, running_autocorrelation, num_steps_tracked, training,
-                        factor)
+                       current_policy(), autocast)
+    out = prepared.run(input, weight, bias, affine_weight, running_autocorrelation, num_steps_tracked, training,
+                       factor)
+    return out.squeeze(0) if unbatched else out
 
 
 def normalizing_autocorrelation(current: torch.Tensor, running_autocorrelation: torch.Tensor,
@@ -204,12 +213,12 @@ def chosen_computation(
 
 
 def conv_norm2d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
-    """:func:`conv_norm` for 2D: input ``(N, C_in, H, W)``, weight ``(C_out, C_in/g, k_h, k_w)``."""
+    """:func:`conv_norm` for 2D: input ``(N, C_in, H, W)``, weight ``(C_out, C_in/g, m_1, m_2)``."""
     check_weight(weight, (2,))
     return conv_norm(input, weight, *args, **kwargs)
 
 
 def conv_norm1d(input: torch.Tensor, weight: torch.Tensor, *args, **kwargs) -> torch.Tensor:
-    """:func:`conv_norm` for 1D: input ``(N, C_in, n)``, weight ``(C_out, C_in/g, k)``."""
+    """:func:`conv_norm` for 1D: input ``(N, C_in, n)``, weight ``(C_out, C_in/g, m)``."""
     check_weight(weight, (1,))
     return conv_norm(input, weight, *args, **kwargs)

@@ -7,7 +7,7 @@ average and its step count (buffers), the averaging factor's ramp, and the train
 switch. A forward computes what :func:`~convnorm.functional.conv_norm` computes with all of
 them, as ``nn.BatchNorm2d``'s is one call of ``torch.nn.functional.batch_norm``; the layer checks
 its arguments once, at construction and, for what depends on the input, at the first call with
-each input signature, and keeps the layer prepared for that signature (:mod:`convnorm._engine`),
+each input signature, and keeps the layer prepared for that signature (``convnorm._engine``),
 so that a forward call passes few Python frames and dispatches few operators.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch.nn as nn
 
 from ._caches import tracing
 from ._engine import autocast_dtype, prepare, ramp_table
-from ._geometry import conv_arguments, layer_geometry, resolve_padding
+from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import _IN_FORCE
 from ._validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
 
@@ -76,17 +76,33 @@ Where things happen:
 The buffers are updated in place, so under ``DataParallel`` the update of the first
 replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
 BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
-Under ``torch.autocast`` the layer computes in float32 and returns the autocast dtype,
-like a convolution. A float16 or bfloat16 layer (``model.half()``) also computes in
-float32 and returns its input's dtype; its buffers are kept in the layer's dtype.
-It compiles with ``torch.compile(fullgraph=True)``; inductor generates no code for
-complex tensors, so the FFT part runs as eager kernels inside the compiled graph
-(inductor warns about it), and Dynamo traces through the package's caches of transform
-matrices, so the graph rebuilds them on every call. If compiling does not pay off for a
-model, the layer can stay eager (``torch.compiler.disable`` on its forward) while the rest
-is compiled. Nothing in it synchronises with the host, so a whole training step records
+
+What it shares with ``{conv}``: the arguments and their checks, an input without the batch
+axis, ``padding='same'`` for even kernels too (one sample more after than before),
+``padding`` shown as given, the input's memory format (channels-last in, channels-last out),
+a ``ValueError`` naming both dtypes when the input's and the weight's differ outside autocast.
+Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
+or replicated borders are not a convolution at the normalization size), zero padding beyond
+``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
+circular padding other than half the (odd) kernel (the operator would not be circulant).
+
+Precision: under ``torch.autocast`` the layer returns the autocast dtype, like a convolution.
+On a CUDA GPU with Triton (every CUDA build of PyTorch ships it) the filter after the
+convolution runs as fused kernels that read the convolution's output once, in its dtype, and
+write the layer's output once; under autocast the convolution then runs in the autocast dtype,
+on the tensor cores, which the normalizer's gain amplifies on low-pass kernels
+(``ComputationPolicy.float32_convolution`` keeps it in float32). Elsewhere the layer computes in
+float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
+(fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
+
+Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``;
+inductor generates no code for complex tensors, so the FFT part runs as eager kernels inside
+the compiled graph. Nothing in it synchronises with the host, so a whole training step records
 into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
-launches, that is the fast way to train it).
+launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
+layer then computes by plain operations, not its hand-written backward). ``torch.export`` of a
+model in evaluation mode works for a fixed input shape; nothing it traces is kept for eager
+calls. A batch dimension left dynamic, ONNX and TorchScript are not supported yet.
 
 Args:
     in_channels (int): channels of the input.
@@ -146,7 +162,7 @@ class _ConvNormNd(nn.Module):
         check_divisible("out_channels", out_channels, "groups", groups)
         kernel_size = int_tuple("kernel_size", kernel_size, d, 1)
         stride, padding, dilation = conv_arguments(d, stride, padding, dilation)
-        padding = resolve_padding(kernel_size, stride, padding, dilation, padding_mode)  # 'same', 'valid': ints
+        resolve_padding(kernel_size, stride, padding, dilation, padding_mode)  # checked now; kept as given
         eps = check_non_negative("eps", eps)
         ramp_steps = check_positive_int("ramp_steps", ramp_steps)
         ramp_floor = check_fraction("ramp_floor", ramp_floor)
@@ -202,25 +218,33 @@ class _ConvNormNd(nn.Module):
         except KeyError:
             weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
-        key = (input.shape, input.dtype, input.device, weight.dtype, weight.device,
+        key = (input.shape[1:], input.dtype, input.device, weight.dtype, weight.device,  # any batch size
                weight.requires_grad and torch.is_grad_enabled(), _any_autocast() and autocast_dtype(input.device.type),
                None if training else steps._version)
         prepared = self._prepared
         if prepared is None or prepared[0] != key or prepared[1] is not _IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
+        if prepared[5]:  # unbatched, as nn.Conv2d takes it: a batch of one
+            input = input.unsqueeze(0)
         if training:
-            return prepared[2].run(input, weight, bias, affine_weight, running, steps, True,
-                                   prepared[3].take(steps.clamp(max=self.ramp_steps)))
-        trained = prepared[4]  # in evaluation: the running average once trained, else the weight's own
-        return prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
-                               None if trained else steps, False, None)
+            out = prepared[2].run(input, weight, bias, affine_weight, running, steps, True,
+                                  prepared[3].take(steps.clamp(max=self.ramp_steps)))
+        else:
+            trained = prepared[4]  # in evaluation: the running average once trained, else the weight's own
+            out = prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
+                                  None if trained else steps, False, None)
+        return out.squeeze(0) if prepared[5] else out
 
     def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
         """Check the call (what depends on the input) and prepare the layer for its signature
-        ``key``: ``(key, policy, prepared layer, ramp table, trained)``, kept unless traced.
-        ``trained`` (evaluation only) says whether the running average has been updated, read
-        once here (the key holds the step count's version, so any change to it prepares again);
-        None while traced, where the choice stays on the device."""
+        ``key``: ``(key, policy, prepared layer, ramp table, trained, unbatched)``, kept unless
+        traced. ``trained`` (evaluation only) says whether the running average has been updated,
+        read once here (the key holds the step count's version, so any change to it prepares
+        again); None while traced, where the choice stays on the device."""
+        unbatched = input.dim() == self._ndim + 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        check_dtypes(input, weight, key[6] or None)
         geometry = layer_geometry(input, weight, self.stride, self.padding, self.dilation, self.groups,
                                   self.padding_mode, bias, affine_weight)
         policy = _IN_FORCE.policy
@@ -231,7 +255,7 @@ class _ConvNormNd(nn.Module):
         traced = tracing()
         trained = None if self.training or traced else bool(steps > 0)
         entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
-                 trained)
+                 trained, unbatched)
         if not traced:
             self.__dict__["_prepared"] = entry
         return entry

@@ -1,6 +1,6 @@
 r"""Exact singular values of circular 1D and 2D convolution layers, with and without ConvNorm.
 
-A multichannel layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times k_1 \times k_2}`
+A multichannel layer with weight :math:`a \in \mathbb{R}^{C_O \times C_I \times m_1 \times m_2}`
 acting *circularly* on images of size :math:`n = (n_1, n_2)` is a linear map
 :math:`\mathbb{R}^{C_I n_1 n_2} \to \mathbb{R}^{C_O n_1 n_2}` whose matrix is a
 :math:`C_O \times C_I` array of doubly block-circulant blocks. The 2D DFT
@@ -76,7 +76,7 @@ def conv_spectrum(weight: torch.Tensor, input_size: int | Sequence[int]) -> torc
     transformed with ``rfftn``; the kernel must fit in the signal.
 
     Args:
-        weight: ``(C_out, C_in, k)`` or ``(C_out, C_in, k_h, k_w)`` real tensor.
+        weight: ``(C_out, C_in, m)`` or ``(C_out, C_in, m_1, m_2)`` real tensor.
         input_size: the circular signal size :math:`n` (or one int for every axis).
 
     Returns:
@@ -154,7 +154,7 @@ def conv_singular_values(weight: torch.Tensor, input_size: int | Sequence[int]) 
     the output, which leaves the singular values unchanged).
 
     Args:
-        weight: ``(C_out, C_in, k_h, k_w)`` or ``(C_out, C_in, k)``.
+        weight: ``(C_out, C_in, m_1, m_2)`` or ``(C_out, C_in, m)``.
         input_size: :math:`n` or an int; each kernel side must be at most the signal's.
 
     Returns:
@@ -301,7 +301,7 @@ class LayerSpectrum:
 
     Attributes:
         name: module name in the model.
-        shape: weight shape ``(C_out, C_in, k_h, k_w)``.
+        shape: weight shape ``(C_out, C_in, m_1, m_2)``.
         input_size: spatial size of the layer's input, at which the circular operator is taken.
         spectral_norm / spectral_norm_convnorm: largest singular value of the layer.
         condition_number / condition_number_convnorm: per-channel condition number,

@@ -85,24 +85,31 @@ def _energy_axes(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -
     ax.set(xlabel="layer", ylabel="energy / input energy")
 
 
-def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> plt.Figure:
+def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, stacked: bool = False) -> plt.Figure:
     """Energy against depth (left) and output power spectrum (right) for ``runs``,
-    ``{label: (energies, spectrum)}``; labels containing "ConvNorm" are drawn solid, others dashed."""
-    fig, (ax_energy, ax_spectrum) = plt.subplots(1, 2, figsize=(10, 3.2))
+    ``{label: (energies, spectrum)}``; labels containing "ConvNorm" are drawn solid, others dashed.
+    With ``stacked``, the spectrum under the energy, for a phone's width."""
+    fig, (ax_energy, ax_spectrum) = plt.subplots(*((2, 1) if stacked else (1, 2)),
+                                                 figsize=(5, 6.4) if stacked else (10, 3.2))
     _energy_axes(ax_energy, runs)
     for i, (label, (_, spectrum)) in enumerate(runs.items()):
         ax_spectrum.semilogy(spectrum, "-" if "ConvNorm" in label else "--", color=f"C{i}")
     ax_energy.set(title=title)
     ax_spectrum.set(xlabel=r"frequency $\omega$", ylabel=r"output power $|\hat x(\omega)|^2$", title=title)
     ax_energy.legend(fontsize=7)
+    if stacked:
+        fig.tight_layout()
     return fig
 
 
-def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> plt.Figure:
+def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]], stacked: bool = False) -> plt.Figure:
     """The energy panel of :func:`plot_stack` alone, wider, with the legend beside the plot
-    (the book's opening picture)."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    (the book's opening picture); with ``stacked``, narrower, the legend under the plot."""
+    fig, ax = plt.subplots(figsize=(5, 4.6) if stacked else (7.5, 3.2))
     _energy_axes(ax, runs)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    if stacked:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+    else:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig

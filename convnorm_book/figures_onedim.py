@@ -3,7 +3,10 @@
 * :func:`measure_fft_speedup` / :func:`plot_fft_speedup`: chapter 1's timing of dense
   matrix algebra against the FFT, measured when called.
 * :func:`plot_kernel_explorer`: chapter 2's view of a kernel :math:`a`, its normalizer
-  :math:`v` and its all-pass filter :math:`g`.
+  :math:`v` and its all-pass filter :math:`g`, in six panels side by side or stacked;
+  :func:`phone_and_desktop` shows the first on a desktop and the second on a phone
+  (:class:`PhoneAndDesktopFigure`), as it does for every ``plot_*`` function of the book that
+  takes ``stacked``.
 * :func:`plot_channel_singular_values`: chapter 3's singular values of :math:`A_k` and :math:`Q_k`.
 
 The ``plot_*`` functions return a :class:`matplotlib.figure.Figure`; their numbers come from
@@ -11,6 +14,8 @@ The ``plot_*`` functions return a :class:`matplotlib.figure.Figure`; their numbe
 """
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -84,34 +89,78 @@ def plot_fft_speedup(timings: dict[str, tuple[np.ndarray, np.ndarray]]) -> plt.F
     return fig
 
 
-def plot_kernel_explorer(a: ArrayLike, n: int = 32, eps: float = 1e-6) -> plt.Figure:
+def plot_kernel_explorer(a: ArrayLike, n: int = 32, eps: float = 1e-6, stacked: bool = False) -> plt.Figure:
     r"""Six panels for a kernel :math:`a`: :math:`|\hat a|` and :math:`|\hat g|`, their phases, :math:`\hat v`,
     and the impulse responses of :math:`a`, :math:`v` and :math:`g`; the title gives
-    :math:`\kappa(C_a)` and :math:`\kappa(Q(a)) = \kappa(C_g)`.
+    :math:`\kappa(C_a)` and :math:`\kappa(Q(a)) = \kappa(C_g)`. Two rows of three panels, or with
+    ``stacked`` one panel under the other, for a phone's width.
 
     The numbers are :func:`~convnorm_book.explorers.views.allpass_view`'s (regulariser ``eps``).
     """
     view = allpass_view(a, n, eps)
     omega = np.arange(view["a_hat"].size)
-    fig, axes = plt.subplots(2, 3, figsize=(11, 5.5))
-    axes[0, 0].plot(omega, np.abs(view["a_hat"]), "o-", label=r"$|\hat a|$")
-    axes[0, 0].plot(omega, np.abs(view["g_hat"]), "s--", label=r"$|\hat g|$")
-    axes[0, 0].set(xlabel=r"frequency $\omega$", ylabel="magnitude", title="magnitude spectra")
-    axes[0, 1].plot(omega, np.angle(view["a_hat"]), "o-", label=r"$\angle\hat a$")
-    axes[0, 1].plot(omega, np.angle(view["g_hat"]), "s--", label=r"$\angle\hat g$")
-    axes[0, 1].set(xlabel=r"frequency $\omega$", ylabel="phase (radians)", title="phases")
-    axes[0, 2].semilogy(omega, view["v_hat"], "o-", color="C2", label=r"$\hat v$")
-    axes[0, 2].set(xlabel=r"frequency $\omega$", ylabel="gain", title=r"normalizer $\hat v$")
-    for ax, name, title in zip(axes[1], "avg", ("kernel $a$", "normalizer $v$", "all-pass $g$")):
+    if stacked:
+        fig, axes = plt.subplots(6, 1, figsize=(4.4, 13.5))
+        spectra, responses = axes[:3], axes[3:]
+    else:
+        fig, axes = plt.subplots(2, 3, figsize=(11, 5.5))
+        spectra, responses = axes[0], axes[1]
+    spectra[0].plot(omega, np.abs(view["a_hat"]), "o-", label=r"$|\hat a|$")
+    spectra[0].plot(omega, np.abs(view["g_hat"]), "s--", label=r"$|\hat g|$")
+    spectra[0].set(xlabel=r"frequency $\omega$", ylabel="magnitude", title="magnitude spectra")
+    spectra[1].plot(omega, np.angle(view["a_hat"]), "o-", label=r"$\angle\hat a$")
+    spectra[1].plot(omega, np.angle(view["g_hat"]), "s--", label=r"$\angle\hat g$")
+    spectra[1].set(xlabel=r"frequency $\omega$", ylabel="phase (radians)", title="phases")
+    spectra[2].semilogy(omega, view["v_hat"], "o-", color="C2", label=r"$\hat v$")
+    spectra[2].set(xlabel=r"frequency $\omega$", ylabel="gain", title=r"normalizer $\hat v$")
+    for ax, name, title in zip(responses, "avg", ("kernel $a$", "normalizer $v$", "all-pass $g$")):
         ax.stem(np.arange(n), view[name], basefmt=" ")
         ax.set(xlabel="tap index $j$", ylabel="value", title=title)
-    for ax in axes[0]:
+    for ax in spectra:
         ax.legend()
     eps_text = f"{eps:.0e}" if eps else "0"
-    fig.suptitle(rf"$n={n}$, $\varepsilon={eps_text}$:   $\kappa(C_a) = {view['kappa_a']:.3g}$,   "
+    separator = "\n" if stacked else "   "
+    fig.suptitle(rf"$n={n}$, $\varepsilon={eps_text}$:{separator}$\kappa(C_a) = {view['kappa_a']:.3g}$,   "
                  rf"$\kappa(Q(a)) = {view['kappa_q']:.3g}$")
     fig.tight_layout()
     return fig
+
+
+class PhoneAndDesktopFigure:
+    """One figure drawn twice: ``desktop`` (panels side by side) and ``phone`` (the same panels
+    stacked, each readable at a phone's width). In a notebook and on the website (HTML) a screen
+    narrower than 600 CSS pixels shows ``phone``, any other ``desktop``; elsewhere (a PNG) it is
+    ``desktop``. The image's alt text is left empty here: the book's build writes the figure's
+    caption into it (``book/_ext/figure_alt_text.py``). Both figures are closed.
+    """
+
+    PHONE_WIDTH = 600  # CSS pixels: below it, the phone drawing
+
+    def __init__(self, desktop: plt.Figure, phone: plt.Figure, dpi: int = 100):
+        self.desktop, self.phone = (_png(figure, dpi) for figure in (desktop, phone))
+        plt.close(desktop)
+        plt.close(phone)
+
+    def _repr_png_(self) -> bytes:
+        return self.desktop
+
+    def _repr_html_(self) -> str:
+        desktop, phone = (base64.b64encode(png).decode("ascii") for png in (self.desktop, self.phone))
+        return (f'<picture class="cx-phone-and-desktop"><source media="(max-width: {self.PHONE_WIDTH - 0.02}px)" '
+                f'srcset="data:image/png;base64,{phone}"><img src="data:image/png;base64,{desktop}" alt=""></picture>')
+
+
+def _png(figure: plt.Figure, dpi: int) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def phone_and_desktop(plot, *args, **kwargs) -> PhoneAndDesktopFigure:
+    """``plot(*args, **kwargs)`` on a desktop and ``plot(*args, stacked=True, **kwargs)`` on a phone: any of
+    the book's ``plot_*`` functions that take ``stacked`` (its panels one under another, or the figure
+    narrower), as one :class:`PhoneAndDesktopFigure`."""
+    return PhoneAndDesktopFigure(plot(*args, **kwargs), plot(*args, stacked=True, **kwargs))
 
 
 def plot_channel_singular_values(c_in: int, m: int, n: int = 32, seed: int = 0) -> plt.Figure:

@@ -6,6 +6,7 @@ through :mod:`convnorm_book.explorers.views` for what chapter 5's explorer shows
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -43,18 +44,19 @@ def _cells(ax, row: float, start: int, values: Sequence[float], color: str, labe
     ax.text(start - 0.3, row + 0.4, label, ha="right", va="center", fontsize=8)
 
 
-def plot_convolution_relations(a: Sequence[float], x: Sequence[float]) -> plt.Figure:
+def plot_convolution_relations(a: Sequence[float], x: Sequence[float], stacked: bool = False) -> plt.Figure:
     """The four operations on one small example, each with the kernel placed for output 0.
 
     (i) linear convolution, (ii) cross-correlation without padding, (iii) circular
     convolution at length n, (iv) linear convolution as a circular one at length n + m - 1.
     Grey boxes are zeros added by padding. The outputs come from :mod:`convnorm.padding`
-    and :func:`convnorm.circulant.circular_convolve`.
+    and :func:`convnorm.circulant.circular_convolve`. With ``stacked``, narrower, the titles on
+    two lines, for a phone's width.
     """
     a, x = np.asarray(a, dtype=float), np.asarray(x, dtype=float)
     m, n = a.size, x.size
     length = n + m - 1
-    fig, axes = plt.subplots(4, 1, figsize=(8, 7.5))
+    fig, axes = plt.subplots(4, 1, figsize=(5, 9.5) if stacked else (8, 7.5))
     pad = np.concatenate([np.zeros(m - 1), x, np.zeros(m - 1)])
     zeros = set(range(m - 1)) | set(range(m - 1 + n, n + 2 * (m - 1)))
     panels = [
@@ -72,7 +74,7 @@ def plot_convolution_relations(a: Sequence[float], x: Sequence[float]) -> plt.Fi
         _cells(ax, 2, s0, signal, "#cfe2f3", "x", muted)
         _cells(ax, 1, k0, kernel, "#fce5cd", "kernel, t=0")
         _cells(ax, 0, o0, out, "#d9ead3", "y")
-        ax.set_title(title, fontsize=9, loc="left")
+        ax.set_title(textwrap.fill(title, 52) if stacked else title, fontsize=9, loc="left")
         ax.set_xlim(-(m - 1) - 3, n + 2 * m)
         ax.set_ylim(-0.2, 3)
         ax.axis("off")
@@ -117,7 +119,8 @@ KERNEL_PRESETS: dict[str, tuple[float, ...]] = {
 }
 
 
-def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6) -> plt.Figure:
+def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6,
+                       stacked: bool = False) -> plt.Figure:
     """A 3x3 kernel's 2D magnitude spectrum, its ConvNorm-normalized spectrum, and the
     grayscale ``photo`` filtered by each (circular padding, so the normalized layer is exact):
     :func:`~convnorm_book.explorers.views.kernel_filter_view`, drawn.
@@ -126,9 +129,12 @@ def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float 
         kernel: 9 numbers, row-major.
         photo: ``(1, H, W)`` image.
         eps: ConvNorm's epsilon (needed where the spectrum vanishes, e.g. the Laplacian at 0).
+        stacked: two rows of two, for a phone's width, instead of one row of four.
     """
     view = kernel_filter_view(kernel, photo, eps)
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), layout="constrained")
+    fig, axes = plt.subplots(*((2, 2) if stacked else (1, 4)), figsize=(6.4, 6.4) if stacked else (14, 3.4),
+                             layout="constrained")
+    axes = axes.ravel()
     vmax = max(float(view["magnitude"].max()), 1.0)
     for ax, name, title in [(axes[0], "magnitude", r"$|\hat a(\omega)|$"),
                             (axes[1], "normalized", r"$\hat v(\omega)\,|\hat a(\omega)|$ (ConvNorm)")]:
@@ -169,26 +175,29 @@ def radial_power_gain(x: torch.Tensor, y: torch.Tensor, bins: int = 12) -> tuple
     return ((edges[1:] + edges[:-1]) / 2).numpy(), (total_out / total_in).numpy()
 
 
-def plot_photo_through_layer(photo: torch.Tensor, layers: dict[str, torch.Tensor], eps: float = 1e-8) -> plt.Figure:
+def plot_photo_through_layer(photo: torch.Tensor, layers: dict[str, torch.Tensor], eps: float = 1e-8,
+                             stacked: bool = False) -> plt.Figure:
     """Pass ``photo`` ``(C_in, H, W)`` through each circular 3x3 layer of ``layers``
     (name -> weight ``(C_out, C_in, 3, 3)``), plain and with ConvNorm.
 
     Top row: output channel 0 of the last layer, plain and with ConvNorm. Bottom: the
     power gain per frequency band (:func:`radial_power_gain`) of every layer, both ways.
+    With ``stacked``, for a phone's width: the three images in a column above the gains.
     """
     x = photo[None].double()
-    fig = plt.figure(figsize=(12, 6.5))
-    grid = fig.add_gridspec(2, 3)
-    gain_ax = fig.add_subplot(grid[1, :])
+    fig = plt.figure(figsize=(5, 13) if stacked else (12, 6.5))
+    grid = fig.add_gridspec(5, 1, height_ratios=(1, 1, 1, 0.1, 1.4)) if stacked else fig.add_gridspec(2, 3)
+    gain_ax = fig.add_subplot(grid[4, 0] if stacked else grid[1, :])
+    image_cells = [grid[i, 0] for i in range(3)] if stacked else [grid[0, i] for i in range(3)]
     for color, (name, weight) in zip(("C0", "C3", "C2"), layers.items()):
         plain = F.conv2d(F.pad(x, (1, 1, 1, 1), mode="circular"), weight.double())[0]
         normed = conv_norm_reference(x, weight.double(), padding=1, padding_mode="circular", eps=eps)[0]
         for y, style, label in ((plain, "--", "plain"), (normed, "-", "ConvNorm")):
             centres, gain = radial_power_gain(photo.double(), y)
             gain_ax.semilogy(centres, gain, style, color=color, marker="o", ms=3, label=f"{name}, {label}")
-    for ax, image, title in [(fig.add_subplot(grid[0, 0]), photo.mean(0), "input (mean of channels)"),
-                             (fig.add_subplot(grid[0, 1]), plain[0], f"{name}: output channel 0"),
-                             (fig.add_subplot(grid[0, 2]), normed[0], f"{name}, ConvNorm: output channel 0")]:
+    for ax, image, title in [(fig.add_subplot(image_cells[0]), photo.mean(0), "input (mean of channels)"),
+                             (fig.add_subplot(image_cells[1]), plain[0], f"{name}: output channel 0"),
+                             (fig.add_subplot(image_cells[2]), normed[0], f"{name}, ConvNorm: output channel 0")]:
         ax.imshow(image.numpy(), cmap="gray")
         ax.set_title(title, fontsize=9)
         ax.axis("off")
@@ -199,13 +208,14 @@ def plot_photo_through_layer(photo: torch.Tensor, layers: dict[str, torch.Tensor
     return fig
 
 
-def plot_figure2(report: Sequence[LayerSpectrum], title: str = "") -> plt.Figure:
+def plot_figure2(report: Sequence[LayerSpectrum], title: str = "", stacked: bool = False) -> plt.Figure:
     """The paper's Figure 2 from :func:`convnorm.spectral.analyse_conv_layers`: mean channel
-    condition number (left) and layer spectral norm (right) per conv layer, plain vs ConvNorm."""
+    condition number (left) and layer spectral norm (right) per conv layer, plain vs ConvNorm;
+    with ``stacked``, the spectral norm under the condition number."""
     if len(report) == 0:
         raise ValueError("report must describe at least one layer")
     index = np.arange(1, len(report) + 1)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, (left, right) = plt.subplots(*((2, 1) if stacked else (1, 2)), figsize=(5, 7) if stacked else (11, 3.6))
     left.semilogy(index, [r.condition_number for r in report], "o--", label="plain conv")
     left.semilogy(index, [r.condition_number_convnorm for r in report], "s-", label="ConvNorm")
     left.set_ylabel("mean channel condition number")

@@ -73,7 +73,7 @@ class Browser:
         self._buffer, self._next_id, self.events = b"", 0, []
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime"):
+        for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable", session=True)
 
     def __enter__(self) -> Browser:
@@ -152,6 +152,21 @@ class Browser:
         return [event["params"]["exceptionDetails"].get("exception", {}).get("description")
                 or event["params"]["exceptionDetails"].get("text", "")
                 for event in self.events if event.get("method") == "Runtime.exceptionThrown"]
+
+    def console_errors(self) -> list[str]:
+        """Every error the page's console has reported so far: uncaught exceptions (a script that does not
+        parse included), ``console.error`` calls, and the browser's own error entries (a resource that
+        failed to load, a violated policy)."""
+        errors = self.page_errors()
+        for event in self.events:
+            if event.get("method") == "Runtime.consoleAPICalled" and event["params"]["type"] in ("error", "assert"):
+                errors.append("console.error: " + " ".join(str(arg.get("value", arg.get("description", "")))
+                                                           for arg in event["params"]["args"]))
+            elif event.get("method") == "Log.entryAdded" and event["params"]["entry"]["level"] == "error":
+                entry = event["params"]["entry"]
+                where = f" ({entry['url']})" if entry.get("url") else ""
+                errors.append(f"{entry['source']}: {entry['text']}{where}")
+        return errors
 
     def open(self, page: Path) -> None:
         """Load ``page`` (a file) and wait until its load event."""

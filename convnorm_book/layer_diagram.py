@@ -3,7 +3,9 @@ r"""The data flow of ``ConvNorm2d`` as a diagram, in the spirit of Figure 1 of L
 The top row is the signal path of one output channel :math:`k` (zero padding :math:`p`,
 stride :math:`s`, kernel size :math:`m`, :math:`L = n + m - 1`); the bottom row computes the
 normalizer from the weight alone. Everything drawn is a step of
-:func:`convnorm.functional.conv_norm` and :class:`convnorm.layers.ConvNorm2d`.
+:func:`convnorm.functional.conv_norm` and :class:`convnorm.layers.ConvNorm2d`. For a phone's
+width (``stacked``) the two paths are columns read from top to bottom, the signal path on the
+right (:data:`STACKED`).
 """
 from __future__ import annotations
 
@@ -25,24 +27,33 @@ BOXES = {
     "normalizer": (r"$s_k = \mathcal{F}_L r_k$" "\n" r"$\hat v_k = (s_k + \varepsilon)^{-1/2}$", 5.15, 0.0),
     "affine": (r"affine kernel $\rho_k$" "\n" r"$\to \hat\rho_k(\omega)$", 6.85, 0.0),
 }
+#: (x, y) of every box when the paths are columns: the weight path at x = 0, the signal path at x = 1.3.
+STACKED = {"input": (1.3, 6.0), "conv": (1.3, 5.0), "fft": (1.3, 4.0), "multiply": (1.3, 3.0), "ifft": (1.3, 2.0),
+           "crop": (1.3, 1.0), "output": (1.3, 0.0), "weight": (0.0, 6.0), "autocorrelation": (0.0, 5.0),
+           "average": (0.0, 4.0), "normalizer": (0.0, 3.0), "affine": (0.0, 2.0)}
 ARROWS = [("input", "conv"), ("conv", "fft"), ("fft", "multiply"), ("multiply", "ifft"), ("ifft", "crop"),
           ("crop", "output"), ("weight", "conv"), ("weight", "autocorrelation"), ("autocorrelation", "average"),
           ("average", "normalizer"), ("normalizer", "multiply"), ("affine", "multiply")]
 
 
-def plot_layer_dataflow() -> plt.Figure:
-    """Boxes for :data:`BOXES`, arrows for :data:`ARROWS`; signal path blue, weight path orange."""
-    fig, ax = plt.subplots(figsize=(12.5, 3.2))
-    ax.set(xlim=(-0.9, 10.6), ylim=(-0.5, 1.4))
+def plot_layer_dataflow(stacked: bool = False) -> plt.Figure:
+    """Boxes for :data:`BOXES`, arrows for :data:`ARROWS`; signal path blue, weight path orange. Two rows,
+    or with ``stacked`` two columns (:data:`STACKED`)."""
+    fig, ax = plt.subplots(figsize=(5, 9.5) if stacked else (12.5, 3.2))
+    ax.set(xlim=(-0.62, 1.92), ylim=(-0.5, 6.5)) if stacked else ax.set(xlim=(-0.9, 10.6), ylim=(-0.5, 1.4))
     ax.axis("off")
+    places = STACKED if stacked else {name: (x, y) for name, (_, x, y) in BOXES.items()}
     texts = {}
-    for name, (label, x, y) in BOXES.items():
-        color = "#dbe9f6" if y == 1.0 else "#fde7cf"
-        texts[name] = ax.text(x, y, label, ha="center", va="center", fontsize=8.5, gid=name,
+    for name, (label, _, row) in BOXES.items():
+        color = "#dbe9f6" if row == 1.0 else "#fde7cf"
+        texts[name] = ax.text(*places[name], label, ha="center", va="center", fontsize=10 if stacked else 8.5, gid=name,
                               bbox=dict(boxstyle="round,pad=0.4", facecolor=color, edgecolor="gray"))
     for start, end in ARROWS:
-        same_row = BOXES[start][2] == BOXES[end][2]
-        ax.annotate("", xy=(0, 0.5) if same_row else (0.5, 0), xycoords=texts[end],
-                    xytext=(1, 0.5) if same_row else (0.5, 1), textcoords=texts[start],
+        (x0, y0), (x1, y1) = places[start], places[end]
+        if (y0 == y1) if not stacked else (x0 != x1):  # across: from the side of one box to the other's
+            anchors = ((1, 0.5), (0, 0.5)) if x1 > x0 else ((0, 0.5), (1, 0.5))
+        else:  # along a path: from the top or bottom of one box to the other's
+            anchors = ((0.5, 1), (0.5, 0)) if y1 > y0 else ((0.5, 0), (0.5, 1))
+        ax.annotate("", xy=anchors[1], xycoords=texts[end], xytext=anchors[0], textcoords=texts[start],
                     arrowprops=dict(arrowstyle="->", color="gray", shrinkA=4, shrinkB=4))
     return fig

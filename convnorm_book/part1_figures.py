@@ -29,14 +29,17 @@ def plot_circulant(a: ArrayLike, n: int) -> plt.Figure:
     return fig
 
 
-def plot_fourier_eigenvectors(a: ArrayLike, n: int, frequencies: Sequence[int] = (1, 2, 3)) -> plt.Figure:
+def plot_fourier_eigenvectors(a: ArrayLike, n: int, frequencies: Sequence[int] = (1, 2, 3),
+                              stacked: bool = False) -> plt.Figure:
     r"""For each frequency :math:`\omega`, the real parts of the Fourier vector :math:`f_\omega` and of
     :math:`C_a f_\omega = \hat a_\omega f_\omega`: the same wave, scaled by :math:`|\hat a_\omega|` and
-    shifted by the phase of :math:`\hat a_\omega`."""
+    shifted by the phase of :math:`\hat a_\omega`. Side by side, or with ``stacked`` one under another."""
     fourier_vectors = dft_matrix(n).conj().T  # column w is f_w
     a_hat = np.fft.fft(zero_pad(a, n))
     t = np.arange(n)
-    fig, axes = plt.subplots(1, len(frequencies), figsize=(3.2 * len(frequencies), 2.8), sharey=True)
+    count = len(frequencies)
+    fig, axes = plt.subplots(*((count, 1) if stacked else (1, count)), sharey=True,
+                             figsize=(4.6, 2.5 * count) if stacked else (3.2 * count, 2.8))
     for ax, w in zip(np.atleast_1d(axes), frequencies):
         f_w = fourier_vectors[:, w]
         ax.plot(t, f_w.real, "o-", color="gray", label=r"$\mathrm{Re}\, f_\omega$")
@@ -47,13 +50,14 @@ def plot_fourier_eigenvectors(a: ArrayLike, n: int, frequencies: Sequence[int] =
     return fig
 
 
-def plot_kernel_spectrum(a: ArrayLike, n: int) -> plt.Figure:
+def plot_kernel_spectrum(a: ArrayLike, n: int, stacked: bool = False) -> plt.Figure:
     r"""Left: the taps of :math:`a`. Middle: :math:`|\hat a_\omega|` over the :math:`n` frequencies.
-    Right: the same moduli sorted, beside the singular values of :math:`C_a` from an SVD."""
+    Right: the same moduli sorted, beside the singular values of :math:`C_a` from an SVD. With
+    ``stacked``, the three panels one under another."""
     taps = as_real_array("a", a, 1, "a kernel")
     modulus = np.abs(np.fft.fft(zero_pad(taps, n)))
     singular_values = np.linalg.svd(circulant(taps, n), compute_uv=False)
-    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(10, 2.8))
+    fig, (ax0, ax1, ax2) = plt.subplots(*((3, 1) if stacked else (1, 3)), figsize=(4.6, 7.5) if stacked else (10, 2.8))
     ax0.stem(np.arange(len(taps)), taps)
     ax0.set(xlabel="tap $j$", ylabel="$a_j$", title="kernel")
     ax1.plot(np.arange(n), modulus, "o-")

@@ -39,6 +39,7 @@ KINDS_BY_TEST = {
      "test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them"): ("rehearsal",),
     ("test_layer.py", "test_distributed_data_parallel_updates_buffers"): ("multiprocess",),
     ("test_layer.py", "test_torch_compile_matches_eager"): ("compile",),
+    ("test_layer.py", "test_exporting_first_leaves_no_fake_tensor_for_eager_calls"): ("compile",),
     ("test_layer.py", "test_second_derivatives_only_without_stop_gradient"): ("heavy",),
     ("test_experiments.py", "test_smoke_preset_runs"): ("training",),
     ("test_experiments.py", "test_an_analysed_training_is_stored_with_its_findings"): ("training",),

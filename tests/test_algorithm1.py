@@ -53,7 +53,7 @@ def test_centred_affine_delta_is_corner_delta():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: algorithm1(torch.ones(2, 4, 4), torch.ones(2, 1, 3, 3)), r"z_out must have shape \(B, C_O, H, W\)"),
+    (lambda: algorithm1(torch.ones(2, 4, 4), torch.ones(2, 1, 3, 3)), r"z_out must have shape \(N, C_O, H, W\)"),
     (lambda: algorithm1(torch.ones(1, 3, 4, 4), torch.ones(2, 1, 3, 3)), "channels"),
     (lambda: algorithm1(torch.ones(1, 2, 2, 2), torch.ones(2, 1, 3, 3)), "larger than the output"),
     (lambda: algorithm1(torch.ones(1, 2, 4, 4), torch.ones(2, 1, 3, 3), torch.ones(3, 3, 3)), "affine"),

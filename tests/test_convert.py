@@ -24,7 +24,7 @@ def test_every_conv_is_replaced_with_its_weights():
     layers = [m for m in net.modules() if isinstance(m, ConvNorm2d)]
     assert len(layers) == len(originals) == 3 and not any(type(m) is nn.Conv2d for m in net.modules())
     for conv, layer in zip(originals, layers):
-        assert torch.equal(layer.weight, conv.weight) and layer.weight is not conv.weight
+        assert layer.weight is conv.weight and layer.bias is conv.bias  # the same parameters, taken over
         assert (layer.bias is None) == (conv.bias is None)
         assert (layer.stride, layer.padding) == (conv.stride, conv.padding)
         x = torch.randn(2, conv.in_channels, 8, 8)
@@ -99,7 +99,7 @@ def test_tied_weights_stay_tied():
     a, b = nn.Conv2d(3, 3, 3, padding=1), nn.Conv2d(3, 3, 3, padding=1, bias=False)
     b.weight = a.weight
     net = convert(nn.Sequential(a, b))
-    assert net[0].weight is net[1].weight and net[0].weight is not a.weight
+    assert net[0].weight is net[1].weight is a.weight
     assert len(list(net.parameters())) == 4  # the one weight, a's bias, two affine kernels
     c, d = nn.Conv2d(3, 3, 3, padding=1), nn.Conv2d(3, 3, 3, padding=1)
     d.weight = c.weight
@@ -145,3 +145,24 @@ def test_frozen_convolutions_stay_frozen():
     x = torch.randn(1, 3, 8, 8, requires_grad=True)
     net[0](x).sum().backward()
     assert x.grad is not None and all(p.grad is None for p in net[0].parameters())
+
+
+def test_an_optimizer_built_before_converting_still_trains_the_weights():
+    """The new layers take over the convolutions' Parameter objects: an optimizer made for the
+    model before the conversion updates them; the affine kernels are new, and it holds none."""
+    net = small_net()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    convert(net)
+    before = net[0].weight.detach().clone()
+    net(torch.randn(2, 3, 8, 8)).square().mean().backward()
+    optimizer.step()
+    assert not torch.equal(net[0].weight, before)
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    assert id(net[0].weight) in held and id(net[0].affine_weight) not in held
+
+
+def test_hooks_on_a_converted_convolution_are_named_in_a_warning():
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+    conv.register_forward_hook(lambda module, args, out: None)
+    with pytest.warns(UserWarning, match="the forward hooks of '0' stay on the nn.Conv"):
+        convert(nn.Sequential(conv))

@@ -77,7 +77,8 @@ def test_compare_stacks_runs_both_ways_on_the_same_kernels():
 
 def test_the_energy_plots_draw_each_run_solid_with_convnorm_and_dashed_without():
     runs = compare_stacks(signals(1), depth=4, taps=3, scales=(0.5, 2.0), seed=5)
-    for fig in (plot_stack_energy(runs), plot_stack(runs, "one channel")):
+    for fig in (plot_stack_energy(runs), plot_stack(runs, "one channel"), plot_stack_energy(runs, stacked=True),
+                plot_stack(runs, "one channel", stacked=True)):
         lines = fig.axes[0].get_lines()
         assert [line.get_label() for line in lines] == list(runs)
         assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-"

@@ -16,6 +16,7 @@ import torch.nn as nn
 from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
+from convnorm.reference import conv_norm_reference
 
 CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1),
          dict(kernel_size=(3, 5), padding=(0, 2)), dict(kernel_size=1, stride=2, bias=False),
@@ -321,7 +322,9 @@ def test_forward_errors_name_the_problem():
     with pytest.raises(ValueError, match="input has 2 channels"):
         layer(torch.randn(1, 2, 8, 8))
     with pytest.raises(ValueError, match="input must have shape"):
-        layer(torch.randn(3, 8, 8))
+        layer(torch.randn(8, 8))
+    with pytest.raises(ValueError, match="input is torch.bfloat16 but weight is torch.float32"):
+        layer(torch.randn(1, 3, 8, 8, dtype=torch.bfloat16))
 
 
 @pytest.mark.parametrize("layer_class, size", [(ConvNorm1d, (9,)), (ConvNorm2d, (9, 9))])
@@ -329,10 +332,79 @@ def test_valid_padding_with_circular_mode_is_refused_in_1d_and_2d(layer_class, s
     """padding='valid' is padding 0, which circular ConvNorm (the operator (A A^T)^(-1/2) A,
     circulant on the input) does not honour for kernels of more than one tap: refused when
     the layer is built, in 1D as in 2D, and by the functional form; a 1x1 kernel is accepted."""
-    with pytest.raises(ValueError, match=r"padding must equal .* got padding=\(0"):
+    with pytest.raises(ValueError, match=r"padding must equal .* got padding=valid"):
         layer_class(2, 3, 3, padding="valid", padding_mode="circular")
     x = torch.randn(1, 2, *size)
     with pytest.raises(ValueError, match="padding must equal"):
         conv_norm(x, torch.randn(3, 2, *[3] * len(size)), padding="valid", padding_mode="circular")
     pointwise = layer_class(2, 3, 1, padding="valid", padding_mode="circular")
     assert pointwise(x).shape == (1, 3, *size)
+
+
+def test_the_conv2d_contract_unbatched_same_padding_repr_layout():
+    """What nn.Conv2d does, the layer does: an input without the batch axis, padding='same' with
+    an even kernel (one more sample of padding after than before, as Conv2d pads), the padding
+    shown as given, the input's memory format kept."""
+    torch.manual_seed(0)
+    layer = ConvNorm2d(3, 4, 4, padding="same")
+    conv = torch.nn.Conv2d(3, 4, 4, padding="same")
+    x = torch.randn(2, 3, 9, 8)
+    out = layer(x)
+    assert out.shape == conv(x).shape == (2, 4, 9, 8)
+    torch.testing.assert_close(out, conv_norm_reference(x, layer.weight, layer.bias, padding="same",
+                                                        affine_weight=layer.affine_weight))
+    # the same crop of the full output as a Conv2d: ConvNorm of a kernel whose normalizer is 1
+    delta = torch.zeros(1, 1, 4, 4)
+    delta[..., 1, 1] = 1  # the tap Conv2d's 'same' centres: left padding (4 - 1) // 2 = 1
+    image = torch.randn(1, 1, 7, 7)
+    torch.testing.assert_close(conv_norm(image, delta, padding="same", eps=0.0), image)
+    assert "padding=same" in repr(layer) and repr(conv).endswith("padding=same)")
+    torch.testing.assert_close(layer(x[0]), layer(x[:1])[0])  # unbatched, as Conv2d takes it
+    assert layer(x[0]).shape == (4, 9, 8)
+    last = x.contiguous(memory_format=torch.channels_last)
+    assert layer(last).is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(layer(last), out)
+    with pytest.raises(ValueError, match="padding='same' requires stride 1"):
+        ConvNorm2d(3, 4, 4, stride=2, padding="same")
+
+
+def test_torch_func_grad_and_vmap_take_the_layer_in_evaluation():
+    """torch.func's transforms meet the layer's operations, not its custom backward: per-sample
+    gradients by vmap(grad) equal autograd's sample by sample, and vmap equals the batch."""
+    from torch.func import functional_call, grad, vmap
+
+    torch.manual_seed(1)
+    layer = ConvNorm2d(3, 4, 3, stride=2, padding=1, dtype=torch.float64)
+    x = torch.randn(4, 3, 8, 8, dtype=torch.float64)
+    layer(x)  # a training step, then evaluation with the running average
+    layer.eval()
+    params = dict(layer.named_parameters())
+
+    def loss(p, sample):
+        return functional_call(layer, p, (sample,)).square().sum()
+
+    per_sample = vmap(grad(loss), in_dims=(None, 0))(params, x)
+    for i in range(len(x)):
+        expected = torch.autograd.grad(layer(x[i]).square().sum(), list(params.values()))
+        for name, want in zip(params, expected):
+            torch.testing.assert_close(per_sample[name][i], want)
+    torch.testing.assert_close(vmap(layer)(x.unsqueeze(1)).squeeze(1), layer(x))
+
+
+def test_exporting_first_leaves_no_fake_tensor_for_eager_calls():
+    """torch.export traces with fake tensors; nothing it builds is kept in a cache or a layer,
+    so the first eager call afterwards, of the exported layer or a new one of the same
+    geometry, computes real numbers (the reference's)."""
+    from convnorm import clear_caches
+
+    clear_caches()
+    torch.manual_seed(2)
+    model = nn.Sequential(ConvNorm2d(3, 4, 3, padding=1), nn.ReLU()).eval()
+    x = torch.randn(2, 3, 8, 8)
+    torch.export.export(model, (x,))
+    fresh = ConvNorm2d(3, 4, 3, padding=1).eval()
+    for layer in (model[0], fresh):
+        out = layer(x)
+        assert type(out) is torch.Tensor
+        torch.testing.assert_close(out, conv_norm_reference(x, layer.weight, layer.bias, 1, 1,
+                                                            affine_weight=layer.affine_weight))

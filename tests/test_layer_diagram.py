@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import pytest
 from matplotlib.text import Annotation
 
-from convnorm_book.layer_diagram import ARROWS, BOXES, plot_layer_dataflow
+from convnorm_book.layer_diagram import ARROWS, BOXES, STACKED, plot_layer_dataflow
 
 
 def reachable_from(start: str) -> set[str]:
@@ -15,12 +16,15 @@ def reachable_from(start: str) -> set[str]:
     return seen
 
 
-def test_every_box_and_arrow_is_drawn():
-    fig = plot_layer_dataflow()
+@pytest.mark.parametrize("stacked", [False, True])
+def test_every_box_and_arrow_is_drawn(stacked):
+    fig = plot_layer_dataflow(stacked=stacked)
     texts = fig.axes[0].texts
     boxes = {text.get_gid(): text.get_text() for text in texts if not isinstance(text, Annotation)}
     assert boxes == {name: label for name, (label, _, _) in BOXES.items()}
     assert sum(isinstance(text, Annotation) for text in texts) == len(ARROWS)
+    if stacked:  # two columns: every box where STACKED puts it
+        assert {text.get_gid(): text.get_position() for text in texts if not isinstance(text, Annotation)} == STACKED
     plt.close(fig)
 
 

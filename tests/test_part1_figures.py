@@ -1,11 +1,17 @@
-"""convnorm_book.part1_figures draws the quantities chapter 1 defines."""
+"""convnorm_book.part1_figures draws the quantities chapter 1 defines, side by side or stacked for a phone."""
 from __future__ import annotations
+
+import base64
+import io
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from PIL import Image
 
 from convnorm.circulant import circulant
+from convnorm_book.figures_onedim import phone_and_desktop
 from convnorm_book.part1_figures import plot_circulant, plot_fourier_eigenvectors, plot_kernel_spectrum
 
 KERNEL = [1.0, 2.0, 3.0, -1.0]
@@ -18,10 +24,11 @@ def test_heatmap_shows_the_circulant_matrix():
     plt.close(fig)
 
 
+@pytest.mark.parametrize("stacked", [False, True])
 @pytest.mark.parametrize("n", [7, 12])
-def test_eigenvector_panels_show_a_scaled_shifted_copy(n):
+def test_eigenvector_panels_show_a_scaled_shifted_copy(n, stacked):
     frequencies = (1, 2)
-    fig = plot_fourier_eigenvectors(KERNEL, n, frequencies)
+    fig = plot_fourier_eigenvectors(KERNEL, n, frequencies, stacked=stacked)
     a_hat = np.fft.fft(KERNEL, n)
     t = np.arange(n)
     for ax, w in zip(fig.axes, frequencies):
@@ -31,8 +38,9 @@ def test_eigenvector_panels_show_a_scaled_shifted_copy(n):
     plt.close(fig)
 
 
-def test_spectrum_panels_agree_with_the_svd():
-    fig = plot_kernel_spectrum(KERNEL, 10)
+@pytest.mark.parametrize("stacked", [False, True])
+def test_spectrum_panels_agree_with_the_svd(stacked):
+    fig = plot_kernel_spectrum(KERNEL, 10, stacked=stacked)
     modulus = fig.axes[1].get_lines()[0].get_ydata()
     sorted_modulus, singular_values = (line.get_ydata() for line in fig.axes[2].get_lines())
     assert np.allclose(modulus, np.abs(np.fft.fft(KERNEL, 10)))
@@ -43,3 +51,18 @@ def test_spectrum_panels_agree_with_the_svd():
 def test_bad_kernel_is_refused():
     with pytest.raises(ValueError, match="a"):
         plot_kernel_spectrum(np.ones((2, 2)), 8)
+
+
+def test_a_figure_for_phones_and_desktops_shows_each_drawing_at_its_width():
+    """phone_and_desktop draws a plot twice, side by side and stacked; the HTML shows the stacked
+    drawing below 600 px, the other above, and leaves the alt text to the build (the caption)."""
+    open_before = set(plt.get_fignums())
+    figure = phone_and_desktop(plot_kernel_spectrum, KERNEL, 10)
+    desktop, phone = (Image.open(io.BytesIO(png)).size for png in (figure.desktop, figure.phone))
+    assert desktop[0] > desktop[1] and phone[1] > phone[0]  # a wide drawing and a tall one
+    html = figure._repr_html_()
+    sources = re.findall(r'(?:srcset|src)="data:image/png;base64,([^"]+)"', html)
+    assert [base64.b64decode(s) for s in sources] == [figure.phone, figure.desktop]
+    assert '<source media="(max-width: 599.98px)"' in html and 'alt=""' in html
+    assert figure._repr_png_() == figure.desktop
+    assert set(plt.get_fignums()) == open_before  # both drawings closed: nothing else reaches the page

@@ -11,6 +11,7 @@ Screenshots of each explorer, at a desktop's and at a phone's width, are saved t
 """
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from convnorm_book.explorers import views
 from convnorm_book.explorers.chapters import padding_weights
@@ -50,10 +52,6 @@ EXPLORER = """(() => {
       .map((c) => c.id),
   };
 })()"""
-
-#: The theme declares this constant in two script elements on every page (Jupyter Book 1 with
-#: sphinx-book-theme); the browser reports the second declaration, which changes nothing.
-THEME_ERROR = "Identifier 'THEBE_JS_URL' has already been declared"
 
 NEXT_FRAME = "new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50)))"
 
@@ -110,6 +108,59 @@ CUT_OFF = """(() => {
 })()"""
 
 
+#: Tables a reader cannot read: one wider than the text column (it would scroll sideways; book/_static/book.js
+#: stacks its cells instead), or one with a cell squeezed so narrow (under 7 em, on a phone 10 em) that its text
+#: breaks into two or more lines more than it holds (a value over the paper's is two lines by design).
+UNREADABLE_TABLES = """(() => {
+  const problems = [], em = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  const narrow = (innerWidth < 600 ? 10 : 7) * em, lines = window.cxBook.lines;  // lines of text, from book.js
+  for (const table of document.querySelectorAll("article.bd-article table")) {
+    if (table.closest(".cx-explorer") || table.getClientRects().length === 0) continue;
+    const what = (table.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50);
+    if (table.offsetWidth > table.parentElement.clientWidth + 1)
+      problems.push(`a table ${table.offsetWidth} px wide in a ${table.parentElement.clientWidth} px column: ${what}`);
+    for (const cell of table.querySelectorAll("td, th")) {
+      if (cell.getClientRects().length === 0) continue;
+      const style = getComputedStyle(cell);
+      const width = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      const held = cell.querySelectorAll("br").length + 1, rendered = lines(cell);
+      if (width < narrow && rendered > held + 1)
+        problems.push(`a cell ${Math.round(width)} px wide, its text on ${rendered} lines: ` +
+          (cell.textContent || "").trim().slice(0, 40));
+    }
+  }
+  return problems;
+})()"""
+
+#: Display equations that do not fit their column and must be swiped sideways.
+SWIPED_EQUATIONS = """(() => Array.from(document.querySelectorAll("article.bd-article div.math mjx-container"))
+  .filter((math) => math.getClientRects().length && math.scrollWidth > math.clientWidth + 1)
+  .map((math) => {
+    const number = math.closest("div.math").querySelector(".eqno");
+    return `${number ? number.textContent.trim() : "unnumbered"}: ${math.scrollWidth} px in ${math.clientWidth} px`;
+  }))()"""
+
+#: Code and printed output that must be scrolled sideways: at 1280 px a line of about 120 characters fits.
+WIDE_CODE = """(() => Array.from(document.querySelectorAll("article div.cell_input pre, article div.cell_output pre"))
+  .filter((pre) => pre.getClientRects().length && pre.scrollWidth > pre.clientWidth + 1)
+  .map((pre) => pre.textContent.split("\\n").sort((a, b) => b.length - a.length)[0].slice(0, 80)))()"""
+
+#: Pages whose printed output is being rewritten in another change (issue 38: the run-time section of appendix A):
+#: the test lists what is still too wide there without failing.
+OUTPUT_WIDENED_ELSEWHERE = {"book/appendix/engineering-notes.html"}
+
+#: Pages whose display equations other chapters' authors are still writing on several lines (issue 38):
+#: the test lists what still needs a swipe there without failing.
+EQUATIONS_SPLIT_ELSEWHERE = {"book/api.html", "book/part4/08-training-and-generalization.html",
+                             "book/part4/09-robustness.html", "book/part4/10-conditioning-lipschitz-and-cost.html"}
+
+#: Every page of the book, as the toc lists it (the intro, the chapters, the appendices, the back matter).
+BOOK_PAGES = [f"{entry}.html" for entry in (
+    [yaml.safe_load((ROOT / "_toc.yml").read_text())["root"]]
+    + [chapter["file"] for part in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]
+       for chapter in part["chapters"]])]
+
+
 def reference_readouts(name: str, state: dict) -> dict[str, float]:
     """The numbers an explorer shows for ``state``, computed with the package."""
     if name == "kernelSpectrum":
@@ -153,8 +204,8 @@ def browser():
 
 
 def page_errors(browser: Browser) -> list[str]:
-    """The page's uncaught JavaScript exceptions, less the theme's known one."""
-    return [error for error in browser.page_errors() if THEME_ERROR not in error]
+    """Every error the page's console reported: uncaught exceptions, console.error calls, the browser's own."""
+    return browser.console_errors()
 
 
 def open_page(browser: Browser, page: Path) -> None:
@@ -260,14 +311,15 @@ def test_explorer_fits_a_phone(built_site, browser, page):
 
 @pytest.mark.parametrize("device", WIDTHS)
 def test_every_page_is_readable_at_a_phone_and_a_desktop_width(built_site, browser, device):
-    """Nothing cut off at 400 px or 1280 px, on every page: wide equations, code, output and tables
-    scroll in their own box, figures scale, long names break."""
+    """Nothing cut off at 400 px or 1280 px, on every page: wide equations, code and output scroll in their
+    own box, figures scale, long names break; a table too wide for the column stacks its cells, and no cell
+    is squeezed into a narrow column of broken lines."""
     width, failures = WIDTHS[device], {}
     for page in sorted((built_site / "book").rglob("*.html")):
         browser.resize(width, 900, mobile=device == "phone")
         browser.open(page)
         assert browser.evaluate(WAIT_FOR_MATH), f"{page.name}: MathJax did not finish"
-        problems = browser.evaluate(CUT_OFF)
+        problems = browser.evaluate(CUT_OFF) + browser.evaluate(UNREADABLE_TABLES)
         if problems:
             failures[str(page.relative_to(built_site))] = problems[:6]
     browser.resize(1200, 900)
@@ -308,3 +360,57 @@ def test_chapters_sections_and_what_they_number_are_numbered_as_the_book_counts(
     assert re.search(r"<title>Notation", notation)
     intro = (built_site / "book" / "intro.html").read_text()
     assert '<span class="std std-numref">Chapter 0</span>' in intro  # the chapter labels resolve to numbers
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_display_equations_fit_a_phone(built_site, browser, page, request):
+    """At a phone's width no display equation needs a sideways swipe: a long one is written on several
+    aligned lines. (Pages still being rewritten elsewhere report theirs as an expected failure.)"""
+    if page in EQUATIONS_SPLIT_ELSEWHERE:
+        request.applymarker(pytest.mark.xfail(reason="its equations are split in another change (issue 38)"))
+    browser.resize(WIDTHS["phone"], 900, mobile=True)
+    browser.open(built_site / page)
+    assert browser.evaluate(WAIT_FOR_MATH), f"{page}: MathJax did not finish"
+    swiped = browser.evaluate(SWIPED_EQUATIONS)
+    browser.resize(1200, 900)
+    assert not swiped, f"{page}: display equations wider than a phone's column:\n" + "\n".join(swiped)
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_code_and_output_fit_a_desktop(built_site, browser, page, request):
+    """At a desktop's width every line of code and of printed output is read without scrolling sideways."""
+    if page in OUTPUT_WIDENED_ELSEWHERE:
+        request.applymarker(pytest.mark.xfail(reason="its output is rewritten in another change (issue 38)"))
+    browser.resize(WIDTHS["desktop"], 900)
+    browser.open(built_site / page)
+    browser.evaluate(NEXT_FRAME)
+    wide = browser.evaluate(WIDE_CODE)
+    browser.resize(1200, 900)
+    assert not wide, f"{page}: lines wider than a desktop's column:\n" + "\n".join(wide)
+
+
+#: An alt text that is a file name (what the HTML writer falls back to) or nothing at all.
+FILE_NAME = re.compile(r"^$|^\S*\.(?:png|jpe?g|svg|gif|webp)$", re.IGNORECASE)
+
+
+def test_every_figure_image_says_what_its_caption_says(built_site):
+    """Every image of the site has an alt text, never a file name; an image in a figure has its caption's
+    text (book/_ext/figure_alt_text.py), so a reader who cannot see it, or whose browser did not load it,
+    reads what the figure shows."""
+    problems, figures = [], 0
+    for page in sorted((built_site / "book").rglob("*.html")):
+        text = page.read_text()
+        for figure in re.findall(r"<figure\b.*?</figure>", text, re.S):
+            caption = re.search(r'<span class="caption-text">(.*?)</span>\s*<a class="headerlink"', figure, re.S)
+            caption_words = re.sub(r"<[^>]+>|\\\(.*?\\\)", " ", caption.group(1) if caption else "").split()
+            for alt in re.findall(r'<img\b[^>]*?\balt="([^"]*)"', figure):
+                figures += 1
+                words = alt.split()
+                if not caption_words or not words or words[0] != caption_words[0]:
+                    problems.append(f"{page.name}: alt text {alt[:60]!r} is not the caption {caption_words[:6]}")
+        for image in re.findall(r"<img\b[^>]*>", text):
+            alt = re.search(r'\balt="([^"]*)"', image)
+            if alt is None or FILE_NAME.match(html.unescape(alt.group(1)).strip()):
+                problems.append(f"{page.name}: {image[:120]}")
+    assert figures >= 20, f"only {figures} figure images found"
+    assert not problems, "images without a text of their own:\n" + "\n".join(problems)
