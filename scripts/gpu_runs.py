@@ -5,14 +5,14 @@
     python scripts/gpu_runs.py --preset fast --deadline 480 --pack $OUT   # a window: the plan, in order
     python scripts/gpu_runs.py --preset fast generalization:0-2/cifar10-bn,cifar10-convnorm+bn
 
-Without requests the plan of ``convnorm.experiments.gpu_plan`` is trained: the BN network
+Without requests the queue of ``convnorm.experiments.gpu_queue`` is trained: the BN network
 whose accuracy floor is checked first, then the primary endpoints' trainings for the seeds
 their power analysis asks (``convnorm_book.results.endpoints``), then the queue, highest
 priority first; a request is ``EXPERIMENT:SEEDS[/RUN,RUN...]``. Runs already stored are
 skipped, so the same command continues where the last window stopped. ``--plan`` prints
 the primary endpoints (the paper's effect, the spread, the seeds and their power), then
-the cost of the plan, of the requests given where there are any; ``--status`` what is
-stored of the plan (of the requests given). Both refuse, in one line, an option that only
+the cost of the queue, of the requests given where there are any; ``--status`` what is
+stored of the queue (of the requests given). Both refuse, in one line, an option that only
 a window uses.
 The trainings of one seed (of one group of requests) finish before the next seed's start.
 A training starts only if its estimate (step times of ``--calibration``, measured on the
@@ -27,7 +27,7 @@ the repository: ``tar xzf results.tgz -C <repo>``), with the status in
 ``<pack>/status.json``. ConvNorm's spatial filter is the one the window's benchmark chose
 (``--filter``: the fused kernels, FFTs or dense DFT matrices; by default the calibration's).
 After the first BN ResNet18 of the core, its test accuracy is checked against
-``gpu_plan.BN_ACCURACY_FLOOR``: below it, nothing more starts (the schedule is too short
+``gpu_queue.BN_ACCURACY_FLOOR``: below it, nothing more starts (the schedule is too short
 for this GPU's data; lengthen it before the next window).
 
 Bad requests are refused in one line, with exit status 2, before anything starts.
@@ -52,18 +52,19 @@ from convnorm.data import CifarNotFoundError  # noqa: E402
 from convnorm.experiments import (  # noqa: E402
     EXPERIMENTS,
     get_preset,
-    gpu_plan,  # noqa: E402
+    gpu_queue,  # noqa: E402
     planned_runs,
     result_path,
     run_experiment,
     run_record_path,
 )
 from convnorm.functional import FILTERS  # noqa: E402
+from convnorm.models.normalizations import BN  # noqa: E402
 from convnorm.training import load_results  # noqa: E402
 from convnorm_book.results import endpoints  # noqa: E402
+from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
 from convnorm_book.results.power import TARGET_POWER  # noqa: E402
-from convnorm_book.results.reference import load_reference  # noqa: E402
-from convnorm_book.results.words import method_label  # noqa: E402
+from convnorm_book.results.words import method_label, spelled  # noqa: E402
 
 #: seconds kept free before the deadline for the last packing
 PACK_MARGIN_S = 10
@@ -76,21 +77,21 @@ WINDOW_ONLY = {"jobs": None, "deadline": float("inf"), "pack": None, "pack_also"
                "filter": None, "logs": None}
 
 
-def primary_plans() -> list[endpoints.Plan]:
-    """The primary endpoints' plans, from the repository's paper values and pilot records."""
-    return endpoints.plan(load_reference(RESULTS), RESULTS)
+def primary_sample_sizes() -> list[endpoints.SampleSize]:
+    """The seeds each primary endpoint needs, from the repository's paper values and pilot records."""
+    return endpoints.sample_sizes(load_paper_values(RESULTS), RESULTS)
 
 
-def plan_groups(preset: str, requests: list[gpu_plan.Request]) -> tuple[tuple[gpu_plan.Request, ...], ...]:
+def queue_groups(preset: str, requests: list[gpu_queue.Request]) -> tuple[tuple[gpu_queue.Request, ...], ...]:
     """The groups of requests a window trains at ``preset``: the ``requests`` given, else
-    the plan (:func:`convnorm.experiments.gpu_plan.queued_groups` with the primary endpoints)."""
+    the queue (:func:`convnorm.experiments.gpu_queue.queued_groups` with the primary endpoints)."""
     if requests:
         return (tuple(requests),)
-    return gpu_plan.queued_groups(endpoints.requests(preset, primary_plans()))
+    return gpu_queue.queued_groups(endpoints.requests(preset, primary_sample_sizes()))
 
 
 def status_table(preset: str, output: Path, data_dir: str | None = None,
-                 requests: list[gpu_plan.Request] | None = None) -> str:
+                 requests: list[gpu_queue.Request] | None = None) -> str:
     """A Markdown table: per experiment, the seeds with a complete result file and the
     trainings stored against those planned (over the seeds it needs; over the seeds and
     runs of ``requests`` where given)."""
@@ -106,7 +107,7 @@ def status_table(preset: str, output: Path, data_dir: str | None = None,
         runs = {(seed, p.key) for seed in seeds for p in planned_runs(name, preset, data_dir, output, seed)
                 if not asked or any(seed in r.seeds and (r.runs is None or p.run in r.runs) for r in asked)}
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
-        files = ", ".join(f"seed {s}" for s in complete) or "none"
+        files = ", ".join(f"seed {s}" for s in complete) or spelled(0)
         lines.append(f"| {name} | {len(seeds) if asked else experiment.seeds} | {files} | {stored} / {len(runs)} |")
     return "\n".join(lines)
 
@@ -115,59 +116,59 @@ def primary_status(preset: str, output: Path, data_dir: str | None = None) -> st
     """A Markdown table: per primary endpoint at ``preset``, the seeds its power asks and the
     seeds whose two trainings are both stored (what the next windows still have to train)."""
     lines = ["| primary endpoint | seeds planned | seeds stored |", "| --- | --- | --- |"]
-    for plan in primary_plans():
-        request = plan.endpoint.request(preset, plan.seeds or 0) if plan.seeds else None
+    for needed in primary_sample_sizes():
+        request = needed.endpoint.request(preset, needed.seeds or 0) if needed.seeds else None
         if request is None:
-            lines.append(f"| {plan.endpoint.name} | not run at {preset} | — |")
+            lines.append(f"| {needed.endpoint.name} | not run at {preset} | — |")
             continue
-        keys = {(job.seed, job.key) for job in gpu_plan.jobs(((request,),), preset, output, data_dir, missing=False)}
+        keys = {(job.seed, job.key) for job in gpu_queue.jobs(((request,),), preset, output, data_dir, missing=False)}
         stored = [seed for seed in request.seeds
                   if all(run_record_path(key, preset, s, output).exists() for s, key in keys if s == seed)]
-        lines.append(f"| {plan.endpoint.name} | {plan.seeds} | {len(stored)} |")
+        lines.append(f"| {needed.endpoint.name} | {needed.seeds} | {len(stored)} |")
     return "\n".join(lines)
 
 
-def primary_text(plans: list[endpoints.Plan], preset: str) -> str:
+def primary_text(sizes: list[endpoints.SampleSize], preset: str) -> str:
     """The primary endpoints as declared, one row each, ending with the line
     ``primary: N endpoints; power at the paper's effect: min P``."""
     level = endpoints.PLANNING_ALPHA
     lines = [f"Primary endpoints: tested by the paired t-test, two-sided, with Holm's correction over these "
-             f"{len(plans)} only; seeds for a power of at least {TARGET_POWER:g} at the paper's effect, at "
+             f"{len(sizes)} only; seeds for a power of at least {TARGET_POWER:g} at the paper's effect, at "
              f"Holm's first level ({level:.4g}), with the largest recorded spread of a per-seed difference:", "",
              "| endpoint | comparison | the paper's effect | spread (sd of a difference) | from | seeds | power | "
              f"at {preset} |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for plan in plans:
-        e = plan.endpoint
-        seeds, power = ("too many", "—") if plan.seeds is None else (str(plan.seeds), f"{plan.power:.2f}")
+    for needed in sizes:
+        e = needed.endpoint
+        seeds, power = ("too many", "—") if needed.seeds is None else (str(needed.seeds), f"{needed.power:.2f}")
         run = "yes" if e.runs_at(get_preset(preset)) else "not run"
         lines.append(f"| {e.name} | {method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)} "
-                     f"| {plan.effect:+.2f} {e.unit} "
-                     f"| {plan.spread.sd:.2f} | {plan.spread.source} | {seeds} | {power} | {run} |")
-    powers = [plan.power or 0.0 for plan in plans]
-    lines += ["", f"primary: {len(plans)} endpoints; power at the paper's effect: min {min(powers):.2f}"]
+                     f"| {needed.effect:+.2f} {e.unit} "
+                     f"| {needed.spread.sd:.2f} | {needed.spread.source} | {seeds} | {power} | {run} |")
+    powers = [needed.power or 0.0 for needed in sizes]
+    lines += ["", f"primary: {len(sizes)} endpoints; power at the paper's effect: min {min(powers):.2f}"]
     return "\n".join(lines)
 
 
-def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: str | None,
-              requests: list[gpu_plan.Request] | None = None) -> str:
-    """The primary endpoints (:func:`primary_text`), then the plan's cost as a table per
+def costs_text(preset: str, output: Path, times: gpu_queue.StepTimes, data_dir: str | None,
+               requests: list[gpu_queue.Request] | None = None) -> str:
+    """The primary endpoints (:func:`primary_text`), then the queue's cost as a table per
     experiment (the floor and the primary endpoints first, then everything; only the
     ``requests`` where given), ending with one line of totals."""
-    plans = primary_plans()
     gpus = ", ".join(sorted({time.gpu for time in times.table.values()}))
-    head = [primary_text(plans, preset), "", f"Plan of preset {preset!r} ({gpu_plan.plan_precision(preset)}), in "
+    head = [primary_text(primary_sample_sizes(), preset), "", f"Plan of preset {preset!r} "
+            f"({gpu_queue.gpu_precision(preset)}), in "
             f"H100-minutes from the step times recorded on {gpus}; where an H100 has no time, another GPU's stands in, "
             "named below:", ""]
     if requests:
-        asked = gpu_plan.plan((tuple(requests),), preset, output, times, data_dir)
+        asked = gpu_queue.costs((tuple(requests),), preset, output, times, data_dir)
         lines = ["| experiment | trainings (asked) | H100-minutes (asked) |", "| --- | --- | --- |"]
         lines += [f"| {line.experiment} | {line.trainings} | {line.minutes:.1f} |" for line in asked]
         notes = dict.fromkeys(note for line in asked for note in line.stand_ins)
         total = f"asked: {sum(line.minutes for line in asked):.1f} H100-minutes"
     else:
-        groups = plan_groups(preset, [])
-        first = gpu_plan.plan(groups[:2], preset, output, times, data_dir)
-        whole = gpu_plan.plan((gpu_plan.everything() + groups[1],), preset, output, times, data_dir)
+        groups = queue_groups(preset, [])
+        first = gpu_queue.costs(groups[:2], preset, output, times, data_dir)
+        whole = gpu_queue.costs((gpu_queue.everything() + groups[1],), preset, output, times, data_dir)
         lines = ["| experiment | trainings (floor and primary) | H100-minutes (floor and primary) | "
                  "trainings (all seeds) | H100-minutes (all) |", "| --- | --- | --- | --- | --- |"]
         by_name = {line.experiment: line for line in first}
@@ -183,13 +184,13 @@ def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: st
     return "\n".join(head + lines + ["", total])
 
 
-def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_plan.StepTimes:
+def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_queue.StepTimes:
     """The step times of ``first`` (the window's own calibration) and of the benchmark records
     committed under ``benchmarks/results``, those measured on ``gpu`` preferred."""
     folder = ROOT / "benchmarks" / "results"
     paths = ((first or []) + sorted(folder.glob("bench_layer_cuda_graph_batch*.json"))
-             + sorted(folder.glob(gpu_plan.CALIBRATION_PATTERN)))
-    return gpu_plan.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
+             + sorted(folder.glob(gpu_queue.CALIBRATION_PATTERN)))
+    return gpu_queue.StepTimes.from_records(paths, gpu, get_preset(preset).batch_size)
 
 
 def pack(archive: Path, members: dict[str, Path]) -> None:
@@ -206,17 +207,17 @@ def pack(archive: Path, members: dict[str, Path]) -> None:
 class Launcher:
     """Workers (``python -m convnorm.experiments.worker``) fed with jobs in order, within a deadline."""
 
-    def __init__(self, args: argparse.Namespace, queue: list[gpu_plan.Job], times: gpu_plan.StepTimes,
+    def __init__(self, args: argparse.Namespace, queue: list[gpu_queue.Job], times: gpu_queue.StepTimes,
                  slowdown: float):
         self.args, self.queue, self.times, self.slowdown = args, queue, times, slowdown
         self.start = time.monotonic()
         self.output = Path(args.output) / args.preset
-        self.precision = gpu_plan.plan_precision(args.preset)
+        self.precision = gpu_queue.gpu_precision(args.preset)
         self.status = {"preset": args.preset, "deadline_s": args.deadline, "jobs": args.jobs,
                        "filter": args.filter, "finished": [],
                        "failed": [], "cut_at_deadline": [], "not_started": [], "stopped": None}
         self.selector = selectors.DefaultSelector()
-        self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
+        self.busy: dict[int, tuple[subprocess.Popen, gpu_queue.Job, float]] = {}
         self.idle: list[subprocess.Popen] = []
         self.spawned = 0
         self.logs = Path(args.logs or DEFAULT_LOGS)
@@ -237,12 +238,12 @@ class Launcher:
         self.selector.register(proc.stdout, selectors.EVENT_READ, proc)
         return proc
 
-    def estimate(self, job: gpu_plan.Job, running: int) -> float:
+    def estimate(self, job: gpu_queue.Job, running: int) -> float:
         """Seconds ``job`` is expected to take beside ``running`` others; 0 where no step time is
         known at all (then trainings start unpriced, and the deadline stops one that does not end)."""
         if self.times is None:
             return 0.0
-        seconds = gpu_plan.estimate(job, self.times, self.precision).seconds
+        seconds = gpu_queue.estimate(job, self.times, self.precision).seconds
         return seconds * (self.slowdown if running > 1 else 1.0)
 
     def start_jobs(self) -> None:
@@ -286,7 +287,7 @@ class Launcher:
                 self.idle.append(proc)
             self.finish(job, json.loads(line), began)
 
-    def finish(self, job: gpu_plan.Job, outcome: dict, began: float) -> None:
+    def finish(self, job: gpu_queue.Job, outcome: dict, began: float) -> None:
         entry = {"experiment": job.experiment, "seed": job.seed, "run": job.run, "key": job.key,
                  "wall_s": round(time.monotonic() - began, 1)}
         if outcome["ok"]:
@@ -298,12 +299,13 @@ class Launcher:
             self.say(f"FAILED {job.experiment} seed {job.seed} {job.run}: {outcome.get('error')}")
         self.pack()
 
-    def check_floor(self, job: gpu_plan.Job) -> None:
+    def check_floor(self, job: gpu_queue.Job) -> None:
         """Stop starting trainings if the core's first BN ResNet18 is below the accuracy floor."""
-        if (job.experiment, job.run) != ("generalization", "cifar10-bn") or self.args.preset != "fast":
+        if job.experiment != gpu_queue.FLOOR.experiment or job.run not in gpu_queue.FLOOR.runs \
+                or self.args.preset != "fast":
             return
         record = load_results(run_record_path(job.key, self.args.preset, job.seed, self.output))["results"]
-        floor = gpu_plan.BN_ACCURACY_FLOOR[record["data"]["copy"]]
+        floor = gpu_queue.BN_ACCURACY_FLOOR[record["data"]["copy"]]
         accuracy = None if record["diverged"] else record["summary"]["test_acc_at_best_val"]
         if accuracy is None or accuracy < floor:
             self.status["stopped"] = (f"the BN ResNet18 reached {accuracy} test accuracy, below {floor} on the "
@@ -403,7 +405,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def report_request(args: argparse.Namespace) -> list[gpu_plan.Request]:
+def report_request(args: argparse.Namespace) -> list[gpu_queue.Request]:
     """For ``--plan`` or ``--status``: the requests given, parsed and checked against the
     preset's runs; raises ValueError, naming the option, for both at once, for an option
     only a window uses, or for ``--calibration`` with ``--status``."""
@@ -417,13 +419,13 @@ def report_request(args: argparse.Namespace) -> list[gpu_plan.Request]:
         options = ", ".join("--" + name.replace("_", "-") for name in given)
         raise ValueError(f"{mode} does not take {options}: only a window uses {'it' if len(given) == 1 else 'them'}")
     get_preset(args.preset)
-    requests = [gpu_plan.Request.parse(text) for text in args.requests]
+    requests = [gpu_queue.Request.parse(text) for text in args.requests]
     if requests:  # unknown run names are refused here, before anything is printed
-        gpu_plan.jobs((tuple(requests),), args.preset, Path(args.output) / args.preset, args.data_dir, missing=False)
+        gpu_queue.jobs((tuple(requests),), args.preset, Path(args.output) / args.preset, args.data_dir, missing=False)
     return requests
 
 
-def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
+def checked(args: argparse.Namespace) -> tuple[list, gpu_queue.StepTimes, float]:
     """The job queue, the step times and the slowdown of concurrent trainings; raises
     ValueError (naming the option) for anything wrong, before anything starts."""
     get_preset(args.preset)
@@ -431,7 +433,7 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
         raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
     if not args.deadline > 0:
         raise ValueError(f"--deadline must be a positive number of seconds, got {args.deadline}")
-    groups = plan_groups(args.preset, [gpu_plan.Request.parse(text) for text in args.requests])
+    groups = queue_groups(args.preset, [gpu_queue.Request.parse(text) for text in args.requests])
     slowdown, jobs = 1.0, args.jobs or 1
     if args.calibration is not None:
         calibration = load_results(args.calibration)["results"]
@@ -447,11 +449,11 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
         times = recorded_step_times(args.preset)
         slowdown = float(jobs)  # nothing measured: concurrent trainings gain nothing
     try:
-        times.lookup("resnet18", "bn", gpu_plan.plan_precision(args.preset))
+        times.lookup("resnet18", BN, gpu_queue.gpu_precision(args.preset))
     except ValueError:  # nothing measured or recorded: the trainings start unpriced, one at a time
         times, jobs, slowdown = None, 1, 1.0
     args.jobs = jobs
-    queue = gpu_plan.jobs(groups, args.preset, Path(args.output) / args.preset, args.data_dir)
+    queue = gpu_queue.jobs(groups, args.preset, Path(args.output) / args.preset, args.data_dir)
     return queue, times, slowdown
 
 
@@ -466,9 +468,9 @@ def main(argv: list[str] | None = None) -> int:
                 if not requests:
                     print("\n" + primary_status(args.preset, output, args.data_dir))
             else:
-                times = (gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
+                times = (gpu_queue.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
                          if args.calibration else recorded_step_times(args.preset))
-                print(plan_text(args.preset, output, times, args.data_dir, requests))
+                print(costs_text(args.preset, output, times, args.data_dir, requests))
             return 0
         queue, times, slowdown = checked(args)
     except (CifarNotFoundError, ValueError, OSError) as error:

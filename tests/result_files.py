@@ -31,7 +31,7 @@ def write(root: Path, experiment: str, preset: str, seed: int, results: dict, **
 
 
 def results_root(tmp_path: Path) -> Path:
-    """A results folder holding the repository's reference values and no record."""
+    """A results folder holding the paper's values and no record."""
     root = tmp_path / "results"
     root.mkdir()
     shutil.copy(REPOSITORY_RESULTS / "paper_reference_values.json", root)
@@ -45,11 +45,11 @@ def root(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def reference():
+def paper_values():
     """A fixture: the paper's values of the repository."""
-    from convnorm_book.results.reference import load_reference
+    from convnorm_book.results.paper_values import load_paper_values
 
-    return load_reference(REPOSITORY_RESULTS)
+    return load_paper_values(REPOSITORY_RESULTS)
 
 
 def record(test_acc, history=(0.1, 0.2, 0.3), max_test_acc=None, diverged=False, **extra):

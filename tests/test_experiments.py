@@ -289,7 +289,7 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
 def _scarcity_record(preset, cifar_root, tmp_path) -> dict:
     ctx = context.Context("data-scarcity", preset, cifar_root, tmp_path, progress=False, device=torch.device("cpu"))
-    return EXPERIMENTS["data-scarcity"].run(ctx)["0.3"]["bn"], ctx.splits().info["n_train"]
+    return EXPERIMENTS["data-scarcity"].conduct(ctx)["0.3"]["bn"], ctx.splits().info["n_train"]
 
 
 def test_a_scarce_subset_trains_for_as_many_steps_as_the_full_set(cifar_root, tmp_path):
@@ -315,8 +315,8 @@ def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifa
 def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers(cifar_root, tmp_path):
     """At the fast protocol a subset is passed over as often as the paper's 120 epochs pass
     over it, up to the full set's steps; the cpu preset keeps the full set's steps."""
-    from convnorm.experiments import protocol_deviations
     from convnorm.experiments.presets import scarcity_epoch_images
+    from convnorm_book.results.deviations import protocol_deviations
 
     fast, cpu = PRESETS["fast"], PRESETS["cpu"]
     assert fast.scarcity_passes == PRESETS["paper"].epochs and cpu.scarcity_passes is None
@@ -329,7 +329,7 @@ def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers
 
 
 def test_every_preset_discloses_the_model_reported_convergence_in_images_and_the_precision_of_every_arm():
-    from convnorm.experiments import protocol_deviations
+    from convnorm_book.results.deviations import protocol_deviations
 
     for name in ("cpu", "fast", "short-schedule", "paper"):
         rows = {row["setting"]: row for row in protocol_deviations(name)}

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import PRESETS, gpu_plan, planned_runs, protocol_deviations, step_timing
+from convnorm.experiments import PRESETS, gpu_queue, planned_runs, step_timing
 from convnorm.training import save_results
+from convnorm_book.results.deviations import protocol_deviations
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = "fast-smoke"
@@ -80,28 +81,28 @@ def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_
 
 
 def test_requests_are_parsed_and_bad_ones_refused():
-    request = gpu_plan.Request.parse("generalization:0-2/cifar10-bn,cifar10-convnorm+bn")
+    request = gpu_queue.Request.parse("generalization:0-2/cifar10-bn,cifar10-convnorm+bn")
     assert request.seeds == (0, 1, 2) and request.runs == ("cifar10-bn", "cifar10-convnorm+bn")
-    assert gpu_plan.Request.parse("ablation:0,2").seeds == (0, 2)
+    assert gpu_queue.Request.parse("ablation:0,2").seeds == (0, 2)
     for text, message in (("generalization:3-1", "FIRST <= LAST"), ("generalisation:0", "experiment must be"),
                           ("runtime:0", "trains nothing"), ("ablation", "expected EXPERIMENT:SEEDS"),
                           ("ablation:-1", "FIRST <= LAST")):
         with pytest.raises(ValueError, match=message):
-            gpu_plan.Request.parse(text)
+            gpu_queue.Request.parse(text)
 
 
 def _primary(preset: str = SMOKE) -> tuple:
-    from convnorm_book.results import endpoints, reference
+    from convnorm_book.results import endpoints, paper_values
 
-    plans = endpoints.plan(reference.load_reference(ROOT / "results"), ROOT / "results")
+    plans = endpoints.sample_sizes(paper_values.load_paper_values(ROOT / "results"), ROOT / "results")
     return endpoints.requests(preset, plans), plans
 
 
 def test_the_plan_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(cifar_root, tmp_path):
     primary, plans = _primary()
-    groups = gpu_plan.queued_groups(primary)
-    assert groups[0] == (gpu_plan.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_plan.QUEUE)
-    jobs = gpu_plan.jobs(groups[:2], SMOKE, tmp_path, cifar_root)
+    groups = gpu_queue.queued_groups(primary)
+    assert groups[0] == (gpu_queue.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_queue.QUEUE)
+    jobs = gpu_queue.jobs(groups[:2], SMOKE, tmp_path, cifar_root)
     assert (jobs[0].experiment, jobs[0].run, jobs[0].seed) == ("generalization", "cifar10-bn", 0)
     primary_jobs = jobs[1:]
     assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
@@ -131,7 +132,7 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
     h100 = _calibration(tmp_path, 2e-3, gpu="NVIDIA H100", norms=("bn",))
     h200 = _calibration(tmp_path, 1e-3, gpu="NVIDIA H200", norms=("bn", "convnorm+bn"), precision="bf16")
     h200_fp32 = _calibration(tmp_path, 5e-3, gpu="NVIDIA H200", norms=("bn",))
-    times = gpu_plan.StepTimes.from_records([h100, h200, h200_fp32], "H100", batch=50)
+    times = gpu_queue.StepTimes.from_records([h100, h200, h200_fp32], "H100", batch=50)
     found, note = times.lookup("resnet18", "bn", "fp32")
     assert found.train == 2e-3 and note is None  # the H100's, though the H200 measured it later
     found, note = times.lookup("resnet18", "convnorm+bn", "bf16")
@@ -143,13 +144,13 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
 
 
 def test_the_plan_prices_its_trainings_from_step_times(cifar_root, tmp_path):
-    times = gpu_plan.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
-    first = gpu_plan.plan(((gpu_plan.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
+    times = gpu_queue.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
+    first = gpu_queue.plan(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
     assert [(line.experiment, line.trainings) for line in first] == [("generalization", 1)]
-    job = gpu_plan.jobs(((gpu_plan.FLOOR,),), SMOKE, tmp_path, cifar_root)[0]
+    job = gpu_queue.jobs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, cifar_root)[0]
     data, config = job.settings["data"], job.settings["config"]
     expected = config.epochs * (100 * 1e-3 + (data["n_val"] + data["n_test"]) * 1e-3 / 3)  # 2 batches of 50
-    assert gpu_plan.estimate(job, times, "fp32").seconds == pytest.approx(expected)
+    assert gpu_queue.estimate(job, times, "fp32").seconds == pytest.approx(expected)
     _, stand_in = times.lookup("vgg16", "oni+bn", "bf16")
     assert "vgg16 oni+bn bf16 not measured" in stand_in and "resnet18 bn fp32" in stand_in
 

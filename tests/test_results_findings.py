@@ -3,31 +3,31 @@ beside the comparisons, computed from records built with known answers."""
 from __future__ import annotations
 
 from convnorm_book.results import checks, diagnosis, findings, records
-from result_files import record, reference, results_root, root, write  # noqa: F401 (fixtures)
+from result_files import paper_values, record, results_root, root, write  # noqa: F401 (fixtures)
 
 BASIC = ("none", "bn", "convnorm", "convnorm+bn")
 
 
-def test_accuracy_gap_and_ranking(root, reference):
+def test_accuracy_gap_and_ranking(root, paper_values):
     for seed in (0, 1):
         write(root, "generalization", "cpu", seed,
               {"cifar10": {m: record(a) for m, a in zip(BASIC, (0.50, 0.60, 0.55, 0.65 - 0.1 * seed))}})
     data = records.stored("generalization", root, presets=("cpu",))
-    assert findings.accuracy_gap(data, reference) == (
+    assert findings.accuracy_gap(data, paper_values) == (
         "Our most accurate network, BN, reaches 60.0 % (test accuracy at the best validation epoch), the paper's "
         "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
-    assert findings.far_from_trained(data, reference)
+    assert findings.far_from_trained(data, paper_values)
     near = root.parent / "near"
     near.mkdir()
     (near / "paper_reference_values.json").write_text((root / "paper_reference_values.json").read_text())
     for seed in (0, 1):  # 88 % on average: within FAR_POINTS of the paper's 91.6 %
         write(near, "generalization", "cpu", seed, {"cifar10": {m: record(0.88) for m in BASIC}})
     close = records.stored("generalization", near, presets=("cpu",))
-    assert not findings.far_from_trained(close, reference)
-    assert findings.accuracy_gap(close, reference).endswith("close enough that the absolute numbers can be set side "
+    assert not findings.far_from_trained(close, paper_values)
+    assert findings.accuracy_gap(close, paper_values).endswith("close enough that the absolute numbers can be set side "
                                                             "by side.")
     # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
-    assert findings.ranking(data, reference, "convnorm+bn").startswith(
+    assert findings.ranking(data, paper_values, "convnorm+bn").startswith(
         "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; "
         "the paper ranks it first under one of its one")
 
@@ -117,7 +117,7 @@ def test_noise_regime_sets_training_accuracy_beside_the_share_of_correct_labels(
     assert table.column("BN") == ["30", "30"]  # the training accuracy after the last epoch
 
 
-def test_runtime_keeps_one_record_of_each_timing(root, reference):
+def test_runtime_keeps_one_record_of_each_timing(root, paper_values):
     def timing(convnorm, cayley):
         return {m: {"relative_to_bn": r, "seconds_per_epoch": 10 * r} for m, r in
                 (("bn", 1.0), ("convnorm+bn", convnorm), ("cayley", cayley))}
@@ -127,7 +127,7 @@ def test_runtime_keeps_one_record_of_each_timing(root, reference):
     write(root, "runtime", "cpu", 0, timing(1.5, 1.2), device="CPU Y")
     found = records.runtime_records(root)
     assert list(found) == ["short-schedule", "cpu"]  # the paper preset timed what the GPU protocol did
-    text = findings.runtime(found, reference)
+    text = findings.runtime(found, paper_values)
     assert "On GPU X (50 timed steps), ConvNorm+BN takes 2.00 times the vanilla network's time and Cayley 6.00" in text
     assert "the paper: 2.86 and 8.67 times. The ordering vanilla < ConvNorm < Cayley holds here." in text
     assert text.endswith("The ordering vanilla < ConvNorm < Cayley does not hold here.")
@@ -135,7 +135,8 @@ def test_runtime_keeps_one_record_of_each_timing(root, reference):
 
 def test_layer_and_step_benchmarks(tmp_path):
     def bench(batch, ratio):
-        return records.Run(tmp_path, {"device": "GPU X"}, {"setup": {"batch": batch}, "time_ratio_median": ratio})
+        return records.StoredFile(tmp_path, {"device": "GPU X"},
+                                  {"setup": {"batch": batch}, "time_ratio_median": ratio})
 
     text = findings.layer_benchmark([bench(32, 5.0), bench(128, 3.0)], [bench(128, 2.0)])
     assert text.startswith("The layer benchmark (one training step at batch 128 on GPU X) takes 3.00 times the plain "
@@ -153,17 +154,17 @@ def calibration(tmp_path, steps=STEPS):
                        "seconds_per_epoch": s * 352} for k, s in values.items()} for mode, values in steps.items()}
     setup = {"gpu": "GPU X", "model": "CIFAR ResNet18", "batch": 128, "step": "one SGD step",
              "eager": "interleaved, medians", "cuda_graph": "each network in its own process, 50 replays"}
-    return records.Run(tmp_path / "gpu_calibration_x.json", {}, {"setup": setup, "time": time})
+    return records.StoredFile(tmp_path / "gpu_calibration_x.json", {}, {"setup": setup, "time": time})
 
 
-def test_step_benchmark_reads_a_calibration_record(tmp_path, reference):
+def test_step_benchmark_reads_a_calibration_record(tmp_path, paper_values):
     text = findings.step_benchmark(calibration(tmp_path))
     assert text.startswith("On GPU X, at batch 128, a training step with this package's ConvNorm2d+BN takes 2.00 "
                            "times eagerly and 1.50 times as one CUDA graph as long as with Conv2d+BN")
     assert "the authors' algorithm in its place, 6.00 times eagerly and 4.50 times as one CUDA graph" in text
     assert "is the implementation's alone: this package's step takes 0.33 times the authors' time as one CUDA " \
            "graph." in text
-    with_paper = findings.step_benchmark(calibration(tmp_path), reference)
+    with_paper = findings.step_benchmark(calibration(tmp_path), paper_values)
     # an epoch as one graph: 0.008 and 0.012 s a step, 352 steps; the paper's Table 8: 21 and 60 s
     assert "A 45,000-image epoch as one CUDA graph takes 2.8 s with Conv2d+BN and 4.2 s with ConvNorm2d+BN (1.50 " \
            "times); the paper's Table 8: 21 s and 60 s (2.86 times) on its GPU." in with_paper

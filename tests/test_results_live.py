@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
-from convnorm.experiments import gpu_plan
-from convnorm.experiments.gpu_plan import Request
+from convnorm.experiments import gpu_queue
+from convnorm.experiments.gpu_queue import Request
 from convnorm_book.results import live
-from convnorm_book.results.records import Records, load_runs
-from result_files import record, reference, results_root, write  # noqa: F401 (fixtures)
+from convnorm_book.results.records import Records, load_result_files
+from result_files import paper_values, record, results_root, write  # noqa: F401 (fixtures)
 
 
 def test_default_preset_is_never_the_full_schedule():
@@ -43,13 +43,13 @@ def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
 
 def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
     for requests in live.CHAPTER_RUNS.values():
-        jobs = gpu_plan.jobs((requests,), "smoke", tmp_path, cifar_root)
+        jobs = gpu_queue.jobs((requests,), "smoke", tmp_path, cifar_root)
         assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
 def test_the_plan_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
     requests = (Request("ablation", (0, 1), ("convnorm-affine1", "convnorm+bn-affine1")),)
-    generous = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    generous = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
     assert len(generous.estimates) == 4 and generous.chosen == tuple(job for job, _ in generous.estimates)
     assert all(minutes > 0 for _, minutes in generous.estimates) and "raise it" not in str(generous)
     from convnorm.experiments import step_timing
@@ -57,9 +57,9 @@ def test_the_plan_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_
     fixed = step_timing.time_steps("smoke", "resnet18", "bn", "cpu", batches=2)  # one measurement for every network
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(step_timing, "time_steps", lambda preset, arch, norm, device, batches: {**fixed, "norm": norm})
-        one = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2).estimates[0][1]
-        half = live.plan(requests, one * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
-        seed0 = live.plan(requests, one * 2.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+        one = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2).estimates[0][1]
+        half = live.quote(requests, one * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+        seed0 = live.quote(requests, one * 2.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
     assert half.chosen == () and "Nothing trained: no comparison fits" in str(half)  # never one network alone
     assert [job.seed for job in seed0.chosen] == [0, 0]  # both networks of seed 0, none of seed 1
     assert "left out: its comparison does not fit the budget" in str(seed0) and "raise it" in str(seed0)
@@ -70,17 +70,17 @@ def test_minutes_are_said_to_a_tenth_below_ten():
     assert live.minutes_text(1.5) == "about 1.5 min" and live.minutes_text(12.4) == "about 12 min"
 
 
-def test_the_readers_tables_and_the_stored_ones_are_labelled_apart(tmp_path, reference):
+def test_the_readers_tables_and_the_stored_ones_are_labelled_apart(tmp_path, paper_values):
     root = results_root(tmp_path)
     for seed in (0, 1):
         write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.5) for m in ("none", "bn", "convnorm",
                                                                                       "convnorm+bn")}})
     write(tmp_path / "yours", "generalization", "cpu", 0, {"cifar10": {"bn": record(0.5), "convnorm+bn": record(0.6),
                                                                        "none": None, "convnorm": None}})
-    yours = Records("generalization", "cpu", tuple(load_runs("generalization", "cpu", tmp_path / "yours")))
+    yours = Records("generalization", "cpu", tuple(load_result_files("generalization", "cpu", tmp_path / "yours")))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CONVNORM_RESULTS_DIR", str(root))
-        mine, stored = live.side_by_side({"generalization": yours}, reference)
+        mine, stored = live.side_by_side({"generalization": yours}, paper_values)
     assert mine.title.startswith("Trained just now, on your device") and stored.title.startswith("The stored records")
     assert mine.columns[2].startswith("yours:") and stored.columns[2].startswith("ours:")
     assert mine.column("method") == ["BN", "ConvNorm+BN"]  # only what the reader trained

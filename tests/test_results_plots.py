@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 
 from convnorm.experiments import EXPERIMENTS  # noqa: E402
 from convnorm_book.results import claims, comparisons, endpoints, plots, records  # noqa: E402
-from convnorm_book.results import reference as reference_values  # noqa: E402
-from result_files import record, reference, root, write  # noqa: E402, F401 (fixtures)
+from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
+from result_files import paper_values, record, root, write  # noqa: E402, F401 (fixtures)
 
 
 def test_history_figure_one_band_per_method(root):
@@ -63,8 +63,8 @@ def _adversarial(root, seeds=3):
 
 
 def test_forest_rows_are_short_labels_and_the_figure_grows_with_them(root):
-    reference = reference_values.load_reference(root)
-    found = comparisons.evaluate(_adversarial(root), reference)
+    paper_values = load_paper_values(root)
+    found = comparisons.evaluate(_adversarial(root), paper_values)
     fig = plots.forest(found)
     (ax,) = fig.axes
     labels = [t.get_text() for t in ax.get_yticklabels()]
@@ -78,8 +78,8 @@ def test_forest_rows_are_short_labels_and_the_figure_grows_with_them(root):
 
 
 def test_forest_colours_a_claim_apart_from_none_and_shades_a_margin(root):
-    reference = reference_values.load_reference(root)
-    found = comparisons.Chapter.of([_adversarial(root)], reference)("adversarial", b="bn")
+    paper_values = load_paper_values(root)
+    found = comparisons.Chapter.of([_adversarial(root)], paper_values)("adversarial", b="bn")
     fig = plots.forest(found)
     means = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
     assert {line.get_color() for line in means} == {plots.CLAIMED_COLOUR}  # a description: no verdict's colour
@@ -90,8 +90,8 @@ def test_forest_colours_a_claim_apart_from_none_and_shades_a_margin(root):
     plt.close("all")
 
 
-def test_primary_forest_colours_the_verdicts_and_leaves_out_what_is_not_run(reference):
-    results = endpoints.test(reference)
+def test_primary_forest_colours_the_verdicts_and_leaves_out_what_is_not_run(paper_values):
+    results = endpoints.test(paper_values)
     fig = plots.primary_forest(results)
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert sorted(labels) == sorted(r.endpoint.name for r in results if r.paired is not None)
@@ -113,12 +113,12 @@ def test_seed_curves_draw_every_seed_and_dash_a_failed_training(root):
 
 
 def test_forest_one_panel_per_unit(root):
-    reference = reference_values.load_reference(root)
+    paper_values = load_paper_values(root)
     for seed in (0, 1):
         write(root, "convergence", "cpu", seed, {"small": {m: record(0.3, history=(0.1, 0.2 + 0.01 * seed))
                                                            for m in ("none", "bn", "convnorm", "convnorm+bn")}},
               epochs=2)
-    found = comparisons.evaluate(records.stored("convergence", root, presets=("cpu",)), reference)
+    found = comparisons.evaluate(records.stored("convergence", root, presets=("cpu",)), paper_values)
     fig = plots.forest(found)
     assert [ax.get_title() for ax in fig.axes] == ["test accuracy", "training loss"]
     assert [ax.get_xlabel() for ax in fig.axes] == ["difference (points)", "difference"]
@@ -126,17 +126,17 @@ def test_forest_one_panel_per_unit(root):
 
 
 def test_rate_figure_sets_ours_beside_the_papers_and_counts_failed_seeds(root):
-    reference = reference_values.load_reference(root)
+    paper_values = load_paper_values(root)
     for seed in range(3):
         write(root, "label-noise", "cpu", seed,
               {rate: {m: record(0.4, max_test_acc=0.5, diverged=(seed, rate, m) == (2, "0.8", "bn"))
                       for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
-    fig = plots.rate_figure(records.stored("label-noise", root, presets=("cpu",)), reference)
+    fig = plots.rate_figure(records.stored("label-noise", root, presets=("cpu",)), paper_values)
     ours, paper, ours_selected, spare = fig.axes
     assert paper.get_title() == "the paper (Table 6 and Figure 3 (left))" and len(paper.containers) == 4
     assert [t.get_text() for t in ours.get_legend().get_texts()] == ["vanilla",
                                                                       "BN (1 of 3 seeds failed to train at 80%)"]
     assert not spare.axison
     with pytest.raises(ValueError, match="not rates"):
-        plots.rate_figure(_adversarial(root), reference)
+        plots.rate_figure(_adversarial(root), paper_values)
     plt.close("all")

@@ -24,7 +24,7 @@ def test_results_dir_from_argument_environment_and_working_directory(root, tmp_p
     nested = root.parent / "book" / "part4"
     nested.mkdir(parents=True)
     monkeypatch.chdir(nested)
-    assert records.results_dir() == root  # the nearest parent holding results/<reference file>
+    assert records.results_dir() == root  # the nearest parent holding results/<paper_values file>
     monkeypatch.setenv(records.RESULTS_ENV, str(tmp_path / "missing"))
     with pytest.raises(ValueError, match=records.RESULTS_ENV):
         records.results_dir()
@@ -37,19 +37,19 @@ def test_results_dir_says_what_to_set_when_none_is_found(tmp_path, monkeypatch):
         records.results_dir()
 
 
-def test_load_runs_sorted_by_seed_and_checked(root):
+def test_load_result_files_sorted_by_seed_and_checked(root):
     for seed in (2, 0):
         write(root, "ablation", "cpu", seed, {})
     write(root, "ablation", "smoke", 0, {})  # another preset, another folder
-    assert [run.seed for run in records.load_runs("ablation", "cpu", root)] == [0, 2]
-    assert records.load_runs("convergence", "cpu", root) == []
+    assert [file.seed for file in records.load_result_files("ablation", "cpu", root)] == [0, 2]
+    assert records.load_result_files("convergence", "cpu", root) == []
     write(root, "runtime", "cpu", 0, {}).rename(root / "cpu" / "convergence-cpu-seed0.json")
     with pytest.raises(ValueError, match="provenance says 'runtime'"):
-        records.load_runs("convergence", "cpu", root)
+        records.load_result_files("convergence", "cpu", root)
     with pytest.raises(ValueError, match="experiment must be one of"):
-        records.load_runs("gan", "cpu", root)
+        records.load_result_files("gan", "cpu", root)
     with pytest.raises(ValueError, match="preset must be one of"):
-        records.load_runs("ablation", "huge", root)
+        records.load_result_files("ablation", "huge", root)
 
 
 def test_run_records_and_benchmarks(root):
@@ -113,7 +113,7 @@ def test_lookup_indexes_dicts_and_lists():
 def test_caveats_name_old_code_ocnn_weight_and_lossy_copy(root):
     for seed in (0, 1):
         write(root, "simba", "cpu", seed, {"ocnn": record(0.3, ocnn_lambda=0.001)})
-    stored = records.Records("simba", "cpu", tuple(records.load_runs("simba", "cpu", root)))
+    stored = records.Records("simba", "cpu", tuple(records.load_result_files("simba", "cpu", root)))
     notes = records.caveats(stored)
     assert any("λ = 0.001" in note for note in notes)
     assert any("lossy JPEG copy" in note for note in notes)
@@ -131,10 +131,10 @@ def test_protocol_version_alone_places_a_record_against_each_correction(root):
     for version in (None, 0, 1, max(versions)):
         for seed in (0, 1):
             write(root, "conditioning", "cpu", seed, {}, protocol_version=version)
-        data = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+        data = records.Records("conditioning", "cpu", tuple(records.load_result_files("conditioning", "cpu", root)))
         assert records.changes_missing(data) == [c for c in conditioning if (version or 0) < c.version]
     write(root, "conditioning", "cpu", 1, {}, protocol_version=0)  # one seed older: the set predates
-    mixed = records.Records("conditioning", "cpu", tuple(records.load_runs("conditioning", "cpu", root)))
+    mixed = records.Records("conditioning", "cpu", tuple(records.load_result_files("conditioning", "cpu", root)))
     assert records.changes_missing(mixed) == conditioning
     assert not any("cannot be checked" in note for note in records.caveats(mixed))
 
@@ -154,7 +154,7 @@ def test_the_repository_stores_no_record_that_a_correction_has_passed_by():
     correction to its experiment: a correction makes its records be made again."""
     for preset in records.SHOWN_PRESETS + ("paper",):
         for experiment in EXPERIMENTS:
-            runs = records.load_runs(experiment, preset, REPOSITORY_RESULTS)
+            runs = records.load_result_files(experiment, preset, REPOSITORY_RESULTS)
             if runs:
                 missing = records.changes_missing(records.Records(experiment, preset, tuple(runs)))
                 assert not missing, f"{experiment} at {preset}: made before version {missing[0].version}"
@@ -181,17 +181,17 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_fault(tmp_path, content,
     assert "\n" not in message and message.startswith(f"{path}: ") and fault in message
 
 
-def test_load_runs_refuses_a_copy_of_one_seed_saved_as_another(root):
+def test_load_result_files_refuses_a_copy_of_one_seed_saved_as_another(root):
     for seed in (0, 1, 2):
         write(root, "ablation", "cpu", seed, {})
     copy = root / "cpu" / "ablation-cpu-seed3.json"
     copy.write_text((root / "cpu" / "ablation-cpu-seed1.json").read_text())
     with pytest.raises(records.RecordError, match="ablation-cpu-seed3.json: its name says seed 3 but its provenance"):
-        records.load_runs("ablation", "cpu", root)
+        records.load_result_files("ablation", "cpu", root)
     copy.unlink()
     (root / "cpu" / "ablation-cpu-seed01.json").write_text((root / "cpu" / "ablation-cpu-seed1.json").read_text())
     with pytest.raises(records.RecordError, match="seed 1 is already stored in ablation-cpu-seed01.json"):
-        records.load_runs("ablation", "cpu", root)
+        records.load_result_files("ablation", "cpu", root)
 
 
 def test_run_records_check_the_seed_of_their_folder(root):

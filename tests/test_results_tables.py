@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm_book.results import claims, comparisons, endpoints, provenance, records, tables
-from convnorm_book.results import reference as reference_values
-from result_files import REPOSITORY_RESULTS, record, reference, results_root, write  # noqa: F401 (fixtures)
+from convnorm_book.results import comparisons, endpoints, provenance, records, studies, tables
+from convnorm_book.results.paper_values import paper_leads, paper_value, table_cell
+from result_files import REPOSITORY_RESULTS, paper_values, record, results_root, write  # noqa: F401 (fixtures)
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
-def test_every_declared_paper_cell_is_in_the_reference_file(name, reference):
+def test_every_declared_paper_cell_is_in_the_reference_file(name, paper_values):
     """The schema's paper cells exist (a misnamed row or column raises); every method the
     schema names for the paper and every paper measure is found at the paper's preset."""
     schema, paper = EXPERIMENTS[name].schema, PRESETS["paper"]
@@ -22,31 +22,31 @@ def test_every_declared_paper_cell_is_in_the_reference_file(name, reference):
     for group in schema.group_keys(paper):
         for method in schema.method_keys(paper):
             for measure in schema.measures_at(paper):
-                found += reference_values.paper_value(reference, name, method, measure, group) is not None
-    assert (found > 0) == (schema.reference is not None)
+                found += paper_value(paper_values, name, method, measure, group) is not None
+    assert (found > 0) == (schema.paper_table is not None)
 
 
-def test_rates_and_attacks_the_paper_did_not_run_have_no_paper_value(reference):
+def test_rates_and_attacks_the_paper_did_not_run_have_no_paper_value(paper_values):
     schema = EXPERIMENTS["adversarial"].schema
     pgd2 = schema.measures_at(PRESETS["smoke"])[-1]
-    assert pgd2.name == "pgd2" and reference_values.paper_value(reference, "adversarial", "bn", pgd2) is None
+    assert pgd2.name == "pgd2" and paper_value(paper_values, "adversarial", "bn", pgd2) is None
     noise = EXPERIMENTS["label-noise"].schema
-    assert reference_values.paper_value(reference, "label-noise", "bn", noise.measures[0], "0.9") is None
-    broken = {"tables": {**reference["tables"], "adversarial": {**reference["tables"]["adversarial"],
+    assert paper_value(paper_values, "label-noise", "bn", noise.measures[0], "0.9") is None
+    broken = {"tables": {**paper_values["tables"], "adversarial": {**paper_values["tables"]["adversarial"],
                                                                 "columns": ["SN", "ONI", "OCNN", "ConvNorm", "x"]}}}
     with pytest.raises(ValueError, match="column 'BN'"):
-        reference_values.paper_value(broken, "adversarial", "bn", schema.measures[0])
+        paper_value(broken, "adversarial", "bn", schema.measures[0])
 
 
-def test_label_noise_compares_the_papers_metric(reference):
+def test_label_noise_compares_the_papers_metric(paper_values):
     """The paper reports the maximum test accuracy under label noise: only that measure
     is set beside the paper's numbers."""
     schema = EXPERIMENTS["label-noise"].schema
     cpu = PRESETS["cpu"]
     maximum, selected = (schema.measure(m, cpu) for m in ("max_test_acc", "test_acc"))
-    assert reference_values.paper_value(reference, "label-noise", "bn", maximum, "0.8") == [53.82, 1.04]
-    assert reference_values.paper_value(reference, "label-noise", "bn", selected, "0.8") is None
-    assert "Max test accuracy" in reference["tables"]["label_noise"]["setting"]
+    assert paper_value(paper_values, "label-noise", "bn", maximum, "0.8") == [53.82, 1.04]
+    assert paper_value(paper_values, "label-noise", "bn", selected, "0.8") is None
+    assert "Max test accuracy" in paper_values["tables"]["label_noise"]["setting"]
 
 
 @pytest.fixture
@@ -60,9 +60,9 @@ def generalization(tmp_path):
     return records.stored("generalization", root, presets=("cpu",)), accs
 
 
-def test_experiment_table_sets_ours_beside_the_paper(generalization, reference):
+def test_experiment_table_sets_ours_beside_the_paper(generalization, paper_values):
     data, accs = generalization
-    table = tables.experiment_table(data, reference)
+    table = tables.experiment_table(data, paper_values)
     assert table.columns == ["data set", "method", "ours: test accuracy at the best validation epoch (%)",
                              "paper: test accuracy"]
     row = table.rows[[r[1] for r in table.rows].index("ConvNorm")]
@@ -74,11 +74,11 @@ def test_experiment_table_sets_ours_beside_the_paper(generalization, reference):
     assert "<table>" in table._repr_html_()
 
 
-def test_measure_rows_where_the_paper_has_a_row_per_measure(tmp_path, reference):
+def test_measure_rows_where_the_paper_has_a_row_per_measure(tmp_path, paper_values):
     root = results_root(tmp_path)
     robust = {"clean": 0.3, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
     write(root, "adversarial", "cpu", 0, {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
-    table = tables.experiment_table(records.stored("adversarial", root, presets=("cpu",)), reference)
+    table = tables.experiment_table(records.stored("adversarial", root, presets=("cpu",)), paper_values)
     assert table.columns == ["method", "quantity", "ours", "paper"]
     assert ["SN+BN", "accuracy under PGD-20 (%)", "14.0", "44.47 ± 0.37"] in table.rows  # one image of 500: 0.2
     assert len(table.rows) == 5 * 4
@@ -92,16 +92,16 @@ def test_numbers_and_paper_cells_print_as_read():
     assert tables.number(float("nan")) == "—"
 
 
-def test_reference_cell_names_what_is_missing(reference):
-    table = reference["tables"]["ablation"]
+def test_reference_cell_names_what_is_missing(paper_values):
+    table = paper_values["tables"]["ablation"]
     with pytest.raises(ValueError, match="row 'nope'"):
-        reference_values.reference_cell(table, "nope", "with BN")
+        table_cell(table, "nope", "with BN")
     with pytest.raises(ValueError, match="column 'nope'"):
-        reference_values.reference_cell(table, "with affine", "nope")
+        table_cell(table, "with affine", "nope")
 
 
-def test_one_deviation_table_with_a_column_per_preset_shows_only_what_differs(reference):
-    from convnorm.experiments import protocol_deviations
+def test_one_deviation_table_with_a_column_per_preset_shows_only_what_differs(paper_values):
+    from convnorm_book.results.deviations import protocol_deviations
 
     table = provenance.deviations_table()
     assert table.columns == ["setting", "the paper", "cpu", "fast", "short-schedule", "paper", "why"]
@@ -117,8 +117,8 @@ def test_one_deviation_table_with_a_column_per_preset_shows_only_what_differs(re
                                           if r["setting"] == s)}
     assert only_paper and not only_paper & set(rows)  # a setting every preset takes from the paper is left out
     assert all(row[-1] for row in table.rows)
-    assert [row[0] for row in provenance.schema_table(reference).rows] == list(EXPERIMENTS)
-    schema = str(provenance.schema_table(reference))
+    assert [row[0] for row in provenance.schema_table(paper_values).rows] == list(EXPERIMENTS)
+    schema = str(provenance.schema_table(paper_values))
     assert "R_κ" in schema and "summary/" not in schema
 
 
@@ -147,7 +147,7 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     setup = {"model": "CIFAR ResNet18", "batch": 128, "gpu": "GPU X", "step": "one SGD step",
              "eager": "the three networks interleaved in one process, median of the rounds",
              "cuda_graph": "each network in its own process, 50 replays"}
-    table = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, {"setup": setup, "time": time}))
+    table = tables.step_benchmark_table(records.StoredFile(tmp_path / "b.json", {}, {"setup": setup, "time": time}))
     assert table.column("network")[1] == "ConvNorm2d+BN (this package)" and "GPU X" in table.title
     assert table.column("eager: ms per step") == ["10.00", "25.00", "60.00"]
     assert table.column("one CUDA graph: × Conv2d+BN") == ["1.00×", "2.00×", "6.25×"]
@@ -155,18 +155,18 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
                            "in one process, median of the rounds; one CUDA graph: each network in its own process, "
                            "50 replays."]
     results = {"setup": setup, "time": {"eager": time["eager"]}, "graph_errors": {"authors+bn": "capture failed"}}
-    eager_only = tables.step_benchmark_table(records.Run(tmp_path / "b.json", {}, results))
+    eager_only = tables.step_benchmark_table(records.StoredFile(tmp_path / "b.json", {}, results))
     assert eager_only.column("one CUDA graph: ms per step") == ["—"] * 3
     assert "the authors' algorithm, +BN: capture failed" in eager_only.notes[0]
 
 
-def test_ours_counts_the_seeds_that_failed_to_train(tmp_path, reference):
+def test_ours_counts_the_seeds_that_failed_to_train(tmp_path, paper_values):
     root = results_root(tmp_path)
     for seed, value in enumerate((0.50, None, 0.70)):
         write(root, "generalization", "cpu", seed, {"cifar10": {"none": record(value, diverged=value is None),
                                                                 "bn": record(None, diverged=True),
                                                                 "convnorm": record(0.6), "convnorm+bn": record(0.6)}})
-    table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), reference)
+    table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), paper_values)
     ours = dict(zip(table.column("method"), table.column("ours: test accuracy at the best validation epoch (%)")))
     entered = [50, 10, 70]  # the diverged seed enters at chance, 1/K
     assert ours["vanilla"] == f"{np.mean(entered):.2f} ± {np.std(entered, ddof=1):.2f} (1 of 3 seeds failed to train)"
@@ -174,13 +174,13 @@ def test_ours_counts_the_seeds_that_failed_to_train(tmp_path, reference):
     assert any(note.startswith("A training that failed to train") for note in table.notes)
 
 
-def test_paper_leads_over_every_group_the_paper_ran(reference):
-    leads = reference_values.paper_leads(reference, "label-noise", "convnorm+bn", "bn")
+def test_paper_leads_over_every_group_the_paper_ran(paper_values):
+    leads = paper_leads(paper_values, "label-noise", "convnorm+bn", "bn")
     assert list(leads) == ["20%", "40%", "60%", "80%"] and math.isclose(leads["80%"], 69.26 - 53.82)
-    assert (list(reference_values.paper_leads(reference, "generalization", "convnorm", "none"))
+    assert (list(paper_leads(paper_values, "generalization", "convnorm", "none"))
             == ["cifar10", "cifar100"])
     with pytest.raises(ValueError, match="methods against groups"):
-        reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
+        paper_leads(paper_values, "adversarial", "convnorm+bn", "bn")
 
 
 def test_a_table_holds_text_cells_in_full_rows():
@@ -191,16 +191,16 @@ def test_a_table_holds_text_cells_in_full_rows():
         tables.Table("t", ["a", "b"], [["1"]])
 
 
-def test_paper_table_leaves_out_the_rows_asked(reference):
-    whole = tables.paper_table(reference, "generalization", "t")
+def test_paper_table_leaves_out_the_rows_asked(paper_values):
+    whole = tables.paper_table(paper_values, "generalization", "t")
     assert [row[0] for row in whole.rows] == ["CIFAR-10", "CIFAR-100", "ImageNet"]
     assert whole.rows[2][1] == "failed training (/)" and whole.rows[2][3] == "not reported (-)"
-    gan = tables.paper_table(reference, "gan", "t")
+    gan = tables.paper_table(paper_values, "gan", "t")
     assert [row[0] for row in gan.rows] == ["Inception score (higher is better)", "FID (lower is better)"]
-    without = tables.paper_table(reference, "generalization", "t", skip=("cifar10",))
+    without = tables.paper_table(paper_values, "generalization", "t", skip=("cifar10",))
     assert [row[0] for row in without.rows] == ["CIFAR-100", "ImageNet"]
     with pytest.raises(ValueError, match="no rows \\['CIFAR-10'\\]"):
-        tables.paper_table(reference, "generalization", "t", skip=("CIFAR-10",))  # the key, not the label
+        tables.paper_table(paper_values, "generalization", "t", skip=("CIFAR-10",))  # the key, not the label
 
 
 @pytest.fixture
@@ -223,8 +223,8 @@ def adversarial(tmp_path):
     return records.stored("adversarial", root, presets=("cpu",))
 
 
-def test_comparison_grid_is_baselines_by_attacks(adversarial, reference):
-    chapter = comparisons.Chapter.of([adversarial], reference)
+def test_comparison_grid_is_baselines_by_attacks(adversarial, paper_values):
+    chapter = comparisons.Chapter.of([adversarial], paper_values)
     grid = tables.comparison_grid(chapter("adversarial"))
     assert grid.title == "Paired differences: ConvNorm+BN against each"
     assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
@@ -237,8 +237,8 @@ def test_comparison_grid_is_baselines_by_attacks(adversarial, reference):
     assert "+-" not in str(grid) and "<br>" in grid._repr_html_()
 
 
-def test_comparison_grid_columns_must_vary(adversarial, reference):
-    found = comparisons.evaluate(adversarial, reference)
+def test_comparison_grid_columns_must_vary(adversarial, paper_values):
+    found = comparisons.evaluate(adversarial, paper_values)
     assert tables.comparison_grid(found, columns="pair").columns[1:] == ["vs SN+BN", "vs BN", "vs ONI+BN",
                                                                           "vs OCNN+BN"]
     with pytest.raises(ValueError, match="facets that vary"):
@@ -247,12 +247,12 @@ def test_comparison_grid_columns_must_vary(adversarial, reference):
         tables.comparison_grid([])
 
 
-def test_primary_tables_name_effect_spread_seeds_power_and_verdict(reference):
-    plans = endpoints.plan(reference)
-    declared = tables.primary_plan_table(plans)
+def test_primary_tables_name_effect_spread_seeds_power_and_verdict(paper_values):
+    plans = endpoints.sample_sizes(paper_values)
+    declared = tables.sample_size_table(plans)
     assert declared.column("endpoint") == [e.name for e in endpoints.PRIMARY]
     assert all(float(p) >= 0.8 for p in declared.column("power"))
-    tested = tables.primary_results_table(endpoints.test(reference))
+    tested = tables.primary_results_table(endpoints.test(paper_values))
     assert set(tested.column("verdict")) <= {endpoints.SUPPORTED, endpoints.CONTRADICTED, endpoints.INCONCLUSIVE,
                                              endpoints.NOT_RUN}
 
@@ -273,17 +273,17 @@ def test_multi_line_cells_print_as_rows_of_lines():
 def test_claims_table_says_how_each_comparison_is_tested():
     table = tables.claims_table(["data-scarcity", "label-noise", "adversarial", "convergence"])
     assert set(table.column("experiment")) == {"data-scarcity", "label-noise", "adversarial", "convergence"}
-    assert len(table.rows) == sum(len(claims.CLAIMS[e]) for e in set(table.column("experiment")))
+    assert len(table.rows) == sum(len(studies.CLAIMS[e]) for e in set(table.column("experiment")))
     assert "parity, margin 1.00 points" in table.column("the paper's claim")
     assert "difference, from 50% up" in table.column("the paper's claim")
     assert "accuracy under PGD-k" in table.column("measure")
     assert "training loss after the first epoch" in table.column("measure")
-    assert len(tables.claims_table().rows) == sum(map(len, claims.CLAIMS.values()))
+    assert len(tables.claims_table().rows) == sum(map(len, studies.CLAIMS.values()))
 
 
-def test_experiment_table_carries_the_caveats(generalization, reference):
+def test_experiment_table_carries_the_caveats(generalization, paper_values):
     data, _ = generalization
-    notes = tables.experiment_table(data, reference).notes
+    notes = tables.experiment_table(data, paper_values).notes
     assert any(note.startswith("These records were made before a correction") for note in notes)
     assert notes[1].startswith("The paper (Table 4): ResNet18")
 
@@ -309,7 +309,7 @@ def test_inventory_lists_what_is_recorded_with_versions_and_failed_trainings(tmp
     assert empty.rows == [] and empty.notes == ["No record is stored yet: the appendix says how to make them."]
 
 
-def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
+def test_grid_sets_methods_against_attacks_or_rates(tmp_path, paper_values):
     """The adversarial study as methods × attacks; label noise as methods × rates of the
     paper's measure; a diverged run entered at chance and counted in its cell."""
     root = results_root(tmp_path)
@@ -320,22 +320,22 @@ def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
         write(root, "label-noise", "cpu", seed,
               {rate: {m: record(0.4, max_test_acc=0.5, diverged=(seed, rate, m) == (1, "0.8", "none"))
                       for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
-    adversarial = tables.grid(records.stored("adversarial", root, presets=("cpu",)), reference)
+    adversarial = tables.grid(records.stored("adversarial", root, presets=("cpu",)), paper_values)
     assert adversarial.columns == ["method", "clean", "FGSM", "PGD-10", "PGD-20"]
     assert adversarial.rows[0][:2] == ["SN+BN", "32.0 ± 2.8\npaper 82.52 ± 0.22"]  # to the 0.2 points of an image
     assert "Table 1" in adversarial.title and "+-" not in str(adversarial)
-    noise = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference)
+    noise = tables.grid(records.stored("label-noise", root, presets=("cpu",)), paper_values)
     assert noise.columns == ["method", "20%", "80%"] and "maximum test accuracy" in noise.title
     assert noise.rows[0][2] == "30.00 ± 28.28 (1 of 2 seeds failed to train)\npaper 57.20 ± 0.71"
-    selected = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference, measure="test_acc")
+    selected = tables.grid(records.stored("label-noise", root, presets=("cpu",)), paper_values, measure="test_acc")
     assert selected.rows[1][1] == "40.00 ± 0.00"  # the paper reports no such number: no second line
 
 
-def test_gpu_plan_table_lists_the_floor_the_primary_endpoints_then_the_queue(reference):
-    from convnorm.experiments.gpu_plan import QUEUE
+def test_gpu_queue_table_lists_the_floor_the_primary_endpoints_then_the_queue(paper_values):
+    from convnorm.experiments.gpu_queue import QUEUE
 
-    plans = endpoints.plan(reference)
-    table = provenance.gpu_plan_table(plans)
+    plans = endpoints.sample_sizes(paper_values)
+    table = provenance.gpu_queue_table(plans)
     assert table.column("order") == [str(i) for i in range(1, len(QUEUE) + 3)]
     assert table.column("what")[:2] == ["the BN network's accuracy floor", "the primary endpoints"]
     assert table.column("what")[2:] == [n for n, _ in QUEUE]

@@ -16,21 +16,17 @@ checked against its published MD5. Results go to ``results/NAME-PRESET-seedN.jso
 with their provenance; checkpoints to ``results/checkpoints/`` (``--resume``
 continues from them), deleted when their run is stored.
 
-The modules: :mod:`~convnorm.experiments.presets` (the scales and their deviations from
-the paper), :mod:`~convnorm.experiments.norms` (the normalizations compared),
+The modules: :mod:`~convnorm.experiments.presets` (the scales),
 :mod:`~convnorm.experiments.schema` (the shape of a result), :mod:`~.experiment` and
 :mod:`~.catalog` (each experiment declared once), :mod:`~.context` (building, keying,
 finding or training and storing one training), :mod:`~.runners` (running an experiment),
-:mod:`~.gpu_plan` (what a lent GPU trains and what it costs), :mod:`~.step_timing`
+:mod:`~.gpu_queue` (what a lent GPU trains, in order, and what it costs), :mod:`~.step_timing`
 (a training step measured on the device it will run on), :mod:`~.worker` (a training process of the GPU
-launcher).
+launcher). The normalizations the experiments compare are declared in :mod:`convnorm.models.normalizations`.
 """
 from .catalog import EXPERIMENTS
 from .context import (
     FREE_REPLAYS,
-    OCNN_LAMBDA,
-    OCNN_LAMBDA_ADVERSARIAL,
-    ONI_LR_DIVISOR,
     PROTOCOL_VERSION,
     RAMP_FRACTION,
     Analysis,
@@ -40,12 +36,9 @@ from .context import (
     run_record_path,
 )
 from .experiment import Experiment
-from .norms import Norm
-from .presets import PRESETS, Preset, get_preset, protocol_deviations
+from .presets import PRESETS, Preset, get_preset
 from .runners import check_experiment, planned_runs, result_path, run_experiment
 
-__all__ = ["EXPERIMENTS", "FREE_REPLAYS", "OCNN_LAMBDA", "OCNN_LAMBDA_ADVERSARIAL", "ONI_LR_DIVISOR", "PRESETS",
-           "PROTOCOL_VERSION", "RAMP_FRACTION", "Analysis", "Context", "Experiment", "Norm", "PlannedRun", "Preset",
-           "check_experiment",
-           "get_preset", "planned_runs", "protocol_deviations", "result_path", "run_experiment", "run_key",
-           "run_record_path"]
+__all__ = ["EXPERIMENTS", "FREE_REPLAYS", "PRESETS", "PROTOCOL_VERSION", "RAMP_FRACTION", "Analysis", "Context",
+           "Experiment", "PlannedRun", "Preset", "check_experiment", "get_preset", "planned_runs", "result_path",
+           "run_experiment", "run_key", "run_record_path"]

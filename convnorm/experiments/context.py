@@ -21,15 +21,13 @@ the preset's batch size is the global batch), an analysis of a trained network r
 every process alike, and process 0 alone decides whether a run record exists (the
 others receive it) and writes run records, checkpoints and the result file.
 
-Choices the paper leaves open, made here and recorded in every result file (all of them
-are listed with their reasons by :func:`~convnorm.experiments.presets.protocol_deviations`):
-ONI trains at a tenth of the base learning rate (the paper's footnote: 0.01, since 0.1
-diverges); OCNN uses λ = 0.01 (the paper's appendix: chosen on the validation set), 1e-4
-in the adversarial experiment (the paper's footnote); in the adversarial, label-noise and
-data-scarcity comparisons the baselines SN, ONI and OCNN are followed by BatchNorm like
-ConvNorm; in SimBA and conditioning no network has BatchNorm. ConvNorm's running
-normalizer ramps over the same share of the training as the authors' 40,000 of the
-paper's 42,240 steps.
+A normalization's own training rules come from its declaration
+(:mod:`convnorm.models.normalizations`): the divisor of its learning rate (ONI's), and
+the penalty added to its loss with its weight in a standard and in an adversarial
+training (OCNN's); both are recorded in every result file. ConvNorm's running normalizer
+ramps over the same share of the training as the authors' 40,000 of the paper's 42,240
+steps (:data:`RAMP_FRACTION`). The book lists every choice the paper leaves open, with
+its reason (``convnorm_book.results.deviations``).
 """
 from __future__ import annotations
 
@@ -45,6 +43,7 @@ import torch
 from ..data import CifarSplits, prepare_cifar
 from ..functional import current_policy
 from ..models import build_model
+from ..models.normalizations import Norm
 from ..training import (
     TrainConfig,
     Trainer,
@@ -57,15 +56,10 @@ from ..training import (
     seed_everything,
 )
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
-from .norms import Norm
 from .presets import Preset
 
 #: free adversarial training replays each minibatch this many times (the paper's m = 4)
 FREE_REPLAYS = 4
-#: ONI trains at the base learning rate divided by this (the paper: 0.01 where the others take 0.1)
-ONI_LR_DIVISOR = 10
-OCNN_LAMBDA = 1e-2
-OCNN_LAMBDA_ADVERSARIAL = 1e-4
 #: the share of a training over which ConvNorm's running normalizer ramps: the authors'
 #: 40,000 steps of the paper's 42,240 (120 epochs of 352 minibatches)
 RAMP_FRACTION = 40_000 / (120 * 352)
@@ -161,7 +155,7 @@ class Context:
         precision = resolve_precision(p.precision, self.device)
         return TrainConfig(
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
-            lr=p.lr / ONI_LR_DIVISOR if Norm.parse(norm).base == "oni" else p.lr, nesterov=p.nesterov,
+            lr=p.lr / Norm(norm).base.lr_divisor, nesterov=p.nesterov,
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
             free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
@@ -174,14 +168,16 @@ class Context:
     def settings(self, arch: str, norm: str, splits: CifarSplits, config: TrainConfig, affine: bool,
                  analysis: Analysis | None) -> dict:
         """Everything that defines one training: preset, network, normalization options,
-        the data (sizes, noise rate and flips, training fraction), the config, the OCNN
-        weight, the normalizer's ramp, and the analysis applied after it."""
-        ocnn_lambda = ((OCNN_LAMBDA_ADVERSARIAL if config.free_replays else OCNN_LAMBDA)
-                       if Norm.parse(norm).base == "ocnn" else None)
+        the data (sizes, noise rate and flips, training fraction), the config, the weight
+        of the normalization's penalty (stored as ``"ocnn_lambda"``, the records' name for
+        it: OCNN's is the one penalty), the normalizer's ramp, and the analysis applied
+        after it."""
+        penalty = Norm(norm).base.penalty
+        weight = None if penalty is None else penalty.weight_for(adversarial=bool(config.free_replays))
         settings = {"preset": self.preset.name, "arch": arch, "norm": norm, "affine": affine,
-                    "ocnn_lambda": ocnn_lambda, "ramp_steps": ramp_steps(config, splits),
+                    "ocnn_lambda": weight, "ramp_steps": ramp_steps(config, splits),
                     "data": {k: v for k, v in splits.info.items() if k != "source"}, "config": config}
-        if distributed.world_size() > 1 and self.device.type != "cuda" and "bn" in norm.split("+"):
+        if distributed.world_size() > 1 and self.device.type != "cuda" and Norm(norm).uses_batchnorm:
             # BatchNorm statistics per process (no SyncBatchNorm off CUDA): another training
             settings["per_process_batchnorm"] = distributed.world_size()
         if analysis is not None:
@@ -220,11 +216,8 @@ class Context:
         seed_everything(self.seed)
         model = build_model(settings["arch"], norm, splits.num_classes, p.width, splits.source.name,
                             affine=settings["affine"], ramp_steps=settings["ramp_steps"])
-        regularizer = None
-        if settings["ocnn_lambda"] is not None:
-            from ..baselines import OCNNRegularizer
-
-            regularizer = OCNNRegularizer(settings["ocnn_lambda"])
+        weight = settings["ocnn_lambda"]
+        regularizer = None if weight is None else Norm(norm).base.penalty.regularizer(weight)
         loaders = splits.loaders(p.batch_size, augment=config.augment, seed=self.seed, device=self.device)
         trainer = Trainer(model, loaders, config, self.checkpoint(run), regularizer, self.progress, self.device,
                           keep_best)

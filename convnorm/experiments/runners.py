@@ -14,18 +14,10 @@ from pathlib import Path
 import torch
 
 from .._validation import check_choice
+from ..models.normalizations import OCNN, ONI
 from ..training import distributed, save_results
 from .catalog import EXPERIMENTS
-from .context import (
-    OCNN_LAMBDA,
-    OCNN_LAMBDA_ADVERSARIAL,
-    ONI_LR_DIVISOR,
-    RAMP_FRACTION,
-    Context,
-    PlannedRun,
-    check_seed,
-    provenance_block,
-)
+from .context import RAMP_FRACTION, Context, PlannedRun, check_seed, provenance_block
 from .presets import get_preset
 
 
@@ -64,12 +56,13 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
         if unknown:
             raise ValueError(f"run {unknown[0]!r} is not a run of {name} (see --list-runs)")
     start = time.perf_counter()
-    results = EXPERIMENTS[name].run(ctx)
+    results = EXPERIMENTS[name].conduct(ctx)
     block = provenance_block(name, preset, ctx.seed, "; ".join(sorted(ctx.data_used)) or None,
                              time.perf_counter() - start, ctx.device)
     block["preset_settings"] = ctx.preset.as_dict()
-    block["choices"] = {"oni_lr_divisor": ONI_LR_DIVISOR, "ocnn_lambda": OCNN_LAMBDA,
-                        "ocnn_lambda_adversarial": OCNN_LAMBDA_ADVERSARIAL, "ramp_fraction": RAMP_FRACTION}
+    penalty = OCNN.base.penalty
+    block["choices"] = {"oni_lr_divisor": ONI.base.lr_divisor, "ocnn_lambda": penalty.weight,
+                        "ocnn_lambda_adversarial": penalty.adversarial_weight, "ramp_fraction": RAMP_FRACTION}
     skipped = [planned_run.run for planned_run in ctx.skipped]
     block["runs_missing"] = skipped
     path = result_path(name, preset, ctx.seed, ctx.output)
@@ -107,5 +100,5 @@ def planned_runs(name: str, preset: str = "smoke", data_dir: str | None = None, 
         return []
     ctx = Context(name, settings, data_dir, Path(output), check_seed(seed), progress=False, download=download,
                   only=frozenset(), device=torch.device("cpu"))
-    EXPERIMENTS[name].run(ctx)
+    EXPERIMENTS[name].conduct(ctx)
     return ctx.skipped if missing else ctx.planned

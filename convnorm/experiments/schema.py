@@ -5,8 +5,8 @@ values of a preset setting the experiment repeats over: data sets, noise rates,
 training fractions, networks), then one *record* per *method* (a normalization key
 such as ``"convnorm+bn"``). A :class:`ResultSchema` names the methods, the numbers
 (:class:`Measure`) read from each record, and where the paper reports the same number
-(a table of ``results/paper_reference_values.json``, and which of its axes are the
-methods, the groups and the measures). Whatever displays results reads these
+(its key among the paper's tables, ``results/paper_reference_values.json``, and which of
+the table's axes are the methods, the groups and the measures). Whatever displays results reads these
 declarations instead of restating keys, and a test runs every experiment at the
 ``smoke`` preset and checks that each declared path exists in what it wrote
 (:func:`declared_paths`).
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from .norms import BASIC, Norm
+from ..models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE, Norm
 from .presets import Preset
 
 #: keys of every training history (one entry per epoch)
@@ -34,7 +34,7 @@ class Measure:
 
     ``path`` leads to it below the record; ``percent``: stored as a fraction, shown in
     percent (the paper's unit). ``paper`` is where the paper reports it: the name of
-    the reference table's row or column when the measures are one of its axes, else a
+    the row or column of the paper's table when the measures are one of its axes, else a
     description of the paper's metric (e.g. its maximum test accuracy); ``None`` when
     the paper has no such number. ``each`` names a preset setting whose values fill the
     ``{}`` of ``name``, ``path`` and ``paper`` (PGD-k for every k of the preset); each
@@ -90,19 +90,20 @@ class ResultSchema:
     ``methods``: the method keys, or the name of the preset setting that lists them;
     ``paper_names``: each method's name in the paper (absent: not in its tables; a
     ``(row, column)`` pair when the paper spreads the methods over both axes, as its
-    ablation table does); ``reference``: the reference table; ``layout``: what that
-    table's rows and columns are (``"method"``, ``"group"`` or ``"measure"``);
+    ablation table does); ``paper_table``: the key of the paper's table of the same
+    numbers, in ``paper_reference_values.json``; ``layout``: what that table's rows and
+    columns are (``"method"``, ``"group"`` or ``"measure"``);
     ``history``: each record holds a training history and summary; ``details``: further
     paths below a record that the book reads; ``layers``: keys of each entry of a
     record's ``"layers"`` list; ``labels``: a reader's name of each method key that is
-    not a normalization's key (:class:`~convnorm.experiments.norms.Norm` names those).
+    not a normalization's key (:class:`~convnorm.models.normalizations.Norm` names those).
     """
 
     methods: tuple[str, ...] | str
     measures: tuple[Measure, ...]
     group: Grouping | None = None
     paper_names: Mapping[str, str | tuple[str, str]] = field(default_factory=dict)
-    reference: str | None = None
+    paper_table: str | None = None
     layout: tuple[str, str] = ("method", "group")
     history: bool = True
     details: tuple[tuple[str, ...], ...] = ()
@@ -111,7 +112,7 @@ class ResultSchema:
 
     def label(self, method: str) -> str:
         """A reader's name of ``method``: its declared label, else its normalization's."""
-        return self.labels[method] if method in self.labels else Norm.parse(method).label
+        return self.labels[method] if method in self.labels else Norm(method).label
 
     def method_keys(self, preset: Preset) -> tuple[str, ...]:
         return getattr(preset, self.methods) if isinstance(self.methods, str) else self.methods
@@ -136,10 +137,10 @@ class ResultSchema:
         return self.record_path(group, method) + measure.path
 
     def paper_cell(self, group: str | None, method: str, measure: Measure) -> tuple[str, str] | None:
-        """``(row, column)`` of the paper's number in the reference table, or ``None``
-        where the paper reports none (no table, an unnamed method or group, a measure
-        the paper does not report)."""
-        if self.reference is None or measure.paper is None or method not in self.paper_names:
+        """``(row, column)`` of the paper's number in its table (:attr:`paper_table`), or
+        ``None`` where the paper reports none (no table, an unnamed method or group, a
+        measure the paper does not report)."""
+        if self.paper_table is None or measure.paper is None or method not in self.paper_names:
             return None
         if self.layout == ("method", "method"):
             return tuple(self.paper_names[method])
@@ -175,5 +176,13 @@ TEST_ACC = Measure("test_acc", ("summary", "test_acc_at_best_val"), "test accura
 ACCURACY = replace(TEST_ACC, paper=None)
 #: what every training record states of its settings
 CONFIG = (("lr",), ("epochs",), ("milestones",), ("augment",), ("weight_decay",), ("affine",), ("diverged",))
+#: the four networks of the paper's training tables: vanilla, BN, ConvNorm, ConvNorm+BN
+BASIC = (NONE, BN, CONVNORM, CONVNORM_BN)
 #: the paper's names of the four networks of its training tables
-BASIC_NAMES = {norm.key: norm.label for norm in BASIC}
+BASIC_NAMES = {norm: norm.label for norm in BASIC}
+
+
+def method_names(methods: tuple[Norm, ...]) -> dict[Norm, str]:
+    """Each method as the paper's tables of baselines name it: its method's label, without
+    the BatchNorm that may follow it (``"ONI"`` for ONI+BN)."""
+    return {method: method.base.label for method in methods}

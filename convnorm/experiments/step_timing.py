@@ -16,9 +16,9 @@ import torch
 
 from ..data import BatchLoader
 from ..models import build_model
+from ..models.normalizations import Norm
 from ..training import TrainConfig, Trainer, evaluate
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
-from .context import OCNN_LAMBDA
 from .presets import get_preset
 
 
@@ -45,11 +45,8 @@ def _trainer(preset: str, arch: str, norm: str, device: torch.device, batches: i
                          channels_last=settings.channels_last(device, norm))
     torch.manual_seed(0)
     model = build_model(settings.arch or arch, norm, 10, settings.width)
-    regularizer = None
-    if norm.startswith("ocnn"):
-        from ..baselines import OCNNRegularizer
-
-        regularizer = OCNNRegularizer(OCNN_LAMBDA)
+    penalty = Norm(norm).base.penalty
+    regularizer = None if penalty is None else penalty.regularizer(penalty.weight)
     count = min(eval_images, size)
     loaders = {"train": BatchLoader(images, labels, device=device),
                "val": BatchLoader(images[:count], labels[:count], 500, device=device)}

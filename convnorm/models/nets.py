@@ -1,4 +1,5 @@
-"""CIFAR networks: ResNet18, VGG16 and a small fast net, each with a normalization choice.
+"""CIFAR networks: ResNet18, VGG16 and a small fast net, each with any normalization of
+:mod:`convnorm.models.normalizations`.
 
 All take images in :math:`[0, 1]` and standardise them per channel first
 (:class:`Standardize`), so attacks and augmentation work in pixel space.
@@ -21,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_positive_int
-from .factory import NormOptions, check_norm, conv_block, linear
+from .normalizations import BN, NormOptions, check_norm, conv_block, xavier
 
 CIFAR_STATS = {
     "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),
@@ -57,7 +58,7 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(nn.Module):
-    def __init__(self, norm: str = "bn", num_classes: int = 10, width: int = 64,
+    def __init__(self, norm: str = BN, num_classes: int = 10, width: int = 64,
                  options: NormOptions | None = None, stats=CIFAR_STATS["cifar10"]):
         super().__init__()
         options = options or NormOptions()
@@ -81,7 +82,7 @@ class ResNet18(nn.Module):
 class PlainConvNet(nn.Module):
     """VGG-style stack: ``config`` lists channel counts and ``"M"`` (2x2 max pool)."""
 
-    def __init__(self, config: list, norm: str = "bn", num_classes: int = 10,
+    def __init__(self, config: list, norm: str = BN, num_classes: int = 10,
                  options: NormOptions | None = None, stats=CIFAR_STATS["cifar10"]):
         super().__init__()
         options = options or NormOptions()
@@ -102,13 +103,18 @@ class PlainConvNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+def linear(in_features: int, out_features: int) -> nn.Linear:
+    """The classifier layer, Xavier-uniform initialised."""
+    return xavier(nn.Linear(in_features, out_features))
+
+
 def _vgg16_config(width: int) -> list:
     w = [width, 2 * width, 4 * width, 8 * width, 8 * width]
     return [w[0], w[0], "M", w[1], w[1], "M", w[2], w[2], w[2], "M", w[3], w[3], w[3], "M",
             w[4], w[4], w[4], "M"]
 
 
-def build_model(arch: str = "resnet18", norm: str = "bn", num_classes: int = 10, width: int | None = None,
+def build_model(arch: str = "resnet18", norm: str = BN, num_classes: int = 10, width: int | None = None,
                 dataset: str = "cifar10", options: NormOptions | None = None, **option_kwargs) -> nn.Module:
     """A CIFAR network ``arch`` (``resnet18``, ``vgg16`` or ``small``) with ``norm``.
 

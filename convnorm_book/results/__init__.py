@@ -25,7 +25,7 @@ them, one job per module:
 
 A chapter tests every claim of its experiments at once and shows them claim by claim::
 
-    REFERENCE = reference.load_reference()
+    REFERENCE = paper_values.load_paper_values()
     NOISE = records.stored("label-noise")
     CHAPTER = verdicts.Chapter.of([ADVERSARIAL, SIMBA, NOISE, SCARCITY], REFERENCE)
     Markdown(prose.multiplicity(CHAPTER))                    # how many comparisons, Holm

@@ -13,28 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convnorm.experiments import EXPERIMENTS
-from convnorm.experiments.gpu_plan import BN_ACCURACY_FLOOR
+from convnorm.experiments.catalog import DATA_SCARCITY, GENERALIZATION, LABEL_NOISE
+from convnorm.experiments.gpu_queue import BN_ACCURACY_FLOOR, CLEAN
+from convnorm.models.normalizations import BN, CONVNORM_BN
 
 from . import sizes
-from .records import Records, caveats, load_runs, lookup, results_dir
-from .reference import paper_mean, paper_value
+from .paper_values import paper_mean, paper_value
+from .records import PILOT_PRESET, Records, caveats, load_result_files, lookup, pilot, results_dir
 from .stats import Paired, paired_values, per_seed
 from .tables import Table
 from .words import group_name, method_label
 
-#: the folder of the reduced-scale records made on the JPEG copy
-JPEG_FOLDER = "archive/cpu-jpeg-q75"
 #: the folders of the archived GPU windows, the shortest schedule first
 GPU_FOLDERS = ("archive/fast-10-epochs", "archive/fast-20-epochs")
 #: the experiments the GPU windows trained, and each group's setting in words
-GPU_EXPERIMENTS = {"generalization": "clean labels", "label-noise": "{} label noise",
-                   "data-scarcity": "{} of the training set"}
+GPU_EXPERIMENTS = {GENERALIZATION.name: "clean labels", LABEL_NOISE.name: "{} label noise",
+                   DATA_SCARCITY.name: "{} of the training set"}
 
 
 def archived(folder: str, experiment: str, preset: str, root: str | Path | None = None) -> Records | None:
     """The records of ``experiment`` at ``preset`` kept in ``results/<folder>``, or ``None``."""
-    runs = load_runs(experiment, preset, folder=results_dir(root) / folder)
-    return Records(experiment, preset, tuple(runs)) if runs else None
+    files = load_result_files(experiment, preset, folder=results_dir(root) / folder)
+    return Records(experiment, preset, tuple(files)) if files else None
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,14 @@ def windows(root: str | Path | None = None) -> list[Window]:
         records = {e: r for e in GPU_EXPERIMENTS if (r := archived(folder, e, "fast", root)) is not None}
         if not records:
             continue
-        bn = records["generalization"].runs[0].results["cifar10"]["bn"]
+        bn = records[GENERALIZATION.name].files[0].results[CLEAN][BN]
         found.append(Window(folder, records, bn["summary"]["test_acc_at_best_val"],
                             BN_ACCURACY_FLOOR[bn["data"]["copy"]], bn["data"]["copy"]))
     return found
 
 
-def gpu_table(found: Sequence[Window], reference: dict, experiments: Sequence[str] = tuple(GPU_EXPERIMENTS)) -> Table:
+def gpu_table(found: Sequence[Window], paper_values: dict,
+              experiments: Sequence[str] = tuple(GPU_EXPERIMENTS)) -> Table:
     """The archived GPU windows' comparisons of ConvNorm+BN with BN in ``experiments``, one
     row per window and setting, in a marked box: each network's test accuracy (the paper's
     metric: the maximum over the epochs under label noise), their difference, the BN
@@ -81,12 +82,12 @@ def gpu_table(found: Sequence[Window], reference: dict, experiments: Sequence[st
             schema, settings = data.schema, data.settings
             measure = schema.measures_at(settings)[0]
             for group in schema.group_keys(settings):
-                pair = [lookup(data.runs[0].results, schema.record_path(group, m)) for m in ("bn", "convnorm+bn")]
+                pair = [lookup(data.files[0].results, schema.record_path(group, m)) for m in (BN, CONVNORM_BN)]
                 if None in pair:
                     continue
                 ours = [lookup(r, measure.path) * 100 for r in pair]
-                paper = [paper_mean(paper_value(reference, experiment, m, measure, group))
-                         for m in ("bn", "convnorm+bn")]
+                paper = [paper_mean(paper_value(paper_values, experiment, m, measure, group))
+                         for m in (BN, CONVNORM_BN)]
                 setting = GPU_EXPERIMENTS[experiment].format(group_name(schema, group).replace("%", " %"))
                 rows.append([f"{window.epochs} epochs", setting, f"{ours[0]:.1f}", f"{ours[1]:.1f}",
                              sizes.signed(ours[1] - ours[0], 1), f"{100 * pair[0]['summary']['final_train_acc']:.0f}",
@@ -116,22 +117,23 @@ class CopyCost:
 
 def copy_costs(root: str | Path | None = None) -> list[CopyCost]:
     """Every experiment whose stored ``cpu`` records are on the official images and whose
-    JPEG-copy records are kept (:data:`JPEG_FOLDER`), per group and method, on the
+    JPEG-copy records are kept (the pilot's, :func:`~.records.pilot`), per group and method, on the
     experiment's first accuracy measure: the paired difference official − JPEG over the
     seeds both hold. Empty until the re-made records are stored."""
     found = []
     for experiment, declared in EXPERIMENTS.items():
         if not declared.schema.history:
             continue
-        official = load_runs(experiment, "cpu", root)
-        jpeg = archived(JPEG_FOLDER, experiment, "cpu", root)
+        official = load_result_files(experiment, PILOT_PRESET, root)
+        jpeg = pilot(experiment, root)
         if not official or jpeg is None:
             continue
-        official = Records(experiment, "cpu", tuple(official))
+        official = Records(experiment, PILOT_PRESET, tuple(official))
         if "JPEG" in official.data:
             continue
         seeds = sorted(set(official.seeds) & set(jpeg.seeds))
-        pair = [Records(experiment, "cpu", tuple(r for r in data.runs if r.seed in seeds)) for data in (official, jpeg)]
+        pair = [Records(experiment, PILOT_PRESET, tuple(f for f in data.files if f.seed in seeds))
+                for data in (official, jpeg)]
         schema, settings = pair[0].schema, pair[0].settings
         measure = next(m for m in schema.measures_at(settings) if m.percent and not m.analysis)
         for group in schema.group_keys(settings):

@@ -20,12 +20,12 @@ def model_selection_mismatches(records: Records) -> list[str]:
     best validation epoch (the first maximum), the test accuracy there, and the maximum
     test accuracy. Empty when all agree (diverged trainings have nothing to check)."""
     found = []
-    for run, group, method, record in records.trainings():
+    for file, group, method, record in records.trainings():
         if record is None or is_diverged(record) or "history" not in record:
             continue
         history, summary = record["history"], record["summary"]
         best = int(np.argmax(history["val_acc"]))
-        where = ", ".join(filter(None, (f"seed {run.seed}", group and group_name(records.schema, group),
+        where = ", ".join(filter(None, (f"seed {file.seed}", group and group_name(records.schema, group),
                                         method_label(method))))
         if summary["best_val_epoch"] != history["epoch"][best]:
             found.append(f"{where}: best validation epoch {summary['best_val_epoch']}, the history's "

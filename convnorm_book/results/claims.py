@@ -1,5 +1,6 @@
-"""What the paper claims for every comparison Part IV makes, declared once, with the size
-its words give the claim.
+"""What the paper claims, as the book tests it: a :class:`Claim` for every comparison Part IV
+makes, with the size its words give the claim, and an :class:`Endpoint` for each claim tested
+as primary; each experiment's own are declared in :mod:`~convnorm_book.results.studies`.
 
 A :class:`Claim` names a comparison ``a - b`` of one quantity
 (:mod:`~convnorm_book.results.quantities`) and what the paper says of it:
@@ -14,7 +15,7 @@ A :class:`Claim` names a comparison ``a - b`` of one quantity
   the DCT basis of SimBA).
 
 None of these comparisons is tested: only the primary endpoints are
-(:mod:`~convnorm_book.results.endpoints`). Each is described by its interval and what
+(:class:`Endpoint`, tested by :mod:`~convnorm_book.results.endpoints`). Each is described by its interval and what
 that interval rules in and out against the claim (:mod:`~convnorm_book.results.sizes`),
 so a claim with a size ("slightly", "maintaining", "on par") carries its margin, declared
 here with the reason for its value. Every number of the paper is read from
@@ -24,15 +25,21 @@ from ``at_least`` up.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from convnorm.experiments import PRESETS, Preset
+from convnorm.experiments import EXPERIMENTS, Preset, get_preset
+from convnorm.experiments.catalog import CONVERGENCE, DATA_SCARCITY, GENERALIZATION
+from convnorm.experiments.experiment import Experiment
+from convnorm.experiments.gpu_queue import Request
+from convnorm.models.normalizations import BN, CONVNORM
 
-from .quantities import AtEpoch, LayerMean, Measured, Quantity
-from .records import simba_iterations
-from .reference import paper_mean
+from .paper_values import paper_mean, paper_value
+from .quantities import LayerMean, Measured, Quantity, SpeedUp
+from .records import Records
+from .stats import Paired, paired_values
 from .words import method_label
 
 DIFFERENCE, PARITY, NON_INFERIOR, SLIGHT, NO_CLAIM = "difference", "parity", "non-inferiority", "slight", "no claim"
@@ -54,20 +61,22 @@ PARITY_MARGIN = 1.0
 SLIGHT_MARGIN = 2.0
 
 
-def parity_margin_basis(reference: dict) -> float:
+def parity_margin_basis(paper_values: dict) -> float:
     """Twice the standard deviation of a difference of two of the paper's data-scarcity
     runs, :math:`2\\sqrt2\\,\\tilde s` with :math:`\\tilde s` the median standard deviation
     of its Table 7: the basis of :data:`PARITY_MARGIN`."""
-    cells = [cell for row in reference["tables"]["data_scarcity"]["rows"].values() for cell in row]
+    cells = [cell for row in paper_values["tables"][DATA_SCARCITY.schema.paper_table]["rows"].values() for cell in row]
     return 2 * 2 ** 0.5 * statistics.median(cell[1] for cell in cells)
 
 
-def slight_margin_basis(reference: dict) -> float:
+def slight_margin_basis(paper_values: dict) -> float:
     """Twice the paper's ConvNorm − BN of its Table 4 (the difference its text calls
     "slightly worse"), in points: the basis of :data:`SLIGHT_MARGIN`."""
-    table = reference["tables"]["generalization"]
+    schema = GENERALIZATION.schema
+    table = paper_values["tables"][schema.paper_table]
     row = table["rows"]["cifar10"]
-    return 2 * abs(paper_mean(row[table["columns"].index("ConvNorm")]) - paper_mean(row[table["columns"].index("BN")]))
+    a, b = (paper_mean(row[table["columns"].index(schema.paper_names[m])]) for m in (CONVNORM, BN))
+    return 2 * abs(a - b)
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class Claim:
     up; ``source``: where the paper says it; ``reason``: why it is tested so;
     ``size_check``: given the records' preset, why our size cannot be set against the
     paper's (an attack's budget other than the paper's), or ``None``; ``note``: a remark
-    on the paper's own number, computed from the reference values (``None`` when there is
+    on the paper's own number, computed from the paper's values (``None`` when there is
     none); ``label``: a short name of the comparison for tables and figures (default
     ``"A − B"``).
     """
@@ -120,120 +129,104 @@ class Claim:
         return self.at_least is None or group is None or float(group) >= self.at_least
 
 
-def _affine_is_bn(reference: dict) -> str | None:
-    """The paper's Table 5 cell "ConvNorm+BN without the affine kernel" repeats Table 4's
-    cell for BN alone: its affine effect with BN is then ConvNorm+BN − BN."""
-    without_affine = paper_mean(reference["tables"]["ablation"]["rows"]["without affine"][0])
-    table4 = reference["tables"]["generalization"]
-    bn = paper_mean(table4["rows"]["cifar10"][table4["columns"].index("BN")])
-    if without_affine != bn:
-        return None
-    return (f"The paper's value for ConvNorm+BN without the affine kernel, {without_affine:.2f}, is the value its "
-            f"{table4['label']} gives for BN alone, so the affine effect with BN it reports is in fact ConvNorm+BN "
-            "against BN; ours is measured between ConvNorm+BN with and without the affine kernel.")
+#: the quantities most claims compare: the test accuracy at the best validation epoch, and its maximum over the epochs
+TEST_ACCURACY, MAXIMUM_ACCURACY = Measured("test_acc"), Measured("max_test_acc")
+#: why a claim whose numbers the paper tabulates is tested in the direction of its difference
+FROM_THE_TABLE = "the paper's table gives both numbers; the direction is that of its difference"
 
 
-def _simba_budget(settings: Preset) -> str | None:
-    """Queries and success rates count against the attack's budget: sizes compare only
-    at the paper's number of iterations."""
-    ours, paper = simba_iterations(settings), simba_iterations(PRESETS["paper"])
-    return None if ours == paper else f"our attack runs {ours:,} iterations an image, the paper's {paper:,}"
+@dataclass(frozen=True)
+class Endpoint:
+    """One primary endpoint: ``a`` − ``b`` of ``quantity`` in ``experiment`` at ``group``
+    (``None`` for an experiment without groups; ``resnet18`` in the convergence study stands
+    for the preset's only network where it trains a smaller one), claimed in
+    ``direction``, as the paper says in ``claim``; ``effect``: the paper's effect where its
+    tables do not give it as a difference of two of their cells (with the reason in ``claim``)."""
+
+    name: str
+    experiment: str
+    group: str | None
+    a: str
+    b: str
+    quantity: Measured | SpeedUp | LayerMean
+    claim: str
+    direction: int = +1
+    effect: Callable[[dict], float] | None = None
+
+    def runs_at(self, settings: Preset) -> bool:
+        """Whether the preset runs this endpoint's group."""
+        keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
+        return self.group in keys or (self.experiment == CONVERGENCE.name and settings.arch is not None)
+
+    def group_at(self, settings: Preset) -> str | None:
+        """The group key this endpoint is measured at under ``settings`` (where :meth:`runs_at`)."""
+        keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
+        return self.group if self.group in keys else keys[0]
+
+    @property
+    def statistic(self) -> str:
+        return ("paired t-test on the per-seed differences, two-sided at 5 %, Holm's correction over the primary "
+                "endpoints")
+
+    @property
+    def failure_rule(self) -> str:
+        return self.quantity.failure_rule(self.experiment)
+
+    @property
+    def unit(self) -> str:
+        if isinstance(self.quantity, SpeedUp):
+            return self.quantity.unit
+        return self.quantity.unit_of() if isinstance(self.quantity, LayerMean) else "points"
+
+    def paper_effect(self, paper_values: dict) -> float:
+        """The paper's ``a`` − ``b``, read from its tables (or :attr:`effect`)."""
+        if self.effect is not None:
+            return self.effect(paper_values)
+        if isinstance(self.quantity, SpeedUp):
+            return self.quantity.paper_effect(paper_values)
+        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
+        cells = [paper_value(paper_values, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
+        return cells[0][0] - cells[1][0]
+
+    def paper_spread(self, paper_values: dict) -> float | None:
+        """The standard deviation of a difference of the paper's two runs, as if unpaired,
+        :math:`\\sqrt{s_a^2 + s_b^2}` from its tables; ``None`` where it reports none."""
+        if not isinstance(self.quantity, Measured):
+            return None
+        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
+        cells = [paper_value(paper_values, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
+        return math.hypot(cells[0][1], cells[1][1])
+
+    def paired(self, records: Records, paper_values: dict, group: str | None = None) -> Paired | None:
+        """Our per-seed differences at ``group`` (default: :meth:`group_at` the records'
+        preset), failures entered as :attr:`failure_rule` declares; ``None`` where the
+        preset does not run the group."""
+        if group is None:
+            if not self.runs_at(records.settings):
+                return None
+            group = self.group_at(records.settings)
+        if isinstance(self.quantity, SpeedUp):
+            return self.quantity.paired(records, group, paper_values)
+        values = [self.quantity.values(records, group, m) for m in (self.a, self.b)]
+        return paired_values(*values, method_label(self.a), method_label(self.b),
+                             paper=self.paper_effect(paper_values), unit=self.unit)
+
+    def request(self, preset: str, seeds: int) -> Request | None:
+        """The trainings of this endpoint at ``preset`` for its first ``seeds`` seeds, as a
+        GPU plan's request; ``None`` where the preset does not run its group."""
+        if not self.runs_at(get_preset(preset)):
+            return None
+        return Request.of(EXPERIMENTS[self.experiment], tuple(range(seeds)), self.group_at(get_preset(preset)),
+                          (self.a, self.b))
 
 
-_FIGURE_4 = ("the paper's Figure 4 and its text: adding ConvNorm 'consistently results in faster convergence, "
-             "stable training ... and superior performance'")
-_EARLY = "the figure is not tabulated; faster convergence means ahead after the first epoch"
-_LATE = "the figure is not tabulated; superior performance means ahead after the last epoch"
+@dataclass(frozen=True)
+class Study:
+    """How the book reads one experiment (:class:`~convnorm.experiments.experiment.Experiment`):
+    ``where`` its claims are made, in a reader's words (``"under label noise"``), the paper's
+    ``claims`` about it, and those of them tested as ``primary`` endpoints."""
 
-
-def _convergence() -> tuple[Claim, ...]:
-    claims = []
-    for a, b in (("convnorm+bn", "bn"), ("convnorm", "none")):
-        for epoch, why in (("first", _EARLY), ("last", _LATE)):
-            claims += [Claim("convergence", a, b, AtEpoch("test_acc", epoch), DIFFERENCE, _FIGURE_4,
-                             f"{why}, in test accuracy", sign=+1),
-                       Claim("convergence", a, b, AtEpoch("train_loss", epoch), DIFFERENCE, _FIGURE_4,
-                             f"{why}, in training loss (ahead is lower)", sign=-1)]
-    return tuple(claims)
-
-
-_TEST = Measured("test_acc")
-_MAXIMUM = Measured("max_test_acc")
-_TABLE = "the paper's table gives both numbers; the direction is that of its difference"
-
-#: every comparison Part IV makes, by experiment
-CLAIMS: dict[str, tuple[Claim, ...]] = {
-    "convergence": _convergence(),
-    "generalization": (
-        Claim("generalization", "convnorm+bn", "bn", _TEST, DIFFERENCE, "Table 4 and its text: adding ConvNorm "
-              "before BN 'can boost the performance'", _TABLE),
-        Claim("generalization", "convnorm", "bn", _TEST, SLIGHT, "Table 4 and its text: ConvNorm alone "
-              "'results in slightly worse test accuracy against BatchNorm'",
-              "'slightly worse' is a drop of at most the margin, twice the paper's own difference", sign=-1,
-              margin=SLIGHT_MARGIN),
-        Claim("generalization", "convnorm", "none", _TEST, DIFFERENCE, "Table 4", _TABLE),
-    ),
-    "ablation": (
-        Claim("ablation", "convnorm+bn, affine=on", "convnorm+bn, affine=off", _TEST, DIFFERENCE,
-              "Table 5 and its text: 'both affine transform and batch norm provide an independent performance "
-              "boost'", _TABLE, note=_affine_is_bn, label="affine kernel, with BN"),
-        Claim("ablation", "convnorm, affine=on", "convnorm, affine=off", _TEST, DIFFERENCE, "Table 5", _TABLE,
-              label="affine kernel, without BN"),
-        Claim("ablation", "convnorm+bn, affine=on", "convnorm, affine=on", _TEST, DIFFERENCE, "Table 5", _TABLE,
-              label="BN, with the affine kernel"),
-        Claim("ablation", "convnorm+bn, affine=off", "convnorm, affine=off", _TEST, DIFFERENCE, "Table 5", _TABLE,
-              label="BN, without the affine kernel"),
-    ),
-    "adversarial": tuple(
-        Claim("adversarial", "convnorm+bn", other, Measured(measure), kind, "Table 1 and its text: ConvNorm "
-              "'outperforms other methods in terms of robustness under white-box attack while maintaining a good "
-              "performance on clean test accuracy'", reason, sign=+1, margin=margin)
-        for other in ("sn+bn", "bn", "oni+bn", "ocnn+bn")
-        for measure, kind, margin, reason in (
-            ("clean", NON_INFERIOR, PARITY_MARGIN, "'maintaining' clean accuracy: not worse by more than the margin"),
-            ("fgsm", DIFFERENCE, None, _TABLE), ("pgd{}", DIFFERENCE, None,
-                                                  _TABLE + "; an attack the paper did not run is claimed in the "
-                                                           "direction of its text"))),
-    "simba": tuple(
-        Claim("simba", "convnorm", other, quantity, DIFFERENCE, "Table 2 and its text: 'ConvNorm resists the "
-              "most queries, and ... SimBA has the lowest attack success rate for ConvNorm'",
-              _TABLE + "; query counts and success rates depend on the attack's budget, so their sizes are "
-                       "compared only at the paper's number of iterations", size_check=_simba_budget)
-        for other in ("sn", "oni", "ocnn") for quantity in (Measured("queries", "queries"), Measured("success"))),
-    "label-noise": (
-        Claim("label-noise", "convnorm+bn", "bn", _MAXIMUM, DIFFERENCE, "Table 6 and its caption: 'adding ConvNorm "
-              "and BatchNorm together makes a network more robust to label noise'",
-              _TABLE + "; a rate the paper did not run is claimed in the direction of its caption", sign=+1),
-        Claim("label-noise", "convnorm", "none", _MAXIMUM, DIFFERENCE, "Table 6 and its text: ConvNorm improves "
-              "on the vanilla network 'for the most cases'",
-              _TABLE + " (at 80 % it is negative); a rate the paper did not run carries no claim"),
-        *(Claim("label-noise", "convnorm+bn", other, _MAXIMUM, DIFFERENCE, "Figure 3 (left) and its text: "
-                "ConvNorm 'outperforms the others on most noisy rates by a hefty margin when the noise level is "
-                "high'", "the figure is not tabulated and the text does not say at which low rates; only the high "
-                "rates (half of the labels or more) are claimed", sign=+1, at_least=0.5)
-          for other in ("sn+bn", "oni+bn", "ocnn+bn")),
-    ),
-    "data-scarcity": (
-        Claim("data-scarcity", "convnorm+bn", "bn", _TEST, DIFFERENCE, "Table 7 and its caption: 'adding ConvNorm "
-              "and BatchNorm together helps improve data efficiency'", _TABLE),
-        Claim("data-scarcity", "convnorm", "none", _TEST, DIFFERENCE, "Table 7 and its text: ConvNorm improves on "
-              "the vanilla network 'for the most cases'", _TABLE),
-        *(Claim("data-scarcity", "convnorm+bn", other, _TEST, PARITY, "Figure 3 (right) and its text: ConvNorm "
-                "'achieves on par performance compared with baseline methods'",
-                "the paper's words are 'on par': the difference within the margin (its appendix speaks of a boost "
-                "over the baselines, without numbers)", margin=PARITY_MARGIN)
-          for other in ("sn+bn", "oni+bn", "ocnn+bn")),
-    ),
-    "conditioning": (
-        Claim("conditioning", "convnorm", "none", Measured("rho"), DIFFERENCE,
-              "Table 9: the paper's ρ (this book's R_κ) of ConvNorm above 1",
-              "R_κ of the vanilla network is 1 by definition; the paper's value for ConvNorm is above it",
-              sign=+1),
-        *(Claim("conditioning", "convnorm", other, Measured("rho"), DIFFERENCE, "Table 9 and its text: 'ConvNorm "
-                "shows the best result in terms of improvement of layer-wise condition number'", _TABLE)
-          for other in ("sn", "oni", "ocnn")),
-        Claim("conditioning", "convnorm", "none", LayerMean("spectral_norm"), DIFFERENCE, "Figure 2 and its "
-              "caption: ConvNorm 'reduces the layer-wise spectral norm'", "the figure is not tabulated; the "
-              "claim is tested on the mean over the layers of each network", sign=-1),
-    ),
-}
+    experiment: Experiment
+    where: str
+    claims: tuple[Claim, ...] = ()
+    primary: tuple[Endpoint, ...] = ()

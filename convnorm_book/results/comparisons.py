@@ -15,10 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from . import sizes
-from .claims import CLAIMS, DIFFERENCE, NO_CLAIM, SIZED, Claim
+from .claims import DIFFERENCE, NO_CLAIM, SIZED, Claim
 from .quantities import Measured
 from .records import Records
 from .stats import Paired, paired_values
+from .studies import CLAIMS
 from .words import group_name, listing, method_label, scale_name
 
 
@@ -90,10 +91,10 @@ def _facets(claim: Claim, records: Records, group: str | None, quantity, several
     return tuple(facets) + quantity.facets(records)
 
 
-def evaluate(records: Records, reference: dict | None, claims: Sequence[Claim] | None = None,
+def evaluate(records: Records, paper_values: dict | None, claims: Sequence[Claim] | None = None,
              measure: str | None = None) -> list[Comparison]:
     """One :class:`Comparison` per claim of ``records``' experiment (default: all of
-    :data:`~convnorm_book.results.claims.CLAIMS`), group of its preset and concrete
+    :data:`~convnorm_book.results.studies.CLAIMS`), group of its preset and concrete
     measure; claims about a method the preset does not run are left out.
 
     ``measure`` compares on another measure of the schema than the paper's (the test
@@ -112,7 +113,7 @@ def evaluate(records: Records, reference: dict | None, claims: Sequence[Claim] |
             continue
         for group in groups:
             for quantity in claim.quantity.expand(records):
-                paper = quantity.paper(reference, records, group, claim.a, claim.b)
+                paper = quantity.paper(paper_values, records, group, claim.a, claim.b)
                 sign = (paper > 0) - (paper < 0) if paper and claim.kind == DIFFERENCE else claim.sign
                 kind = claim.kind if claim.covers(group) and (claim.kind in SIZED or sign) else NO_CLAIM
                 if measure is not None:
@@ -125,7 +126,7 @@ def evaluate(records: Records, reference: dict | None, claims: Sequence[Claim] |
                 found.append(Comparison(
                     claim, group, comparison, kind, sign if kind != NO_CLAIM else None, facets, scale_name(records),
                     claim.size_check(records.settings) if claim.size_check else None,
-                    claim.note(reference) if claim.note and reference is not None else None,
+                    claim.note(paper_values) if claim.note and paper_values is not None else None,
                     quantity.resolution(records, group, claim.a), quantity.range_of(records),
                     quantity.failure_rule(records.experiment)))
     return found
@@ -171,9 +172,9 @@ class Chapter:
     comparisons: tuple[Comparison, ...]
 
     @classmethod
-    def of(cls, records: Iterable[Records], reference: dict | None) -> Chapter:
+    def of(cls, records: Iterable[Records], paper_values: dict | None) -> Chapter:
         """Every claim set beside each of ``records`` (one :class:`Records` per experiment)."""
-        return cls(tuple(c for data in records for c in evaluate(data, reference)))
+        return cls(tuple(c for data in records for c in evaluate(data, paper_values)))
 
     def __call__(self, experiment: str, *, a: str | None = None, b: str | None = None) -> list[Comparison]:
         """The comparisons of ``experiment`` (those of method ``a`` with ``b`` when given)."""
@@ -193,10 +194,10 @@ class NotRun:
     groups: tuple[str, ...]
 
 
-def not_run(records: Records, reference: dict | None) -> NotRun:
+def not_run(records: Records, paper_values: dict | None) -> NotRun:
     """The paper's claims about ``records``' experiment that its preset cannot test
     (:class:`NotRun`): claims about a method the preset does not train, and the groups of
-    the paper's table (``reference``) the preset does not run."""
+    the paper's table (``paper_values``) the preset does not run."""
     schema, settings = records.schema, records.settings
     methods = set(schema.method_keys(settings))
     missing = [claim for claim in CLAIMS.get(records.experiment, ()) if not {claim.a, claim.b} <= methods]
@@ -207,9 +208,9 @@ def not_run(records: Records, reference: dict | None) -> NotRun:
     else:
         comparisons = tuple(dict.fromkeys(claim.name for claim in missing))
     groups: tuple[str, ...] = ()
-    if reference is not None and schema.group is not None and schema.reference is not None \
+    if paper_values is not None and schema.group is not None and schema.paper_table is not None \
             and "group" in schema.layout:
-        table = reference["tables"][schema.reference]
+        table = paper_values["tables"][schema.paper_table]
         paper = list(table["rows"]) if schema.layout[0] == "group" else list(table["columns"])
         ours = {schema.group.paper_name(g) for g in schema.group_keys(settings)}
         groups = tuple(group_name(schema, g) if not schema.group.percent else g for g in paper if g not in ours)

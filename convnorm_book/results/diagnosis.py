@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from convnorm.models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE
+
 from .records import Records, classes, failure, lookup
 from .tables import Table
 from .words import method_label
@@ -43,7 +45,7 @@ def above_bound(layers: Sequence[dict]) -> int:
 
 
 def seeds_table(standard: Records, conditioning: Records | None = None,
-                methods: Sequence[str] = ("none", "convnorm", "bn", "convnorm+bn")) -> Table:
+                methods: Sequence[str] = (NONE, CONVNORM, BN, CONVNORM_BN)) -> Table:
     """Seed by seed, for each of ``methods`` under the standard protocol: the best test
     accuracy, the epochs the loss stays at :math:`\\ln K` (:func:`plateau`), and whether the
     training failed to train; with the ``conditioning`` records, the gain bound of the trained
@@ -53,19 +55,18 @@ def seeds_table(standard: Records, conditioning: Records | None = None,
     group = schema.group_keys(settings)[0]
     k = classes((group,))
     rows = []
-    for run in standard.runs:
-        row = [str(run.seed)]
+    for file in standard.files:
+        row = [str(file.seed)]
         for method in methods:
-            record = lookup(run.results, schema.record_path(group, method))
+            record = lookup(file.results, schema.record_path(group, method))
             history = record["history"]
             failed = " (failed to train)" if failure(record, k) else ""
             row.append(f"{100 * max(history['test_acc']):.1f} %, {plateau(history, k)} at ln K{failed}")
         if conditioning is not None:
-            analysed = next((r.results for r in conditioning.runs if r.seed == run.seed), {})
-            layers = {m: (analysed.get(m) or {}).get("layers") for m in ("none", "convnorm")}
-            row += [f"{gain(layers['none']):,.0f}" if layers["none"] else "—",
-                    f"{gain(layers['convnorm']):,.0f}" if layers["convnorm"] else "—",
-                    f"{above_bound(layers['convnorm'])} of {len(layers['convnorm'])}" if layers["convnorm"] else "—"]
+            analysed = next((r.results for r in conditioning.files if r.seed == file.seed), {})
+            vanilla, convnorm = ((analysed.get(m) or {}).get("layers") for m in (NONE, CONVNORM))
+            row += [f"{gain(vanilla):,.0f}" if vanilla else "—", f"{gain(convnorm):,.0f}" if convnorm else "—",
+                    f"{above_bound(convnorm)} of {len(convnorm)}" if convnorm else "—"]
         rows.append(row)
     columns = ["seed"] + [f"{method_label(m)}: best test accuracy, epochs at ln K" for m in methods]
     if conditioning is not None:

@@ -1,5 +1,6 @@
-r"""The primary endpoints: the paper's claims that Part IV tests, declared once, before the
-data, with the seeds each needs.
+r"""The primary endpoints: the paper's claims that Part IV tests, declared before the data
+(each in its experiment's study, :mod:`~convnorm_book.results.studies`), the seeds each
+needs, and their test.
 
 A book can afford a few seeds, and a test decides only what its seeds can resolve: the
 paper's clean-accuracy gain of ConvNorm+BN over BN (+0.13 points) or its gains under
@@ -26,7 +27,7 @@ Each declares, before the records it will be tested on exist:
   spreads (:func:`spreads`): the paper's own (its two methods' standard deviations
   combined, :math:`\sqrt{s_a^2 + s_b^2}`, as if unpaired) and the pilot's, the
   reduced-scale records made on the JPEG copy before any of the GPU protocol's
-  (:data:`PILOT`), at the endpoint's group or, where the pilot did not run it, at every
+  (:func:`~convnorm_book.results.records.pilot`), at the endpoint's group or, where the pilot did not run it, at every
   group of the same comparison it ran.
 
 Every other comparison of Part IV is a description: its interval, without a verdict
@@ -34,157 +35,24 @@ Every other comparison of Part IV is a description: its interval, without a verd
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from convnorm.experiments import EXPERIMENTS, Preset, get_preset
-from convnorm.experiments.gpu_plan import Request
+from convnorm.experiments import EXPERIMENTS
+from convnorm.experiments.gpu_queue import Request
 
 from . import sizes
+from .claims import Endpoint
 from .power import power, seeds_needed
-from .quantities import LayerMean, Measured, SpeedUp
-from .records import Records, load_runs, results_dir, stored
-from .reference import paper_value
-from .stats import ALPHA, Paired, holm, paired_values
-from .words import method_label
+from .records import Records, pilot, stored
+from .stats import ALPHA, Paired, holm
+from .studies import PRIMARY
+from .words import scale_name
 
-#: the pilot: the reduced-scale records on the JPEG copy, made before any record of the GPU protocol
-PILOT = ("archive/cpu-jpeg-q75", "cpu")
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "supported", "contradicted", "inconclusive", "not run at this scale"
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One primary endpoint: ``a`` − ``b`` of ``quantity`` in ``experiment`` at ``group``
-    (``None`` for an experiment without groups; ``resnet18`` in the convergence study stands
-    for the preset's only network where it trains a smaller one), claimed in
-    ``direction``, as the paper says in ``claim``; ``runs``: how the experiment names its
-    trainings of a group and method; ``effect``: the paper's effect where its tables do not
-    give it as a difference of two of their cells (with the reason in ``claim``)."""
-
-    name: str
-    experiment: str
-    group: str | None
-    a: str
-    b: str
-    quantity: Measured | SpeedUp | LayerMean
-    claim: str
-    runs: Callable[[str | None, str], str]
-    direction: int = +1
-    effect: Callable[[dict], float] | None = None
-
-    def runs_at(self, settings: Preset) -> bool:
-        """Whether the preset runs this endpoint's group."""
-        keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
-        return self.group in keys or (self.experiment == "convergence" and settings.arch is not None)
-
-    def group_at(self, settings: Preset) -> str | None:
-        """The group key this endpoint is measured at under ``settings`` (where :meth:`runs_at`)."""
-        keys = EXPERIMENTS[self.experiment].schema.group_keys(settings)
-        return self.group if self.group in keys else keys[0]
-
-    @property
-    def statistic(self) -> str:
-        return ("paired t-test on the per-seed differences, two-sided at 5 %, Holm's correction over the primary "
-                "endpoints")
-
-    @property
-    def failure_rule(self) -> str:
-        return self.quantity.failure_rule(self.experiment)
-
-    @property
-    def unit(self) -> str:
-        if isinstance(self.quantity, SpeedUp):
-            return self.quantity.unit
-        return self.quantity.unit_of() if isinstance(self.quantity, LayerMean) else "points"
-
-    def paper_effect(self, reference: dict) -> float:
-        """The paper's ``a`` − ``b``, read from its tables (or :attr:`effect`)."""
-        if self.effect is not None:
-            return self.effect(reference)
-        if isinstance(self.quantity, SpeedUp):
-            return self.quantity.paper_effect(reference)
-        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
-        cells = [paper_value(reference, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
-        return cells[0][0] - cells[1][0]
-
-    def paper_spread(self, reference: dict) -> float | None:
-        """The standard deviation of a difference of the paper's two runs, as if unpaired,
-        :math:`\\sqrt{s_a^2 + s_b^2}` from its tables; ``None`` where it reports none."""
-        if not isinstance(self.quantity, Measured):
-            return None
-        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
-        cells = [paper_value(reference, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
-        return math.hypot(cells[0][1], cells[1][1])
-
-    def paired(self, records: Records, reference: dict, group: str | None = None) -> Paired | None:
-        """Our per-seed differences at ``group`` (default: :meth:`group_at` the records'
-        preset), failures entered as :attr:`failure_rule` declares; ``None`` where the
-        preset does not run the group."""
-        if group is None:
-            if not self.runs_at(records.settings):
-                return None
-            group = self.group_at(records.settings)
-        if isinstance(self.quantity, SpeedUp):
-            return self.quantity.paired(records, group, reference)
-        values = [self.quantity.values(records, group, m) for m in (self.a, self.b)]
-        return paired_values(*values, method_label(self.a), method_label(self.b),
-                             paper=self.paper_effect(reference), unit=self.unit)
-
-    def request(self, preset: str, seeds: int) -> Request | None:
-        """The trainings of this endpoint at ``preset`` for its first ``seeds`` seeds, as a
-        GPU plan's request; ``None`` where the preset does not run its group."""
-        if not self.runs_at(get_preset(preset)):
-            return None
-        group = self.group_at(get_preset(preset))
-        return Request(self.experiment, tuple(range(seeds)), tuple(self.runs(group, m) for m in (self.a, self.b)))
-
-
-_LABEL_NOISE = ("Table 6 and its caption: 'adding ConvNorm and BatchNorm together makes a network more robust to label "
-                "noise' (the maximum test accuracy over the epochs, the paper's metric)")
-
-#: the primary endpoints, in the order of the chapters
-PRIMARY: tuple[Endpoint, ...] = (
-    Endpoint("convergence speed", "convergence", "resnet18", "convnorm+bn", "bn", SpeedUp(),
-             "Figure 4 and its text: '1000 iterations of training with ConvNorm lead to generalization performance "
-             "comparable to 8000 iterations of training using BatchNorm' (in images seen, so that batches compare)",
-             lambda group, method: f"{group}-{method}"),
-    Endpoint("label noise 40 %", "label-noise", "0.4", "convnorm+bn", "bn", Measured("max_test_acc"), _LABEL_NOISE,
-             lambda group, method: f"noise{group}-{method}"),
-    Endpoint("label noise 80 %", "label-noise", "0.8", "convnorm+bn", "bn", Measured("max_test_acc"), _LABEL_NOISE,
-             lambda group, method: f"noise{group}-{method}"),
-    Endpoint("data scarcity 10 %", "data-scarcity", "0.1", "convnorm+bn", "bn", Measured("test_acc"),
-             "Table 7 and its caption: 'adding ConvNorm and BatchNorm together helps improve data efficiency' (the "
-             "test accuracy at the best validation epoch)", lambda group, method: f"subset{group}-{method}"),
-    Endpoint("channel conditioning", "conditioning", None, "convnorm", "none",
-             LayerMean("channel_condition_number", log=True),
-             "Figure 2 and its caption: ConvNorm 'normalizes the channel-wise condition number to 1' (the operator "
-             "each trained layer applies, its running normalizer and affine kernel included; the log of the ratio "
-             "of geometric means over the layers). The figure gives no number for the vanilla network, so the "
-             "paper's effect is ConvNorm's log 1 = 0 less the vanilla networks' mean of the pilot",
-             lambda group, method: method, direction=-1,
-             effect=lambda reference: -_pilot_vanilla_log_condition()),
-)
-
-def _pilot_vanilla_log_condition() -> float:
-    """The pilot's vanilla networks' mean log channel condition number (over seeds and
-    layers): what the paper's claim of tight frames, log 1 = 0, stands against."""
-    values = LayerMean("channel_condition_number", log=True).values(pilot_records("conditioning"), None, "none")
-    finite = [v for v in values if isinstance(v, float)]
-    return sum(finite) / len(finite)
-
-
 #: the level of each endpoint's test in the power analysis: Holm's first step, Bonferroni's
 PLANNING_ALPHA = ALPHA / len(PRIMARY)
-
-
-def pilot_records(experiment: str, root: str | Path | None = None) -> Records | None:
-    """The pilot's records of ``experiment`` (:data:`PILOT`), or ``None`` where it has none."""
-    folder, preset = PILOT
-    runs = load_runs(experiment, preset, folder=results_dir(root) / folder)
-    return Records(experiment, preset, tuple(runs)) if runs else None
 
 
 @dataclass(frozen=True)
@@ -195,22 +63,22 @@ class Spread:
     source: str
 
 
-def spreads(endpoint: Endpoint, reference: dict, root: str | Path | None = None) -> list[Spread]:
+def spreads(endpoint: Endpoint, paper_values: dict, root: str | Path | None = None) -> list[Spread]:
     """The recorded spreads of ``endpoint``: the paper's (where it reports standard
     deviations) and the pilot's at the endpoint's group, or at every group of the same
     comparison the pilot ran where it did not run that one (see the module)."""
     found = []
-    paper = endpoint.paper_spread(reference)
+    paper = endpoint.paper_spread(paper_values)
     if paper is not None:
-        table = reference["tables"][EXPERIMENTS[endpoint.experiment].schema.reference]
+        table = paper_values["tables"][EXPERIMENTS[endpoint.experiment].schema.paper_table]
         found.append(Spread(paper, f"the paper's {table['label']}"))
-    pilot = pilot_records(endpoint.experiment, root)
-    if pilot is not None:
-        schema = pilot.schema
-        own = endpoint.runs_at(pilot.settings)
-        groups = [endpoint.group_at(pilot.settings)] if own else list(schema.group_keys(pilot.settings))
+    piloted = pilot(endpoint.experiment, root)
+    if piloted is not None:
+        schema = piloted.schema
+        own = endpoint.runs_at(piloted.settings)
+        groups = [endpoint.group_at(piloted.settings)] if own else list(schema.group_keys(piloted.settings))
         for group in groups:
-            c = endpoint.paired(pilot, reference, group)
+            c = endpoint.paired(piloted, paper_values, group)
             if c is not None and c.n > 1:
                 where = "" if own or group is None else f" at {schema.group.paper_name(group)}"
                 found.append(Spread(c.over_seeds.std, f"the pilot ({c.n} seeds{where})"))
@@ -218,9 +86,9 @@ def spreads(endpoint: Endpoint, reference: dict, root: str | Path | None = None)
 
 
 @dataclass(frozen=True)
-class Plan:
-    """One endpoint's plan: the paper's effect, the spread planned with (the largest
-    recorded) and its source, the seeds needed and their power."""
+class SampleSize:
+    """The seeds one endpoint needs: the paper's effect, the spread planned with (the
+    largest recorded) and its source, the seeds needed and their power."""
 
     endpoint: Endpoint
     effect: float
@@ -229,22 +97,22 @@ class Plan:
     power: float | None
 
 
-def plan(reference: dict, root: str | Path | None = None) -> list[Plan]:
-    """Every primary endpoint's plan (see the module)."""
-    plans = []
+def sample_sizes(paper_values: dict, root: str | Path | None = None) -> list[SampleSize]:
+    """The seeds every primary endpoint needs (see the module)."""
+    found = []
     for endpoint in PRIMARY:
-        effect = endpoint.paper_effect(reference)
-        spread = max(spreads(endpoint, reference, root), key=lambda s: s.sd)
+        effect = endpoint.paper_effect(paper_values)
+        spread = max(spreads(endpoint, paper_values, root), key=lambda s: s.sd)
         seeds = seeds_needed(effect, spread.sd, PLANNING_ALPHA)
-        plans.append(Plan(endpoint, effect, spread, seeds,
-                          None if seeds is None else power(effect, spread.sd, seeds, PLANNING_ALPHA)))
-    return plans
+        found.append(SampleSize(endpoint, effect, spread, seeds,
+                                None if seeds is None else power(effect, spread.sd, seeds, PLANNING_ALPHA)))
+    return found
 
 
-def requests(preset: str, plans: Sequence[Plan]) -> tuple[Request, ...]:
-    """The trainings of the primary endpoints at ``preset``, each for its planned seeds
+def requests(preset: str, needed: Sequence[SampleSize]) -> tuple[Request, ...]:
+    """The trainings of the primary endpoints at ``preset``, each for the seeds it needs
     (the endpoints a preset does not run left out)."""
-    return tuple(r for p in plans if p.seeds is not None and (r := p.endpoint.request(preset, p.seeds)) is not None)
+    return tuple(r for n in needed if n.seeds is not None and (r := n.endpoint.request(preset, n.seeds)) is not None)
 
 
 @dataclass(frozen=True)
@@ -278,16 +146,14 @@ def verdict(paired: Paired | None, adjusted: float, direction: int) -> str:
     return SUPPORTED if paired.mean * direction > 0 else CONTRADICTED
 
 
-def test(reference: dict, root: str | Path | None = None, records: dict[str, Records] | None = None) -> list[Result]:
+def test(paper_values: dict, root: str | Path | None = None, records: dict[str, Records] | None = None) -> list[Result]:
     """Every primary endpoint tested on the stored records (:func:`~convnorm_book.results.records.stored`,
     or ``records`` by experiment), corrected together by Holm's method."""
-    from .words import scale_name
-
     records = records or {}
     found = []
     for endpoint in PRIMARY:
         data = records.get(endpoint.experiment) or stored(endpoint.experiment, root)
-        c = endpoint.paired(data, reference)
+        c = endpoint.paired(data, paper_values)
         p = c.p_value if c is not None else None
         found.append((endpoint, c, scale_name(data), 1.0 if p is None else p))
     adjusted = holm([p for *_, p in found])

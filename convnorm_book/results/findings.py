@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from convnorm.experiments import PRESETS
+from convnorm.experiments.catalog import RUNTIME
+from convnorm.models.normalizations import CAYLEY, CONVNORM, CONVNORM_BN, NONE, ONI
 
-from .records import Records, Run, classes, failure, is_diverged, lookup, simba_iterations, training_images
-from .reference import paper_mean, paper_value
+from .paper_values import paper_mean, paper_value
+from .records import Records, StoredFile, classes, failure, is_diverged, lookup, simba_iterations, training_images
 from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
 from .words import device_name, group_name, listing, method_label, number, spelled
@@ -32,13 +34,13 @@ def _percent(value: float) -> str:
 FAR_POINTS = 5
 
 
-def _best_against_paper(records: Records, reference: dict, measure: str, group: str | None):
+def _best_against_paper(records: Records, paper_values: dict, measure: str, group: str | None):
     """``(our most accurate method, its mean, the paper's least accurate mean, the measure)``."""
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     chosen = schema.measure(measure, settings)
     ours = means(records, measure, group)
-    paper = [paper_mean(paper_value(reference, records.experiment, m, chosen, group))
+    paper = [paper_mean(paper_value(paper_values, records.experiment, m, chosen, group))
              for m in schema.method_keys(settings)]
     paper = [p for p in paper if p is not None]
     if not paper:
@@ -47,41 +49,41 @@ def _best_against_paper(records: Records, reference: dict, measure: str, group: 
     return best, ours[best], min(paper), chosen
 
 
-def far_from_trained(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> bool:
+def far_from_trained(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> bool:
     """Whether our most accurate network's mean ``measure`` ends more than :data:`FAR_POINTS`
     below the paper's least accurate (in ``group``, default the first)."""
-    _, ours, paper, _ = _best_against_paper(records, reference, measure, group)
+    _, ours, paper, _ = _best_against_paper(records, paper_values, measure, group)
     return paper - ours > FAR_POINTS
 
 
-def accuracy_gap(records: Records, reference: dict, measure: str = "test_acc", group: str | None = None) -> str:
+def accuracy_gap(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> str:
     """Our most accurate network's mean ``measure`` beside the paper's least accurate
     (in ``group``, default the first): how far apart the absolute accuracies are."""
-    best, ours, paper, chosen = _best_against_paper(records, reference, measure, group)
+    best, ours, paper, chosen = _best_against_paper(records, paper_values, measure, group)
     verdict = ("so only the differences between methods can be set beside the paper's" if paper - ours > FAR_POINTS else
                "close enough that the absolute numbers can be set side by side")
     return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours)} ({chosen.label}), "
             f"the paper's least accurate {_percent(paper)}: {verdict}.")
 
 
-def ranking(records: Records, reference: dict | None, method: str, group: str | None = None) -> str:
+def ranking(records: Records, paper_values: dict | None, method: str, group: str | None = None) -> str:
     """How often ``method`` is the most accurate network, over every (measure, seed) pair
     of the records, beside how often the paper's table ranks it first."""
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     measures, methods = schema.measures_at(settings), schema.method_keys(settings)
     first = total = 0
-    for run in records.runs:
+    for file in records.files:
         for measure in measures:
-            values = {m: lookup(run.results, schema.path(group, m, measure)) for m in methods
-                      if failure(lookup(run.results, schema.record_path(group, m))) is None}
+            values = {m: lookup(file.results, schema.path(group, m, measure)) for m in methods
+                      if failure(lookup(file.results, schema.record_path(group, m))) is None}
             if method in values and None not in values.values():
                 total += 1
                 first += max(values, key=values.get) == method
     text = (f"{method_label(method)} is the most accurate of the {spelled(len(methods))} networks in "
             f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed")
-    if reference is not None:
-        paper = [{m: paper_mean(paper_value(reference, records.experiment, m, measure, group)) for m in methods}
+    if paper_values is not None:
+        paper = [{m: paper_mean(paper_value(paper_values, records.experiment, m, measure, group)) for m in methods}
                  for measure in measures]
         paper = [p for p in paper if None not in p.values()]
         ranked = sum(max(p, key=p.get) == method for p in paper)
@@ -132,7 +134,7 @@ def scarcity_subsets(records: Records) -> str:
     paper, which samples them at random)."""
     schema = records.schema
     fractions = schema.group_keys(records.settings)
-    sizes = [lookup(records.runs[0].results, (f, "n_train")) for f in fractions]
+    sizes = [lookup(records.files[0].results, (f, "n_train")) for f in fractions]
     return (f"Our subsets of the {training_images(records.settings):,} training images hold "
             + listing(f"{int(n):,}" for n in sizes) + " images at "
             + listing(group_name(schema, f) for f in fractions)
@@ -149,7 +151,7 @@ def scarcity_length(records: Records) -> str:
     fractions = schema.group_keys(records.settings)
     method = schema.method_keys(records.settings)[0]
     smallest = min(fractions, key=float)
-    trained = [r for run in records.runs if (r := lookup(run.results, (smallest, method))) and not is_diverged(r)]
+    trained = [r for file in records.files if (r := lookup(file.results, (smallest, method))) and not is_diverged(r)]
     if trained and all(r.get("epoch_images", r["data"]["n_train"]) > r["data"]["n_train"] for r in trained):
         record = trained[0]
         return (f"Every subset trains for as many steps as the full set would, {record['history']['steps'][-1]:,}: "
@@ -163,30 +165,30 @@ def scarcity_length(records: Records) -> str:
             "full training's steps that it holds of the images.")
 
 
-def runtime(records: Mapping[str, Records], reference: dict) -> str:
+def runtime(records: Mapping[str, Records], paper_values: dict) -> str:
     """Per preset timed: ConvNorm+BN's and Cayley's time relative to the vanilla network
     (BN) beside the paper's, and whether the paper's ordering holds."""
-    table = reference["tables"]["runtime"]
+    table = paper_values["tables"][RUNTIME.schema.paper_table]
     paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
     sentences = []
     for data in records.values():
-        ratio = {m: collect(data, (m, "relative_to_bn")).mean for m in ("convnorm+bn", "cayley")}
-        holds = 1 < ratio["convnorm+bn"] < ratio["cayley"]
+        ratio = {m: collect(data, (m, "relative_to_bn")).mean for m in (CONVNORM_BN, CAYLEY)}
+        holds = 1 < ratio[CONVNORM_BN] < ratio[CAYLEY]
         sentences.append(f"On {device_name(data.devices)} ({data.settings.runtime_steps} timed steps), ConvNorm+BN "
-                         f"takes {ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
-                         f"{ratio['cayley']:.2f} times; the paper: {paper['ConvNorm'] / paper['vanilla']:.2f} and "
+                         f"takes {ratio[CONVNORM_BN]:.2f} times the vanilla network's time and Cayley "
+                         f"{ratio[CAYLEY]:.2f} times; the paper: {paper['ConvNorm'] / paper['vanilla']:.2f} and "
                          f"{paper['Cayley'] / paper['vanilla']:.2f} times. The ordering vanilla < ConvNorm < Cayley "
                          f"{'holds' if holds else 'does not hold'} here.")
     return " ".join(sentences)
 
 
-def layer_benchmark(eager: Sequence[Run], graphed: Sequence[Run]) -> str:
+def layer_benchmark(eager: Sequence[StoredFile], graphed: Sequence[StoredFile]) -> str:
     """ConvNorm's training step over the plain one, eagerly and replayed as one CUDA
     graph, at the largest batch both benchmarks ran (the records of
     ``bench_layer_cuda_batch*.json`` and ``bench_layer_cuda_graph_batch*.json``); empty
     when either is missing."""
-    ratios = [{run.results["setup"]["batch"]: (run.results["time_ratio_median"], run.device) for run in runs}
-              for runs in (eager, graphed)]
+    ratios = [{file.results["setup"]["batch"]: (file.results["time_ratio_median"], file.device) for file in files}
+              for files in (eager, graphed)]
     shared = set(ratios[0]) & set(ratios[1])
     if not shared:
         return ""
@@ -205,13 +207,13 @@ def _faster(ours_over_theirs: float) -> str:
     return f"this package's step is the slower, taking {ours_over_theirs:.2f} times the authors' time"
 
 
-def step_benchmark(run: Run, reference: dict | None = None) -> str:
+def step_benchmark(file: StoredFile, paper_values: dict | None = None) -> str:
     """How this package's layer and the authors' algorithm compare step for step, from a
     calibration record (see :func:`~convnorm_book.results.tables.step_benchmark_table`):
     per mode timed (eager; one CUDA graph, each graph timed in its own process), each
-    step's time relative to Conv2d+BN's; with ``reference``, the seconds of a
+    step's time relative to Conv2d+BN's; with ``paper_values``, the seconds of a
     45,000-image epoch beside the paper's Table 8."""
-    time, setup = run.results["time"], run.results["setup"]
+    time, setup = file.results["time"], file.results["setup"]
     keys = tuple(STEP_BENCHMARK_MODELS)
     modes = [mode for mode in STEP_BENCHMARK_MODES if all(k in time.get(mode, {}) for k in keys)]
     if not modes:
@@ -225,8 +227,8 @@ def step_benchmark(run: Run, reference: dict | None = None) -> str:
             f"{ours} as long as with Conv2d+BN; with a plain torch.fft port of the authors' algorithm in its place, "
             f"{theirs}. Both compute the same layer, so the gap between them is the implementation's alone: "
             f"{_faster(ratio[best]['convnorm2d+bn'] / ratio[best]['authors+bn'])} {words[best]}.")
-    if reference is not None:
-        table = reference["tables"]["runtime"]
+    if paper_values is not None:
+        table = paper_values["tables"][RUNTIME.schema.paper_table]
         paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
         epoch = {k: time[best][k]["seconds_per_epoch"] for k in keys}
         text += (f" A {training_images(PRESETS['paper']):,}-image epoch {words[best]} takes "
@@ -265,15 +267,15 @@ def span(records: Records, measure: str, group: str | None = None) -> str:
     return f"{low}{unit}" if low == high else f"{low} to {high}{unit}"
 
 
-def singular_layers(records: Records, method: str = "oni") -> str:
+def singular_layers(records: Records, method: str = ONI) -> str:
     """How near to singular ``method``'s trained layers are: the range of their condition
     numbers and of their smallest singular value relative to the largest, beside the
     rounding of single precision, in which the networks are trained (a layer that exact
     arithmetic makes singular shows a ratio no larger than about that rounding)."""
     import torch
 
-    layers = [layer["condition_number"] for run in records.runs for layer in (run.results[method].get("layers") or ())
-              if failure(run.results[method]) is None]
+    layers = [layer["condition_number"] for file in records.files
+              for layer in (file.results[method].get("layers") or ()) if failure(file.results[method]) is None]
     if not layers:
         return f"Every {method_label(method)} training failed to train: no layer to look at."
     eps = torch.finfo(torch.float32).eps
@@ -301,17 +303,17 @@ def noise_regime(records: Records) -> Table:
         rows.append([group_name(schema, rate), f"{100 * share:.0f}"] + [f"{s.mean:.0f}" for s in finals])
     return Table("Training accuracy on the noisy labels after the last epoch (%)",
                  ["noise rate", "labels still correct"] + [method_label(m) for m in methods], rows,
-                 [f"Means over the {len(records.runs)} seeds. Near the share of correct labels, a network has fitted "
+                 [f"Means over the {len(records.files)} seeds. Near the share of correct labels, a network has fitted "
                   "the correct labels and not the wrong ones; towards 100 %, it memorizes the wrong ones too."])
 
 
 def _trained_layers(records: Records, method: str) -> list[list[dict]]:
     """The analysed layers of every seed's ``method`` network that trained."""
-    return [run.results[method]["layers"] for run in records.runs
-            if failure(run.results[method]) is None and run.results[method].get("layers")]
+    return [file.results[method]["layers"] for file in records.files
+            if failure(file.results[method]) is None and file.results[method].get("layers")]
 
 
-def channel_table(records: Records, methods: Sequence[str] = ("none", "convnorm")) -> Table:
+def channel_table(records: Records, methods: Sequence[str] = (NONE, CONVNORM)) -> Table:
     """Per conv layer of the conditioning records, each method's channel condition number
     of the operator its trained layer applies, as the geometric mean over the seeds whose
     training trained (networks that failed to train left out)."""
@@ -338,7 +340,7 @@ def channel_causes_table(records: Records) -> Table | None:
     running one (:func:`convnorm.experiments.catalog.conditioning.channel_causes`), as
     geometric means over the seeds that trained; ``None`` where the records predate that
     analysis."""
-    layers = _trained_layers(records, "convnorm")
+    layers = _trained_layers(records, CONVNORM)
     if not layers or any(key not in layers[0][0] for key in CAUSES):
         return None
     rows = [[str(i + 1)] + [f"{np.exp(np.mean([np.log(seed[i][key]) for seed in layers])):.2f}" for key in CAUSES]

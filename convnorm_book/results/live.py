@@ -4,7 +4,7 @@ first, a budget you see and can change, and output that survives a restart.
 The chapters read the stored records and train nothing. A reader who opts in calls
 :func:`train` with the chapter's runs (:data:`CHAPTER_RUNS`: fewer seeds and networks
 than the stored records), within a budget of minutes the reader sets
-(:data:`DEFAULT_BUDGET_MINUTES` unless changed). It first times :data:`PLAN_STEPS` training
+(:data:`DEFAULT_BUDGET_MINUTES` unless changed). It first times :data:`PRICING_STEPS` training
 steps of each network on the reader's own device
 (:func:`convnorm.experiments.step_timing.time_steps`) and prints what each run will take,
 then trains, in order, the comparisons that fit in the budget whole (the networks of a
@@ -26,10 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from convnorm.experiments import EXPERIMENTS, get_preset, gpu_plan, run_experiment
-from convnorm.experiments.gpu_plan import Request
+from convnorm.experiments import EXPERIMENTS, get_preset, gpu_queue, run_experiment
+from convnorm.experiments.catalog import CONDITIONING, GENERALIZATION, LABEL_NOISE
+from convnorm.experiments.experiment import networks_in_words
+from convnorm.experiments.gpu_queue import CLEAN, NOISE, Request
+from convnorm.experiments.step_timing import time_steps
+from convnorm.models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE
 
-from .records import SHOWN_PRESETS, Records, load_runs, lookup, seed_seconds, stored
+from .records import SHOWN_PRESETS, Records, load_result_files, lookup, seed_seconds, stored
 from .tables import Table, experiment_table
 from .words import device_name
 
@@ -38,14 +42,14 @@ DRIVE = Path("/content/drive/MyDrive")
 #: what ``TRAIN = True`` trains in each Part IV chapter: one seed of BN against
 #: ConvNorm+BN (the comparisons the stored records make over more seeds and networks)
 CHAPTER_RUNS: dict[str, tuple[Request, ...]] = {
-    "training": (Request("generalization", (0,), ("cifar10-bn", "cifar10-convnorm+bn")),),
-    "robustness": (Request("label-noise", (0,), ("noise0.4-bn", "noise0.4-convnorm+bn")),),
-    "conditioning": (Request("conditioning", (0,), ("none", "convnorm")),),
+    "training": (Request.of(GENERALIZATION, (0,), CLEAN, (BN, CONVNORM_BN)),),
+    "robustness": (Request.of(LABEL_NOISE, (0,), NOISE, (BN, CONVNORM_BN)),),
+    "conditioning": (Request.of(CONDITIONING, (0,), None, (NONE, CONVNORM)),),
 }
 #: minutes a reader's default run may take
 DEFAULT_BUDGET_MINUTES = 15
 #: training steps of each network timed before a reader's runs are priced
-PLAN_STEPS = 20
+PRICING_STEPS = 20
 
 
 def default_preset(cuda_available: bool) -> str:
@@ -107,15 +111,15 @@ def minutes_text(minutes: float) -> str:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Quote:
     """The runs a reader asked for, each with its measured estimate (minutes), those that
     fit in the budget (whole comparisons, in order) and those left out."""
 
     device: str
     preset: str
     budget_minutes: float
-    estimates: tuple[tuple[gpu_plan.Job, float], ...]
-    chosen: tuple[gpu_plan.Job, ...]
+    estimates: tuple[tuple[gpu_queue.Job, float], ...]
+    chosen: tuple[gpu_queue.Job, ...]
     steps: int
     """Training steps of each network timed for the estimates."""
 
@@ -137,28 +141,26 @@ class Plan:
         return "\n".join(lines)
 
 
-def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
-         folder: str | Path | None = None, data_dir: str | None = None, device=None,
-         steps: int = PLAN_STEPS) -> Plan:
+def quote(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
+          folder: str | Path | None = None, data_dir: str | None = None, device=None,
+          steps: int = PRICING_STEPS) -> Quote:
     """Measure ``steps`` training steps of each network the runs need on ``device``
     (default: CUDA if available, else the CPU) and price every run not yet in
     ``folder``; choose, in order, the runs whose estimates fit in ``budget_minutes``."""
     import torch
 
-    from convnorm.experiments.step_timing import time_steps
-
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     preset = preset or default_preset(device.type == "cuda")
     get_preset(preset)
     folder = Path(folder) if folder is not None else live_folder()[0]
-    jobs = gpu_plan.jobs((tuple(requests),), preset, folder / preset, data_dir)
+    jobs = gpu_queue.jobs((tuple(requests),), preset, folder / preset, data_dir)
     table = {}
     for arch, norm in dict.fromkeys((job.settings["arch"], job.settings["norm"]) for job in jobs):
         measured = time_steps(preset, arch, norm, device, batches=steps)
-        table[(arch, norm, measured["precision"])] = gpu_plan.StepTime(
+        table[(arch, norm, measured["precision"])] = gpu_queue.StepTime(
             measured["train_s_per_image"], measured["forward_s_per_image"], measured["batch"], str(device), "now")
     precision = next(iter(table))[2] if table else "fp32"
-    estimates = tuple((job, gpu_plan.estimate(job, gpu_plan.StepTimes(table), precision).seconds / 60)
+    estimates = tuple((job, gpu_queue.estimate(job, gpu_queue.StepTimes(table), precision).seconds / 60)
                       for job in jobs)
     comparisons: dict[tuple, list] = defaultdict(list)  # the runs of one request and seed, trained together
     for job, minutes in estimates:
@@ -170,7 +172,7 @@ def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MIN
             break
         chosen += [job for job, _ in runs]
         spent += cost
-    return Plan(current_device(), preset, budget_minutes, estimates, tuple(chosen), steps)
+    return Quote(current_device(), preset, budget_minutes, estimates, tuple(chosen), steps)
 
 
 def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES) -> str:
@@ -179,15 +181,13 @@ def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET
     runs = "; ".join(f"{r.experiment}, seed{'s' if len(r.seeds) > 1 else ''} "
                      f"{', '.join(map(str, r.seeds))}: {', '.join(r.runs) if r.runs else 'every run'}"
                      for r in requests)
-    from convnorm.experiments.experiment import network
-
     fast, cpu = get_preset("fast"), get_preset("cpu")
     return (f"TRAIN = True trains {runs}. On a GPU it follows the fast protocol ({fast.epochs} epochs, batch "
             f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of "
-            f"{network(cpu)} on {cpu.max_train:,} images). It first times {PLAN_STEPS} training steps of each "
-            "network on your device, prints what each run will take, and trains the comparisons that fit whole in a "
-            f"budget of {budget_minutes:g} minutes (BUDGET_MINUTES); your results are then shown beside the stored "
-            "ones, each table labelled by whose it is.")
+            f"{networks_in_words(cpu)} on {cpu.max_train:,} images). It first times {PRICING_STEPS} training steps "
+            "of each network on your device, prints what each run will take, and trains the comparisons that fit "
+            f"whole in a budget of {budget_minutes:g} minutes (BUDGET_MINUTES); your results are then shown beside "
+            "the stored ones, each table labelled by whose it is.")
 
 
 def checkpoint_folder() -> Path:
@@ -198,7 +198,7 @@ def checkpoint_folder() -> Path:
 
 def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES, preset: str | None = None,
           folder: str | Path | None = None, data_dir: str | None = None) -> dict[str, Records]:
-    """Print :func:`plan`, then train the chosen runs into ``<folder>/<preset>``
+    """Print :func:`quote`, then train the chosen runs into ``<folder>/<preset>``
     (resuming an interrupted one from its checkpoint) and return the reader's records
     per experiment. The data is downloaded where ``CONVNORM_DOWNLOAD=1`` (the Colab
     setup cell sets it)."""
@@ -208,7 +208,7 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
         folder, where = live_folder()
     else:
         folder, where = Path(folder), f"in {folder}"
-    chosen = plan(requests, budget_minutes, preset, folder, data_dir)
+    chosen = quote(requests, budget_minutes, preset, folder, data_dir)
     print(chosen)
     print(f"Writing the run records {where}; checkpoints in {checkpoint_folder()}.")
     download = os.environ.get("CONVNORM_DOWNLOAD") == "1"
@@ -217,19 +217,20 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
                        download=download, only=[job.run], checkpoints=checkpoint_folder(),
                        cuda_graph=torch.cuda.is_available())
     experiments = dict.fromkeys(request.experiment for request in requests)
-    return {e: Records(e, chosen.preset, tuple(runs)) for e in experiments
-            if (runs := load_runs(e, chosen.preset, folder))}
+    return {e: Records(e, chosen.preset, tuple(files)) for e in experiments
+            if (files := load_result_files(e, chosen.preset, folder))}
 
 
-def side_by_side(yours: Mapping[str, Records], reference: dict) -> list[Table]:
+def side_by_side(yours: Mapping[str, Records], paper_values: dict) -> list[Table]:
     """Per experiment a reader trained: the reader's records and the stored ones, each
     table titled by whose it is ("trained just now" against "stored") and its numbers'
     columns labelled "yours" or "ours"."""
     tables = []
     for name, data in yours.items():
-        tables.append(experiment_table(data, reference, methods=_trained(data), whose="yours",
+        tables.append(experiment_table(data, paper_values, methods=_trained(data), whose="yours",
                                        title=f"Trained just now, on your device: {EXPERIMENTS[name].title}"))
-        tables.append(experiment_table(stored(name), reference, title=f"The stored records: {EXPERIMENTS[name].title}"))
+        tables.append(experiment_table(stored(name), paper_values,
+                                       title=f"The stored records: {EXPERIMENTS[name].title}"))
     return tables
 
 
@@ -237,8 +238,8 @@ def _trained(data: Records) -> list[str]:
     """The methods of ``data`` that a seed's record holds (a reader trains a few)."""
     schema = data.schema
     return [m for m in schema.method_keys(data.settings)
-            if any(lookup(run.results, schema.record_path(g, m)) is not None
-                   for run in data.runs for g in schema.group_keys(data.settings))]
+            if any(lookup(file.results, schema.record_path(g, m)) is not None
+                   for file in data.files for g in schema.group_keys(data.settings))]
 
 
 def recorded_table(presets: Sequence[str] = SHOWN_PRESETS, root: str | Path | None = None) -> Table:

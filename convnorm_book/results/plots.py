@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from convnorm.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN, NONE, OCNN, ONI, SN, Norm
+
 from .comparisons import Comparison, shared_label, short_labels
 from .endpoints import CONTRADICTED, SUPPORTED, Result
 from .records import Records, classes, failure
@@ -15,8 +17,8 @@ from .tables import describe, group_name, method_label, scale_name
 from .words import method_key, typeset
 
 #: each method's colour in every figure (a baseline and the same baseline followed by BN alike)
-METHOD_COLOURS = {"none": "tab:blue", "bn": "tab:orange", "convnorm": "tab:green", "convnorm+bn": "tab:red",
-                  "sn": "tab:purple", "oni": "tab:brown", "ocnn": "tab:pink", "cayley": "tab:gray"}
+METHOD_COLOURS = {NONE: "tab:blue", BN: "tab:orange", CONVNORM: "tab:green", CONVNORM_BN: "tab:red",
+                  SN: "tab:purple", ONI: "tab:brown", OCNN: "tab:pink", CAYLEY: "tab:gray"}
 #: a primary endpoint's verdict's colour (inconclusive: grey)
 VERDICT_COLOURS = {SUPPORTED: "tab:green", CONTRADICTED: "tab:red"}
 #: a described comparison's colour: one the paper makes a claim on, and one it does not
@@ -27,10 +29,15 @@ _AXIS_LABELS = {"steps": "training iterations", "epoch": "epoch", "test_acc": "t
 
 
 def colour(method: str) -> str | None:
-    """The colour of a method key (``"sn+bn"`` as ``"sn"``), or of a paper's label."""
+    """The colour of a method key (``"sn+bn"`` as ``"sn"``), or of a paper's label; ``None``
+    for any other name."""
     key = method_key(method)
-    base = key if key in METHOD_COLOURS else key.removesuffix("+bn")
-    return METHOD_COLOURS.get(base)
+    if key in METHOD_COLOURS:
+        return METHOD_COLOURS[key]
+    try:
+        return METHOD_COLOURS.get(Norm(key).base.key)
+    except ValueError:
+        return None
 
 
 def plot_band(ax, band: Band, label: str, **style):
@@ -94,8 +101,8 @@ def seed_curves(records: Records, metrics: Sequence[str], methods: Sequence[str]
     for ax, metric in zip(axes[:, 0], metrics):
         scale = 100.0 if metric.endswith("_acc") else 1.0
         for method in methods or schema.method_keys(records.settings):
-            for i, run in enumerate(records.runs):
-                record = run.results[group][method] if group is not None else run.results[method]
+            for i, file in enumerate(records.files):
+                record = file.results[group][method] if group is not None else file.results[method]
                 history = record["history"]
                 ax.plot(history["epoch"], [v * scale for v in history[metric]], color=colour(method), linewidth=1.2,
                         linestyle="--" if failure(record) else "-", label=method_label(method) if i == 0 else None)
@@ -130,7 +137,7 @@ def plot_rates(ax, records: Records, measure: str, methods: Sequence[str] | None
 
 
 def plot_paper_rates(ax, table: dict, xlabel: str, ylabel: str):
-    """The paper's values against the rate (mean ± std over its seeds), from a reference table."""
+    """The paper's values against the rate (mean ± std over its seeds), from one of its tables."""
     xs = [float(c.rstrip("%")) for c in table["columns"]]
     for label, cells in table["rows"].items():
         ax.errorbar(xs, [c[0] for c in cells], yerr=[c[1] for c in cells], marker="s", capsize=3,
@@ -145,8 +152,8 @@ def plot_layer_profile(ax, records: Records, quantity: str, methods: Sequence[st
     band over seeds per method (trainings that failed to train are left out: there is no
     trained network to analyse)."""
     for method in methods:
-        layers = [run.results[method]["layers"] for run in records.runs
-                  if failure(run.results[method]) is None and run.results[method].get("layers")]
+        layers = [file.results[method]["layers"] for file in records.files
+                  if failure(file.results[method]) is None and file.results[method].get("layers")]
         if layers:
             histories = [{"layer": list(range(1, len(ls) + 1)), quantity: [layer[quantity] for layer in ls]}
                          for ls in layers]
@@ -260,7 +267,7 @@ def primary_forest(results: Sequence[Result], width: float = 6.0):
     return _figure(panels, f"The primary endpoints, {shown[0].scale}", width)
 
 
-def rate_figure(records: Records, reference: dict, measures: Sequence[str] | None = None):
+def rate_figure(records: Records, paper_values: dict, measures: Sequence[str] | None = None):
     """Accuracy against the experiment's rate (noise rate, training fraction): our first
     measure, the paper's values beside it, then our other measures (default: every
     measure the schema declares at the records' preset).
@@ -281,8 +288,9 @@ def rate_figure(records: Records, reference: dict, measures: Sequence[str] | Non
         plot_rates(ax, records, measure)
         ax.set_title(f"ours, {scale_name(records)}", fontsize="medium")
         ax.legend(fontsize="small")
-    plot_paper_rates(paper, reference["tables"][schema.reference], f"{schema.group.label} (%)", ours[0].get_ylabel())
-    paper.set_title(f"the paper ({reference['tables'][schema.reference]['label']})", fontsize="medium")
+    table = paper_values["tables"][schema.paper_table]
+    plot_paper_rates(paper, table, f"{schema.group.label} (%)", ours[0].get_ylabel())
+    paper.set_title(f"the paper ({table['label']})", fontsize="medium")
     paper.legend(fontsize="small")
     for ax in spare:
         ax.set_axis_off()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .comparisons import Comparison, not_run, short_labels
 from .records import Records
+from .studies import STUDIES
 from .words import listing, scale_name, typeset
 
 
@@ -39,21 +40,14 @@ def describe(comparisons: Sequence[Comparison], shared: str = "") -> str:
     return head + "\n".join(lines) + ("\n\n" + typeset(" ".join(notes)) if notes else "")
 
 
-#: where a claim is made, in a reader's words, per experiment
-EXPERIMENT_WORDS = {"convergence": "in the convergence study", "generalization": "under the standard protocol",
-                    "ablation": "in the ablation", "adversarial": "after adversarial training",
-                    "simba": "under SimBA", "label-noise": "under label noise", "data-scarcity": "with scarce data",
-                    "conditioning": "in the conditioning study", "runtime": "in the timing"}
-
-
-def not_tested(records: Sequence[Records], reference: dict | None) -> str:
+def not_tested(records: Sequence[Records], paper_values: dict | None) -> str:
     """A sentence naming what of the paper's claims the records' presets do not run at
     all (:func:`~convnorm_book.results.comparisons.not_run`): comparisons with networks
     they do not train, the paper's data sets, rates or fractions they leave out. Empty
     when they run everything the paper's tables hold."""
     parts = []
     for data in records:
-        missing = not_run(data, reference)
+        missing = not_run(data, paper_values)
         what = []
         if missing.comparisons:
             what.append(f"{listing(missing.comparisons)} (networks this scale does not train)")
@@ -61,7 +55,7 @@ def not_tested(records: Sequence[Records], reference: dict | None) -> str:
             label = data.schema.group.label
             what.append(f"the paper's {label}{'s' if len(missing.groups) > 1 else ''} {listing(missing.groups)}")
         if what:
-            parts.append(f"{EXPERIMENT_WORDS[data.experiment]}, {listing(what)}")
+            parts.append(f"{STUDIES[data.experiment].where}, {listing(what)}")
     if not parts:
         return ""
     return f"Not run at the {scale_name(records[0])}, and so not compared: " + "; ".join(parts) + "."

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm.experiments import EXPERIMENTS, PROTOCOL_VERSION, protocol_deviations
+from convnorm.experiments import EXPERIMENTS, PROTOCOL_VERSION
+from convnorm.experiments.gpu_queue import FLOOR, QUEUE
 
-from .endpoints import Plan
-from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, seed_seconds
+from .deviations import protocol_deviations
+from .endpoints import SampleSize, requests
+from .records import PROTOCOL_CHANGES, Records, changes_missing, load_result_files, seed_seconds
 from .tables import Table
-from .words import device_name, group_name, listing, method_label
+from .words import device_name, group_name, listing, method_label, spelled
 
 
 def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
-    """:func:`convnorm.experiments.protocol_deviations` of every preset in ``names`` as one
+    """:func:`~convnorm_book.results.deviations.protocol_deviations` of every preset in ``names`` as one
     table: a row per setting where some preset departs from the paper (or fills in what it
     leaves open), the paper's value, each preset's ("as the paper" where it keeps it), and
     where each value comes from and why (once where the presets agree). A setting every
@@ -37,20 +39,16 @@ def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "p
     return Table("Where each preset departs from the paper's protocol", ["setting", "the paper", *names, "why"], rows)
 
 
-def gpu_plan_table(plans: Sequence[Plan], preset: str = "fast") -> Table:
-    """What the GPU protocol trains, in order (:mod:`convnorm.experiments.gpu_plan`): the BN
+def gpu_queue_table(needed: Sequence[SampleSize], preset: str = "fast") -> Table:
+    """What the GPU protocol trains, in order (:mod:`convnorm.experiments.gpu_queue`): the BN
     network whose accuracy floor is checked first, the primary endpoints' trainings for the
-    seeds their ``plans`` ask, then the queue, one row per group of requests, each request
+    seeds they need (``needed``), then the queue, one row per group of requests, each request
     as the experiment, its seeds and the runs it asks for (every run where it names none)."""
-    from convnorm.experiments.gpu_plan import FLOOR, QUEUE
-
-    from .endpoints import requests
-
     def request(r) -> str:
         seeds = f"seed{'s' if len(r.seeds) > 1 else ''} {', '.join(map(str, r.seeds))}"
         return f"{r.experiment}, {seeds}: {', '.join(r.runs) if r.runs else 'every run'}"
 
-    groups = [("the BN network's accuracy floor", (FLOOR,)), ("the primary endpoints", requests(preset, plans)),
+    groups = [("the BN network's accuracy floor", (FLOOR,)), ("the primary endpoints", requests(preset, needed)),
               *QUEUE]
     rows = [[str(i), name, "\n".join(map(request, group))] for i, (name, group) in enumerate(groups, start=1)]
     return Table(f"What the GPU protocol ({preset}) trains, in order",
@@ -65,13 +63,13 @@ def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "
     seconds = {preset: seed_seconds(preset, root) for preset in presets}
     for experiment in EXPERIMENTS:
         for preset in presets:
-            runs = load_runs(experiment, preset, root)
-            if not runs:
+            files = load_result_files(experiment, preset, root)
+            if not files:
                 continue
-            stored = Records(experiment, preset, tuple(runs))
-            versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
-            minutes = ", ".join(f"{seconds[preset][experiment, run.seed, run.device] / 60:.1f}" for run in runs)
-            failed = "\n".join(_failed(stored.schema, run) for run in stored.failed()) or "none"
+            stored = Records(experiment, preset, tuple(files))
+            versions = ", ".join(dict.fromkeys(_version(file.protocol_version) for file in files))
+            minutes = ", ".join(f"{seconds[preset][experiment, file.seed, file.device] / 60:.1f}" for file in files)
+            failed = "\n".join(_failed(stored.schema, run) for run in stored.failed()) or spelled(0)
             rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), device_name(stored.devices), versions,
                          minutes, stored.data if stored.schema.history else "—", failed])
     notes = [] if rows else ["No record is stored yet: the appendix says how to make them."]
@@ -99,17 +97,17 @@ def changes_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu"), ro
         older = []
         for experiment in change.experiments:
             for preset in presets:
-                runs = load_runs(experiment, preset, root)
-                if runs and change in changes_missing(Records(experiment, preset, tuple(runs))):
+                files = load_result_files(experiment, preset, root)
+                if files and change in changes_missing(Records(experiment, preset, tuple(files))):
                     older.append(f"{experiment} ({preset})")
-        rows.append([str(change.version), change.now, change.before, "; ".join(older) or "none"])
+        rows.append([str(change.version), change.now, change.before, "; ".join(older) or spelled(0)])
     return Table("Corrections to the experiments", ["protocol version", "now", "before",
                                                     "stored records made before it"], rows)
 
 
-def schema_table(reference: dict) -> Table:
+def schema_table(paper_values: dict) -> Table:
     """What each experiment's records hold and where the paper reports the same numbers
-    (:mod:`convnorm.experiments.schema`; the paper's tables named from ``reference``)."""
+    (:mod:`convnorm.experiments.schema`; the paper's tables named from ``paper_values``)."""
     rows = []
     for name, experiment in EXPERIMENTS.items():
         schema = experiment.schema
@@ -117,7 +115,7 @@ def schema_table(reference: dict) -> Table:
                    else listing(schema.label(m) for m in schema.methods))
         group = "—" if schema.group is None else schema.group.label
         measures = "\n".join(m.label.format("k") for m in schema.measures)
-        table = "—" if schema.reference is None else reference["tables"][schema.reference]["label"]
+        table = "—" if schema.paper_table is None else paper_values["tables"][schema.paper_table]["label"]
         rows.append([name, methods, group, measures, table])
     return Table("What each experiment writes", ["experiment", "methods", "groups", "numbers per method",
                                                  "the paper's table"], rows)

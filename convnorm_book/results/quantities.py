@@ -28,12 +28,15 @@ import re
 from dataclasses import dataclass
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
+from convnorm.experiments.catalog import CONVERGENCE, SIMBA
+from convnorm.experiments.catalog.convergence import SPEED_UP_TABLE
 from convnorm.experiments.schema import Measure
+from convnorm.models.normalizations import BN, CONVNORM_BN
 
-from .records import FAILED, Records, classes, failure, lookup, measured
-from .reference import paper_difference
+from .paper_values import paper_difference
+from .records import FAILED, Records, classes, failure, lookup, measured, simba_iterations
 from .stats import Paired, per_seed
-from .words import METRIC_NAMES
+from .words import METRIC_NAMES, method_label
 
 #: how a failed training enters a number that it measured as an accuracy, and one it does not give
 ENTERS_AS_MEASURED = ("a training that failed to train enters with the accuracy it measured (chance, 1/K, where it "
@@ -46,10 +49,10 @@ def _images(records: Records, group: str | None, method: str, measure: Measure) 
     """The images an accuracy or a rate of ``measure`` was computed on, from the first
     seed's record: the images attacked (``robust.n_test``), the SimBA images, or the
     test images."""
-    record = lookup(records.runs[0].results, records.schema.record_path(group, method)) or {}
+    record = lookup(records.files[0].results, records.schema.record_path(group, method)) or {}
     if measure.path[0] == "robust":
         return lookup(record, ("robust", "n_test"))
-    if measure.path[0] == "simba":
+    if records.experiment == SIMBA.name:
         return records.settings.simba_samples
     return lookup(record, ("data", "n_test"))
 
@@ -108,9 +111,7 @@ class Measured:
         chosen = self.measure(records)
         if chosen.percent:
             return 100.0
-        if chosen.path[:1] == ("simba",) and chosen.path[-1].startswith("average_queries"):
-            from .records import simba_iterations
-
+        if records.experiment == SIMBA.name and chosen.path[-1].startswith("average_queries"):
             return 2.0 * simba_iterations(records.settings)
         return None
 
@@ -121,10 +122,10 @@ class Measured:
         images = _images(records, group, method, chosen) if chosen.percent else None
         return 100.0 / images if images else None
 
-    def paper(self, reference: dict | None, records: Records, group: str | None, a: str, b: str) -> float | None:
-        if reference is None:
+    def paper(self, paper_values: dict | None, records: Records, group: str | None, a: str, b: str) -> float | None:
+        if paper_values is None:
             return None
-        return paper_difference(reference, records.experiment, a, b, self.measure(records), group)
+        return paper_difference(paper_values, records.experiment, a, b, self.measure(records), group)
 
 
 @dataclass(frozen=True)
@@ -171,10 +172,10 @@ class AtEpoch:
     def resolution(self, records: Records, group: str | None, method: str) -> float | None:
         if not self.is_accuracy:
             return None
-        images = lookup(records.runs[0].results, records.schema.record_path(group, method) + ("data", "n_test"))
+        images = lookup(records.files[0].results, records.schema.record_path(group, method) + ("data", "n_test"))
         return 100.0 / images if images else None
 
-    def paper(self, reference, records, group, a, b) -> None:
+    def paper(self, paper_values, records, group, a, b) -> None:
         return None
 
 
@@ -196,7 +197,7 @@ class LayerMean:
 
     def values(self, records: Records, group: str | None, method: str) -> list:
         path = records.schema.record_path(group, method) + ("layers",)
-        layers = [measured(run.results, path) for run in records.runs]
+        layers = [measured(file.results, path) for file in records.files]
         def value(layer) -> float:
             return math.log(layer[self.key]) if self.log else layer[self.key]
         return [v if v is FAILED else None if not v else sum(map(value, v)) / len(v) for v in layers]
@@ -216,13 +217,13 @@ class LayerMean:
     def resolution(self, records: Records, group: str | None, method: str) -> None:
         return None
 
-    def paper(self, reference, records, group, a, b) -> None:
+    def paper(self, paper_values, records, group, a, b) -> None:
         return None
 
 
-def _paper_iterations(reference: dict) -> dict[str, int]:
+def _paper_iterations(paper_values: dict) -> dict[str, int]:
     """The paper's iterations to a comparable test accuracy, by its method name."""
-    table = reference["tables"]["convergence"]
+    table = paper_values["tables"][SPEED_UP_TABLE]
     return dict(zip(table["columns"], table["rows"]["iterations_to_comparable_test_accuracy"]))
 
 
@@ -252,30 +253,28 @@ class SpeedUp:
     :data:`Quantity` of a method: :meth:`paired` gives it as the comparison of the two.
     """
 
-    a: str = "convnorm+bn"
-    b: str = "bn"
+    a: str = CONVNORM_BN
+    b: str = BN
     unit = "doublings"
 
-    def describe(self, experiment: str = "convergence") -> str:
-        from .words import method_label
-
+    def describe(self, experiment: str = CONVERGENCE.name) -> str:
         return (f"speed-up: log2 of the images {method_label(self.b)} needs over those {method_label(self.a)} needs "
                 f"to reach {method_label(self.b)}'s accuracy")
 
-    def failure_rule(self, experiment: str = "convergence") -> str:
+    def failure_rule(self, experiment: str = CONVERGENCE.name) -> str:
         """How a failed training enters :math:`S`."""
         return ("a training that failed to train enters with the curve it recorded: a level it never reaches counts "
                 "as reached one epoch after the study ends, so that a failure counts against it")
 
     @staticmethod
-    def budget(reference: dict) -> int:
+    def budget(paper_values: dict) -> int:
         """:math:`I_{\\mathrm{paper}}`: the images of the paper's BN iterations at its batch."""
-        return _paper_iterations(reference)["BN"] * PRESETS["paper"].batch_size
+        return _paper_iterations(paper_values)["BN"] * PRESETS["paper"].batch_size
 
     @staticmethod
-    def paper_effect(reference: dict) -> float:
+    def paper_effect(paper_values: dict) -> float:
         """The paper's :math:`S`: :math:`\\log_2` of its BN iterations over its ConvNorm ones."""
-        iterations = _paper_iterations(reference)
+        iterations = _paper_iterations(paper_values)
         return math.log2(iterations["BN"] / iterations["ConvNorm"])
 
     def value(self, a: dict, b: dict, epochs: int, budget: int, k: int = 10) -> float:
@@ -301,19 +300,17 @@ class SpeedUp:
         """From one epoch against one after the end, and back: :math:`2\\log_2(E+1)`."""
         return 2 * math.log2(epochs + 1)
 
-    def paired(self, records: Records, group: str | None, reference: dict) -> Paired:
+    def paired(self, records: Records, group: str | None, paper_values: dict) -> Paired:
         """:math:`S` of every seed as a :class:`~convnorm_book.results.stats.Paired` of
         ``a`` against ``b`` (a seed missing either training is left out), with how many
         of each side's trainings failed to train and the paper's :math:`S`."""
-        from .words import method_label
-
         schema, k = records.schema, classes((group,))
-        trainings = [[lookup(run.results, schema.record_path(group, m)) for m in (self.a, self.b)]
-                     for run in records.runs]
+        trainings = [[lookup(file.results, schema.record_path(group, m)) for m in (self.a, self.b)]
+                     for file in records.files]
         complete = [(a, b) for a, b in trainings if a is not None and b is not None]
-        values = tuple(self.value(a, b, records.settings.epochs, self.budget(reference), k) for a, b in complete)
+        values = tuple(self.value(a, b, records.settings.epochs, self.budget(paper_values), k) for a, b in complete)
         failed = [sum(failure(pair[i], k) is not None for pair in complete) for i in (0, 1)]
-        return Paired(method_label(self.a), method_label(self.b), values, self.paper_effect(reference), self.unit,
+        return Paired(method_label(self.a), method_label(self.b), values, self.paper_effect(paper_values), self.unit,
                       "speed-up to the same accuracy", len(trainings), failed[0], failed[1])
 
 

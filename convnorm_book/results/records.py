@@ -10,7 +10,7 @@ A results folder holds what ``python -m convnorm.experiments NAME --preset P --o
 Each file is ``{"provenance": ..., "results": ...}``; the shape of ``results`` is the
 experiment's :class:`~convnorm.experiments.schema.ResultSchema`. The folder is found
 from an argument, else ``$CONVNORM_RESULTS_DIR``, else a ``results/`` folder holding the
-reference file in the current directory or one of its parents (a checkout of the book's
+file of the paper's values in the current directory or one of its parents (a checkout of the book's
 repository).
 
 The loader trusts no file: whatever is wrong with one (not JSON, cut short, not a record,
@@ -36,23 +36,35 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from convnorm.experiments import EXPERIMENTS, PRESETS, Preset, check_experiment, get_preset
+from convnorm.experiments.catalog import (
+    ABLATION,
+    ADVERSARIAL,
+    CONDITIONING,
+    CONVERGENCE,
+    DATA_SCARCITY,
+    GENERALIZATION,
+    LABEL_NOISE,
+    RUNTIME,
+    SIMBA,
+)
 from convnorm.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
 from convnorm.experiments.experiment import training_images
-from convnorm.experiments.gpu_plan import CALIBRATION_PATTERN
+from convnorm.experiments.gpu_queue import CALIBRATION_PATTERN
 from convnorm.experiments.presets import training_steps
 from convnorm.experiments.schema import ResultSchema
 from convnorm.layers import ConvNorm2d
+from convnorm.models.normalizations import Norm
 
 RESULTS_ENV = "CONVNORM_RESULTS_DIR"
 #: the file of the paper's values, in every results folder (it marks one)
-REFERENCE_FILE = "paper_reference_values.json"
+PAPER_VALUES_FILE = "paper_reference_values.json"
 #: the presets whose records the chapters show, the GPU protocol before the reduced one
 SHOWN_PRESETS = ("fast", "short-schedule", "cpu")
 
 
 def results_dir(directory: str | Path | None = None) -> Path:
     """The results folder: ``directory``, else ``$CONVNORM_RESULTS_DIR``, else the
-    ``results/`` folder (holding the reference file) of the current directory or the
+    ``results/`` folder (holding the file of the paper's values) of the current directory or the
     nearest parent that has one.
 
     Raises:
@@ -66,7 +78,7 @@ def results_dir(directory: str | Path | None = None) -> Path:
             raise ValueError(f"{source} names {str(path)!r}, which is not a folder")
         return path
     for folder in (Path.cwd(), *Path.cwd().parents):
-        if (folder / "results" / REFERENCE_FILE).is_file():
+        if (folder / "results" / PAPER_VALUES_FILE).is_file():
             return folder / "results"
     raise ValueError(f"no results folder found from {str(Path.cwd())!r} upwards: set {RESULTS_ENV} to the "
                      "results/ folder of the book's repository (or pass directory=)")
@@ -78,8 +90,9 @@ class RecordError(ValueError):
 
 
 @dataclass(frozen=True)
-class Run:
-    """One stored file: where it is, its provenance block and its results."""
+class StoredFile:
+    """One stored file (a seed's result file, a run record, a benchmark record): where it
+    is, its provenance block and its results."""
 
     path: Path
     provenance: dict
@@ -218,7 +231,7 @@ def _fault(data) -> str | None:
     return None
 
 
-def read_record(path: str | Path, *, seed_from_name: bool = True) -> Run:
+def read_record(path: str | Path, *, seed_from_name: bool = True) -> StoredFile:
     """The record stored at ``path``, checked: valid JSON, ``{"provenance", "results"}``
     objects, a whole-number protocol version where one is stated, and (with
     ``seed_from_name``) the seed that the file's name, or its folder's, carries
@@ -246,11 +259,11 @@ def read_record(path: str | Path, *, seed_from_name: bool = True) -> Run:
                      "a copy of another seed's record?")
     if fault is not None:
         raise RecordError(f"{path}: {fault}")
-    return Run(path, data["provenance"], data["results"])
+    return StoredFile(path, data["provenance"], data["results"])
 
 
-def load_runs(experiment: str, preset: str, root: str | Path | None = None,
-              folder: str | Path | None = None) -> list[Run]:
+def load_result_files(experiment: str, preset: str, root: str | Path | None = None,
+                      folder: str | Path | None = None) -> list[StoredFile]:
     """Every seed's file of ``experiment`` at ``preset`` (under ``<root>/<preset>/``, or
     ``folder`` where given: an archived set of records), sorted by seed; empty when none
     was stored.
@@ -263,24 +276,35 @@ def load_runs(experiment: str, preset: str, root: str | Path | None = None,
     """
     _check_names(experiment, preset)
     folder = results_dir(root) / preset if folder is None else Path(folder)
-    runs = {}
+    files = {}
     for path in sorted(folder.glob(f"{experiment}-{preset}-seed*.json")):
         if not re.fullmatch(rf"{re.escape(experiment)}-{re.escape(preset)}-seed\d+\.json", path.name):
             continue
-        run = read_record(path)
-        named = (run.provenance.get("experiment"), run.provenance.get("preset"))
+        file = read_record(path)
+        named = (file.provenance.get("experiment"), file.provenance.get("preset"))
         if named != (experiment, preset):
             raise RecordError(f"{path}: its provenance says {named[0]!r}/{named[1]!r}, "
                               f"expected {experiment!r}/{preset!r}")
-        if "seed" not in run.provenance:
+        if "seed" not in file.provenance:
             raise RecordError(f"{path}: its provenance states no seed")
-        if run.seed in runs:
-            raise RecordError(f"{path}: seed {run.seed} is already stored in {runs[run.seed].path.name}")
-        runs[run.seed] = run
-    return [runs[seed] for seed in sorted(runs)]
+        if file.seed in files:
+            raise RecordError(f"{path}: seed {file.seed} is already stored in {files[file.seed].path.name}")
+        files[file.seed] = file
+    return [files[seed] for seed in sorted(files)]
 
 
-def load_run_records(preset: str, root: str | Path | None = None) -> list[Run]:
+#: the pilot: the reduced-scale records made on the lossy JPEG copy before any record of the GPU
+#: protocol, kept in this folder of the results folder
+PILOT_FOLDER, PILOT_PRESET = "archive/cpu-jpeg-q75", "cpu"
+
+
+def pilot(experiment: str, root: str | Path | None = None) -> Records | None:
+    """The pilot's records of ``experiment`` (:data:`PILOT_FOLDER`), or ``None`` where it has none."""
+    files = load_result_files(experiment, PILOT_PRESET, folder=results_dir(root) / PILOT_FOLDER)
+    return Records(experiment, PILOT_PRESET, tuple(files)) if files else None
+
+
+def load_run_records(preset: str, root: str | Path | None = None) -> list[StoredFile]:
     """Every stored training of ``preset`` (``<root>/<preset>/runs/*/*.json``): one
     network each, with its history (and per-epoch times) and the device it ran on.
 
@@ -306,13 +330,13 @@ def seed_seconds(preset: str, root: str | Path | None = None) -> dict[tuple[str,
             key = (prov["experiment"], int(prov["seed"]), record.device)
             seconds[key] = seconds.get(key, 0.0) + prov["wall_time_s"]
     for experiment in EXPERIMENTS:
-        for run in load_runs(experiment, preset, root):
-            key = (experiment, run.seed, run.device)
-            seconds[key] = max(seconds.get(key, 0.0), run.provenance["wall_time_s"])
+        for file in load_result_files(experiment, preset, root):
+            key = (experiment, file.seed, file.device)
+            seconds[key] = max(seconds.get(key, 0.0), file.provenance["wall_time_s"])
     return seconds
 
 
-def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[Run]:
+def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[StoredFile]:
     """The benchmark files matching ``pattern`` (e.g. ``"bench_layer_cuda_batch*.json"``)
     in ``directory`` (default: ``benchmarks/results`` beside the results folder), sorted
     by name; each holds ``{"provenance", "results"}`` like an experiment file.
@@ -324,8 +348,8 @@ def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[R
     return [read_record(path, seed_from_name=False) for path in sorted(folder.glob(pattern))]
 
 
-def calibration(directory: str | Path | None = None) -> Run | None:
-    """The newest calibration record (:data:`~convnorm.experiments.gpu_plan.CALIBRATION_PATTERN`, in ``directory``,
+def calibration(directory: str | Path | None = None) -> StoredFile | None:
+    """The newest calibration record (:data:`~convnorm.experiments.gpu_queue.CALIBRATION_PATTERN`, in ``directory``,
     default ``benchmarks/results``) that timed the run-time networks (its ``"time"`` holds
     at least one mode), by the time it finished (``finished_utc``), else by name; ``None``
     when there is none.
@@ -333,11 +357,11 @@ def calibration(directory: str | Path | None = None) -> Run | None:
     Raises:
         RecordError: for a file that cannot be read as a record (:func:`read_record`).
     """
-    timed = [run for run in load_benchmarks(CALIBRATION_PATTERN, directory)
-             if isinstance(run.results.get("time"), dict) and any(run.results["time"].values())]
+    timed = [file for file in load_benchmarks(CALIBRATION_PATTERN, directory)
+             if isinstance(file.results.get("time"), dict) and any(file.results["time"].values())]
     if not timed:
         return None
-    return max(timed, key=lambda run: (str(run.provenance.get("finished_utc", "")), run.path.name))
+    return max(timed, key=lambda file: (str(file.provenance.get("finished_utc", "")), file.path.name))
 
 
 def _check_names(experiment: str | None, preset: str) -> None:
@@ -361,10 +385,10 @@ class Records:
 
     experiment: str
     preset: str
-    runs: tuple[Run, ...]
+    files: tuple[StoredFile, ...]
 
     def __post_init__(self):
-        if not self.runs:
+        if not self.files:
             raise ValueError(f"no stored records of {self.experiment!r} at preset {self.preset!r}: run "
                              f"`python -m convnorm.experiments {self.experiment} --preset {self.preset}`")
 
@@ -375,35 +399,40 @@ class Records:
     @property
     def settings(self) -> Preset:
         """The preset the records were made with."""
-        return preset_from_record(self.runs[0].provenance.get("preset_settings", {}), self.preset)
+        return preset_from_record(self.files[0].provenance.get("preset_settings", {}), self.preset)
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        return tuple(run.seed for run in self.runs)
+        return tuple(file.seed for file in self.files)
 
     @property
     def devices(self) -> str:
-        """The device(s) the runs executed on, from their provenance."""
-        return "; ".join(dict.fromkeys(run.device for run in self.runs))
+        """The device(s) the seeds ran on, from their provenance."""
+        return "; ".join(dict.fromkeys(file.device for file in self.files))
 
     @property
     def data(self) -> str:
-        """Which copy of CIFAR the runs read, in a reader's words."""
-        return data_copy(run.provenance.get("data") or "" for run in self.runs)
+        """Which copy of CIFAR the seeds read, in a reader's words."""
+        return data_copy(file.provenance.get("data") or "" for file in self.files)
+
+    @property
+    def networks_in_words(self) -> str:
+        """The network(s) the records' preset trains, in a reader's words (the experiment's declaration's)."""
+        return EXPERIMENTS[self.experiment].networks_in_words(self.settings)
 
     def trainings(self):
-        """Every training record, as ``(run, group, method, record)`` for each seed, group
-        and method of the records' preset (``record`` is ``None`` where absent)."""
+        """Every training record, as ``(file, group, method, record)`` for each seed's file,
+        group and method of the records' preset (``record`` is ``None`` where absent)."""
         schema, settings = self.schema, self.settings
-        for run in self.runs:
+        for file in self.files:
             for group in schema.group_keys(settings):
                 for method in schema.method_keys(settings):
-                    yield run, group, method, lookup(run.results, schema.record_path(group, method))
+                    yield file, group, method, lookup(file.results, schema.record_path(group, method))
 
     def failed(self) -> list[FailedRun]:
         """Every training of these records that failed to train (:func:`failure`), in seed order."""
-        return [FailedRun(run.seed, group, method, why)
-                for run, group, method, record in self.trainings()
+        return [FailedRun(file.seed, group, method, why)
+                for file, group, method, record in self.trainings()
                 if record is not None and (why := failure(record, classes((group,)))) is not None]
 
 
@@ -432,9 +461,9 @@ def failed_count(failed: int, seeds: int) -> str:
 MIN_SEEDS_SHOWN = 2
 
 
-def is_complete(run: Run) -> bool:
-    """Whether a seed's record holds every training its preset plans (no ``runs_missing``)."""
-    return not run.provenance.get("runs_missing")
+def is_complete(file: StoredFile) -> bool:
+    """Whether a seed's result file holds every training its preset plans (no ``runs_missing``)."""
+    return not file.provenance.get("runs_missing")
 
 
 def stored(experiment: str, root: str | Path | None = None, presets: Sequence[str] = SHOWN_PRESETS) -> Records:
@@ -449,9 +478,9 @@ def stored(experiment: str, root: str | Path | None = None, presets: Sequence[st
             :data:`MIN_SEEDS_SHOWN` at another.
     """
     for i, preset in enumerate(presets):
-        runs = [run for run in load_runs(experiment, preset, root) if is_complete(run)]
-        if len(runs) >= MIN_SEEDS_SHOWN or (runs and i == len(presets) - 1):
-            return Records(experiment, preset, tuple(runs))
+        files = [file for file in load_result_files(experiment, preset, root) if is_complete(file)]
+        if len(files) >= MIN_SEEDS_SHOWN or (files and i == len(presets) - 1):
+            return Records(experiment, preset, tuple(files))
     raise ValueError(f"no complete records of {experiment!r} stored at {', '.join(presets)}: run "
                      f"`python -m convnorm.experiments {experiment} --preset {presets[-1]}` (see the appendix "
                      "'How the results were produced')")
@@ -465,8 +494,9 @@ def runtime_records(root: str | Path | None = None) -> dict[str, Records]:
     """The run-time records of each preset that has one (the GPU protocols, the paper's,
     the reduced scale), leaving out the paper preset's where it timed what the GPU
     protocol's did (the same network, width, batch and number of steps)."""
-    found = {preset: Records("runtime", preset, tuple(runs)) for preset in ("fast", "short-schedule", "paper", "cpu")
-             if (runs := load_runs("runtime", preset, root))}
+    found = {preset: Records(RUNTIME.name, preset, tuple(files))
+             for preset in ("fast", "short-schedule", "paper", "cpu")
+             if (files := load_result_files(RUNTIME.name, preset, root))}
     if {"short-schedule", "paper"} <= set(found) and all(
             getattr(found["short-schedule"].settings, k) == getattr(found["paper"].settings, k) for k in _TIMED):
         del found["paper"]
@@ -480,11 +510,6 @@ def data_copy(descriptions) -> str:
     kinds = {"the lossy JPEG copy of CIFAR" if "JPEG" in text else "the official CIFAR images"
              for text in descriptions}
     return " and ".join(sorted(kinds)) or "an unrecorded copy of CIFAR"
-
-
-def network(settings: Preset, experiment: str) -> str:
-    """The network(s) of ``experiment`` at a preset, in a reader's words (its declaration's)."""
-    return EXPERIMENTS[experiment].networks(settings)
 
 
 def scale(settings: Preset, experiment: str) -> str:
@@ -513,6 +538,9 @@ class ProtocolChange:
 
 #: the experiments that train networks (every one but the run-time measurement)
 _TRAINED = tuple(name for name, experiment in EXPERIMENTS.items() if experiment.schema.history)
+#: the experiments that train ConvNorm without a BatchNorm after it (all that train but the adversarial study)
+_CONVNORM_ALONE = tuple(e.name for e in (CONVERGENCE, GENERALIZATION, ABLATION, SIMBA, LABEL_NOISE, DATA_SCARCITY,
+                                         CONDITIONING))
 
 
 def _ramp_change() -> ProtocolChange:
@@ -536,46 +564,46 @@ def _ramp_change() -> ProtocolChange:
 #: corrections to the experiments; a record made before one is reported with it
 PROTOCOL_CHANGES = (
     ProtocolChange(1, "ConvNorm layers that no BatchNorm follows keep their convolution's bias",
-                   "ConvNorm layers with the affine kernel and no BatchNorm had no bias",
-                   ("convergence", "generalization", "ablation", "simba", "label-noise", "data-scarcity",
-                    "conditioning")),
+                   "ConvNorm layers with the affine kernel and no BatchNorm had no bias", _CONVNORM_ALONE),
     ProtocolChange(1, "the analysis takes the operator the trained network applies: the running "
                    "normalizer and the affine kernel included",
                    "the analysis took ConvNorm's normalized kernels P_k A_k, without the affine kernel, at the "
-                   "normalizer of the final weights", ("conditioning",)),
+                   "normalizer of the final weights", (CONDITIONING.name,)),
     _ramp_change(),
     ProtocolChange(3, "at a shortened schedule every data-scarcity subset trains long enough to be trained: for as "
                       "many steps as the full training set, or (the GPU protocol) for as many passes over its images "
                       "as the paper's, up to that",
                    "each subset trained for the same epochs as the full set, so a 10 % subset took a tenth of the "
-                   "steps and stayed far from trained", ("data-scarcity",)),
+                   "steps and stayed far from trained", (DATA_SCARCITY.name,)),
 )
 
 
 def changes_missing(records: Records) -> list[ProtocolChange]:
-    """The protocol changes of ``records``' experiment that some of its runs predate,
+    """The protocol changes of ``records``' experiment that some of its seeds predate,
     read from the protocol version each record states (no git history needed)."""
-    oldest = min(run.protocol_version for run in records.runs)
+    oldest = min(file.protocol_version for file in records.files)
     return [change for change in PROTOCOL_CHANGES
             if records.experiment in change.experiments and oldest < change.version]
 
 
 def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
-    sentences: corrections to the protocol the records predate, an OCNN penalty weight
-    other than today's, and the copy of the data (:func:`copy_note`)."""
-    from convnorm.experiments import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
-
+    sentences: corrections to the protocol the records predate, a penalty weight other
+    than its declaration's (OCNN's), and the copy of the data (:func:`copy_note`)."""
     notes = [f"These records were made before a correction: {c.before}; now {c.now}."
              for c in changes_missing(records)]
     schema, settings = records.schema, records.settings
-    expected = OCNN_LAMBDA_ADVERSARIAL if records.experiment == "adversarial" else OCNN_LAMBDA
     group = schema.group_keys(settings)[0]
-    for method in (m for m in schema.method_keys(settings) if m.startswith("ocnn")):
-        used = {lookup(run.results, schema.record_path(group, method) + ("ocnn_lambda",)) for run in records.runs}
+    for method in schema.method_keys(settings):
+        penalty = Norm(method).base.penalty if method not in schema.labels else None
+        if penalty is None:
+            continue
+        expected = penalty.weight_for(adversarial=records.experiment == ADVERSARIAL.name)
+        used = {lookup(file.results, schema.record_path(group, method) + ("ocnn_lambda",)) for file in records.files}
         if used - {expected, None}:
-            notes.append(f"OCNN was trained with penalty weight λ = {', '.join(f'{u:g}' for u in sorted(used))}; "
-                         f"the paper's value, which the protocol now uses, is {expected:g}.")
+            notes.append(f"{Norm(method).base.label} was trained with penalty weight λ = "
+                         f"{', '.join(f'{u:g}' for u in sorted(used))}; the paper's value, which the protocol now "
+                         f"uses, is {expected:g}.")
     if schema.history:
         notes.append(copy_note(records))
     return notes

@@ -167,7 +167,7 @@ def per_seed(records: Records, path: Sequence[str | int], scale: float = 1.0, ac
     """The number at ``path`` of each seed's results (times ``scale``), as
     :func:`~convnorm_book.results.records.measured` reads it (``accuracy``: a failed
     training's accuracy enters, any other number of it is left out); ``None`` where absent."""
-    return [scaled(measured(run.results, path, accuracy), scale) for run in records.runs]
+    return [scaled(measured(file.results, path, accuracy), scale) for file in records.files]
 
 
 def collect(records: Records, path: Sequence[str | int], scale: float = 1.0, accuracy: bool = False) -> SeedStats:
@@ -224,7 +224,7 @@ def history_band(records: Records, method: str, metric: str, group: str | None =
     trainings that failed to train are included and counted, those of diverged ones
     (partial) left out and counted."""
     path = records.schema.record_path(group, method)
-    trainings = [lookup(run.results, path) for run in records.runs]
+    trainings = [lookup(file.results, path) for file in records.files]
     failed = sum(failure(t, classes(path)) is not None and not is_diverged(t) for t in trainings)
     return curve_band([FAILED if is_diverged(t) else t["history"] for t in trainings], metric, x, scale, failed)
 

@@ -16,17 +16,18 @@ from convnorm.experiments import EXPERIMENTS
 from convnorm.experiments.schema import Measure
 
 from . import sizes
-from .claims import CLAIMS, SIZED
+from .claims import SIZED
 from .comparisons import Comparison, shared_label, short_facets, varying
-from .endpoints import Plan, Result
+from .endpoints import Result, SampleSize
+from .paper_values import MARKS, paper_value
 from .quantities import Measured
-from .records import FAILURE_MULTIPLE, Records, Run, caveats, failed_count, paper_scale, scale
-from .reference import MARKS, paper_value
+from .records import FAILURE_MULTIPLE, Records, StoredFile, caveats, failed_count, paper_scale, scale
 from .stats import collect
+from .studies import CLAIMS
 from .words import GROUP_NAMES, device_name, group_name, listing, method_label, number, scale_name, typeset
 
 #: the paper's rows and columns in a reader's words, where its table names them by a key
-REFERENCE_LABELS = {"inception_score": "Inception score (higher is better)", "fid": "FID (lower is better)",
+PAPER_LABELS = {"inception_score": "Inception score (higher is better)", "fid": "FID (lower is better)",
                     "average_queries": "average queries", "success_rate_percent": "success rate (%)",
                     "seconds_per_epoch": "seconds per epoch", "rho": "R_κ (the paper's ρ)",
                     "iterations_to_comparable_test_accuracy": "iterations to a comparable test accuracy",
@@ -46,7 +47,7 @@ def _as_printed(value: float) -> str:
 
 
 def paper_text(cell) -> str:
-    """A reference cell: ``[mean, std]`` as ``mean ± std``, a number, or the paper's mark
+    """A cell of the paper's: ``[mean, std]`` as ``mean ± std``, a number, or the paper's mark
     in words (``"/"`` failed training, ``"-"`` not reported)."""
     if isinstance(cell, str):
         return f"{MARKS[cell]} ({cell})"
@@ -109,7 +110,7 @@ class Table:
 
 
 def _seeds(records: Records) -> str:
-    n = len(records.runs)
+    n = len(records.files)
     return f"{n} seed{'s' if n != 1 else ''}"
 
 
@@ -125,17 +126,17 @@ FAILED_NOTE = (f"A training that failed to train (its loss diverged, or its test
                "leaves it out; where every seed failed, the cell reads '/', as the paper marks a failed training.")
 
 
-def scale_notes(records: Records, reference: dict | None) -> list[str]:
+def scale_notes(records: Records, paper_values: dict | None) -> list[str]:
     """Lines naming the scale of our runs and of the paper's, the paper's names of our
     methods where they differ (the paper's SN is our SN+BN), and how failed trainings
     enter, where any did."""
     data = f"{records.data}; " if records.schema.history else f"timed on {device_name(records.devices)}; "
-    spread = "; mean ± sample standard deviation over the seeds." if len(records.runs) > 1 else "."
+    spread = "; mean ± sample standard deviation over the seeds." if len(records.files) > 1 else "."
     notes = [f"Ours ({scale_name(records)}): {scale(records.settings, records.experiment)}; {data}{_seeds(records)}"
              + spread]
     schema = records.schema
-    if reference is not None and schema.reference is not None:
-        table = reference["tables"][schema.reference]
+    if paper_values is not None and schema.paper_table is not None:
+        table = paper_values["tables"][schema.paper_table]
         notes.append(f"The paper ({table['label']}): {paper_scale(records.experiment)}; the official CIFAR files; "
                      f"{table['setting']}.")
         renamed = {name: method_label(m) for m, name in schema.paper_names.items()
@@ -168,7 +169,7 @@ def _unit(measure: Measure) -> str:
     return measure.label + (" (%)" if measure.percent else "")
 
 
-def experiment_table(records: Records, reference: dict | None = None,
+def experiment_table(records: Records, paper_values: dict | None = None,
                      measures: Sequence[str] | None = None, methods: Sequence[str] | None = None,
                      title: str | None = None, whose: str = "ours") -> Table:
     """Our numbers (mean ± std over seeds, failed trainings counted) beside the paper's,
@@ -193,16 +194,16 @@ def experiment_table(records: Records, reference: dict | None = None,
             per_row = [[m] for m in chosen] if measure_rows else [chosen]
             for row_measures in per_row:
                 cells = [_ours(records, group, method, m) for m in row_measures]
-                paper = [paper_value(reference, records.experiment, method, m, group)
-                         for m in row_measures] if reference is not None else []
+                paper = [paper_value(paper_values, records.experiment, method, m, group)
+                         for m in row_measures] if paper_values is not None else []
                 shown = next((paper_text(p) for p in paper if p is not None), "—")
                 rows.append(named + ([_unit(row_measures[0])] if measure_rows else []) + cells + [shown])
     paper_measure = next((m for m in chosen if m.paper), None)
     paper_column = "paper" + ("" if measure_rows or paper_measure is None else f": {paper_measure.paper}")
     title = title or EXPERIMENTS[records.experiment].title
-    if reference is not None and schema.reference is not None:
-        title += f", beside the paper's {reference['tables'][schema.reference]['label']}"
-    return Table(title, keys + ours + [paper_column], rows, scale_notes(records, reference) + caveats(records))
+    if paper_values is not None and schema.paper_table is not None:
+        title += f", beside the paper's {paper_values['tables'][schema.paper_table]['label']}"
+    return Table(title, keys + ours + [paper_column], rows, scale_notes(records, paper_values) + caveats(records))
 
 
 def _head(measure: Measure) -> str:
@@ -212,7 +213,7 @@ def _head(measure: Measure) -> str:
     return "clean" if label == "clean accuracy" else label.removeprefix("accuracy under ")
 
 
-def grid(records: Records, reference: dict | None = None, measure: str | None = None,
+def grid(records: Records, paper_values: dict | None = None, measure: str | None = None,
          measures: Sequence[str] | None = None) -> Table:
     """Our numbers beside the paper's as a compact grid: one row per method, one column
     per group (noise rate, training fraction) of ``measure`` (default: the first measure
@@ -234,30 +235,30 @@ def grid(records: Records, reference: dict | None = None, measure: str | None = 
         columns = [(groups[0], m) for m in picked]
         title = EXPERIMENTS[records.experiment].title
         heads = [_head(m) + (" (%)" if m.percent and "(%)" not in title else "") for m in picked]
-    if reference is not None and schema.reference is not None:
-        title += f", beside the paper's {reference['tables'][schema.reference]['label']}"
+    if paper_values is not None and schema.paper_table is not None:
+        title += f", beside the paper's {paper_values['tables'][schema.paper_table]['label']}"
     rows = []
     for method in schema.method_keys(settings):
         cells = []
         for group, m in columns:
-            paper = None if reference is None else paper_value(reference, records.experiment, method, m, group)
+            paper = None if paper_values is None else paper_value(paper_values, records.experiment, method, m, group)
             cells.append(_ours(records, group, method, m)
                          + ("" if paper is None else f"\npaper {paper_text(paper)}"))
         rows.append([method_label(method)] + cells)
-    return Table(title, ["method"] + heads, rows, scale_notes(records, reference) + caveats(records))
+    return Table(title, ["method"] + heads, rows, scale_notes(records, paper_values) + caveats(records))
 
 
-def paper_table(reference: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
+def paper_table(paper_values: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
     """A table of the paper's values alone (for results this book does not reproduce),
-    without the rows ``skip`` names (the reference's row keys, e.g. ``"cifar10"``); rows
-    and columns in a reader's words (:data:`REFERENCE_LABELS`)."""
-    table = reference["tables"][name]
+    without the rows ``skip`` names (its row keys, e.g. ``"cifar10"``); rows
+    and columns in a reader's words (:data:`PAPER_LABELS`)."""
+    table = paper_values["tables"][name]
     unknown = set(skip) - set(table["rows"])
     if unknown:
         raise ValueError(f"the paper's {name} table has no rows {sorted(unknown)}; it has {list(table['rows'])}")
-    rows = [[REFERENCE_LABELS.get(row, row)] + [paper_text(cell) for cell in cells]
+    rows = [[PAPER_LABELS.get(row, row)] + [paper_text(cell) for cell in cells]
             for row, cells in table["rows"].items() if row not in skip]
-    columns = [""] + [REFERENCE_LABELS.get(column, column) for column in table["columns"]]
+    columns = [""] + [PAPER_LABELS.get(column, column) for column in table["columns"]]
     return Table(title, columns, rows, [f"The paper ({table['label']}): {table['setting']}."])
 
 
@@ -268,19 +269,19 @@ STEP_BENCHMARK_MODELS = {"conv2d+bn": "Conv2d+BN", "convnorm2d+bn": "ConvNorm2d+
 STEP_BENCHMARK_MODES = {"eager": ("eager", "eagerly"), "cuda_graph": ("one CUDA graph", "as one CUDA graph")}
 
 
-def step_benchmark_table(run: Run) -> Table:
+def step_benchmark_table(file: StoredFile) -> Table:
     """One training step of a ResNet18 built three ways (Conv2d+BN, this package's
     ConvNorm2d+BN, the authors' algorithm ported to ``torch.fft`` +BN), timed on one GPU
     eagerly and as one CUDA graph: milliseconds per step and the ratio to Conv2d+BN, from
     a calibration record (:func:`~convnorm_book.results.records.calibration`; its
     ``setup`` says how each mode was timed)."""
-    setup, time = run.results["setup"], run.results["time"]
+    setup, time = file.results["setup"], file.results["time"]
     rows = [[label] + [text for mode in STEP_BENCHMARK_MODES
                        for text in ((f"{time[mode][key]['seconds_per_step'] * 1e3:.2f}",
                                      f"{time[mode][key]['relative_to_conv2d_bn']:.2f}×")
                                     if key in time.get(mode, {}) else ("—", "—"))]
             for key, label in STEP_BENCHMARK_MODELS.items()]
-    errors = run.results.get("graph_errors") or {}
+    errors = file.results.get("graph_errors") or {}
     failed = [f"{STEP_BENCHMARK_MODELS.get(key, key)}: {error}" for key, error in errors.items()]
     how = "; ".join(f"{word}: {setup[mode]}" for mode, (word, _) in STEP_BENCHMARK_MODES.items() if setup.get(mode))
     notes = ([f"Not timed as one CUDA graph ({'; '.join(failed)})."] if failed else []) + [
@@ -349,7 +350,7 @@ def comparison_grid(comparisons: Sequence[Comparison], columns: str | None = Non
 
 def claims_table(experiments: Sequence[str] | None = None) -> Table:
     """What each comparison sets beside the paper and why, one row per declared claim
-    (:data:`~convnorm_book.results.claims.CLAIMS`) of ``experiments`` (default: all): the
+    (:data:`~convnorm_book.results.studies.CLAIMS`) of ``experiments`` (default: all): the
     experiment, the comparison and its measure, the claim's kind (with its margin and the
     groups it reaches), where the paper makes it, and the reason."""
     rows = []
@@ -363,17 +364,17 @@ def claims_table(experiments: Sequence[str] | None = None) -> Table:
                  ["experiment", "comparison", "measure", "the paper's claim", "the paper", "why"], rows)
 
 
-def primary_plan_table(plans: Sequence[Plan]) -> Table:
+def sample_size_table(needed: Sequence[SampleSize]) -> Table:
     """The primary endpoints as declared: each comparison, its quantity and direction, the
     paper's effect, the spread planned with and where it comes from, the seeds needed and
     their power, and how a failed training enters it."""
     rows = []
-    for plan in plans:
-        e = plan.endpoint
+    for n in needed:
+        e = n.endpoint
         rows.append([e.name, f"{method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)}",
-                     f"{sizes.signed(plan.effect, 2)} {e.unit}", f"{plan.spread.sd:.2f} ({plan.spread.source})",
-                     "more than the plan allows" if plan.seeds is None else str(plan.seeds),
-                     "—" if plan.power is None else f"{plan.power:.2f}", e.failure_rule])
+                     f"{sizes.signed(n.effect, 2)} {e.unit}", f"{n.spread.sd:.2f} ({n.spread.source})",
+                     "more than the plan allows" if n.seeds is None else str(n.seeds),
+                     "—" if n.power is None else f"{n.power:.2f}", e.failure_rule])
     return Table("The primary endpoints, declared before the data",
                  ["endpoint", "comparison", "the paper's effect", "spread of a difference", "seeds", "power",
                   "a failed training"], rows,

@@ -6,11 +6,11 @@ import html
 import math
 import re
 
-from convnorm.experiments import EXPERIMENTS, Norm
-from convnorm.experiments.experiment import ARCH_NAMES, CIFAR_TEST_IMAGES, VALIDATION_SPLIT
-from convnorm.experiments.norms import BASE_LABELS
-from convnorm.experiments.presets import schedule_in_words as schedule  # noqa: F401 (the chapters read it here)
+from convnorm.experiments import EXPERIMENTS, Preset
+from convnorm.experiments.experiment import ARCH_NAMES, CIFAR_TEST_IMAGES, VALIDATION_SPLIT, training_images
 from convnorm.experiments.schema import ResultSchema
+from convnorm.models.normalizations import NORMS, Norm
+from convnorm.training.trainer import TrainConfig
 
 from .records import Records
 
@@ -56,11 +56,11 @@ def group_name(schema: ResultSchema, key: str) -> str:
 
 def method_label(method: str) -> str:
     """A reader's name for a method key: as its experiment declares it, else its
-    normalization's (:class:`convnorm.experiments.Norm`); unknown keys are returned as given."""
+    normalization's (:class:`convnorm.models.normalizations.Norm`); unknown keys are returned as given."""
     if method in _DECLARED_LABELS:
         return _DECLARED_LABELS[method]
     try:
-        return Norm.parse(method).label
+        return Norm(method).label
     except ValueError:
         return method
 
@@ -68,7 +68,7 @@ def method_label(method: str) -> str:
 def method_key(label: str) -> str:
     """The method key a reader's name stands for (the inverse of :func:`method_label`;
     unknown names are returned as given)."""
-    for key in (*_DECLARED_LABELS, *(f"{base}{bn}" for base in BASE_LABELS for bn in ("", "+bn"))):
+    for key in (*_DECLARED_LABELS, *NORMS):
         if method_label(key) == label:
             return key
     return label
@@ -127,19 +127,38 @@ def data_sizes(settings) -> str:
     """The training, validation and test images of a preset, in words: ``"5,000
     training, 1,000 validation and 2,000 test images"`` (the paper's split where the
     preset caps nothing: 45,000, 5,000 and 10,000)."""
-    from .records import training_images
-
     val = VALIDATION_SPLIT if settings.max_val is None else settings.max_val
     test = CIFAR_TEST_IMAGES if settings.max_test is None else settings.max_test
     return f"{training_images(settings):,} training, {val:,} validation and {test:,} test images"
+
+
+def schedule(settings: Preset, adversarial: bool = False, decay: bool = True) -> str:
+    """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
+    the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
+    schedule (a linear warm-up over 20 % of the steps, then a linear decay to zero)"``;
+    ``adversarial`` for the free adversarial schedule, ``decay=False`` for a constant rate
+    (the convergence study; a one-cycle preset keeps only its warm-up). The deviations
+    table and the chapters both say it so."""
+    epochs = settings.adv_epochs if adversarial else settings.epochs
+    milestones = settings.adv_milestones if adversarial else settings.milestones
+    text = f"{epochs:,} epoch{'s' if epochs != 1 else ''}"
+    if settings.schedule == "one-cycle":
+        warmup = f"{settings.warmup_fraction * 100:g} %"
+        if not decay:
+            return text + f" at a constant learning rate after a linear warm-up over {warmup} of the steps"
+        return (text + f" on a one-cycle schedule (a linear warm-up over {warmup} of the steps, then a linear decay "
+                "to zero)")
+    if not decay or not milestones:
+        return text + " at a constant learning rate"
+    at = ", ".join(map(str, milestones[:-1])) + " and " + str(milestones[-1]) if len(milestones) > 1 else milestones[0]
+    return (text + f", the learning rate divided by {round(1 / TrainConfig.gamma)} after "
+            f"epoch{'s' if len(milestones) > 1 else ''} {at}")
 
 
 def optimizer(settings, regularize: bool = True) -> str:
     """The optimizer of a preset, in words: ``"SGD with momentum 0.9 at a learning rate
     of 0.1 (batch 128) and weight decay 0.0001"`` (``regularize=False``: no weight decay,
     as in the convergence study)."""
-    from convnorm.training.trainer import TrainConfig
-
     kind = "Nesterov momentum" if settings.nesterov else "momentum"
     decay = f" and weight decay {settings.weight_decay:g}" if regularize else " and no weight decay"
     return (f"SGD with {kind} {TrainConfig.momentum:g} at a learning rate of {settings.lr:g} (batch "

@@ -5,14 +5,18 @@ from __future__ import annotations
 import torch
 
 from ...data import BatchLoader
+from ...models.normalizations import BN, CONVNORM_BN, OCNN_BN, ONI_BN, SN_BN
 from ...training import Trainer
 from ..context import Analysis, Context, analysed
-from ..experiment import Experiment, count, network, training_images
+from ..experiment import Experiment, count, networks_in_words, training_images
 from ..presets import PRESETS, Preset
-from ..schema import CONFIG, Measure, ResultSchema
+from ..schema import CONFIG, Measure, ResultSchema, method_names
+
+#: the methods, BatchNorm following each (so that each differs from BN in its normalization alone)
+METHODS = (SN_BN, BN, ONI_BN, OCNN_BN, CONVNORM_BN)
 
 
-def run(ctx: Context) -> dict:
+def conduct(ctx: Context) -> dict:
     """Free adversarial training (m = 4, ε = 8/255) of each method, each then attacked on
     a seeded random subset of the test set (the JPEG copy stores it grouped by class)."""
     from ...attacks import attack_accuracy, fgsm, pgd
@@ -35,25 +39,24 @@ def run(ctx: Context) -> dict:
         record["robust"]["n_test"] = len(chosen)
 
     analysis = Analysis({"attack_samples": ctx.preset.attack_samples, "pgd_steps": ctx.preset.pgd_steps}, attack)
-    return analysed(ctx, ("bn", "sn+bn", "oni+bn", "ocnn+bn", "convnorm+bn"), splits, analysis, adversarial=True)
+    return analysed(ctx, (BN, SN_BN, ONI_BN, OCNN_BN, CONVNORM_BN), splits, analysis, adversarial=True)
 
 
 def describe(preset: Preset) -> str:
     tested = 10_000 if preset.attack_samples is None else preset.attack_samples
-    return (f"{network(preset)}, {count(training_images(preset), 'training image')}, "
+    return (f"{networks_in_words(preset)}, {count(training_images(preset), 'training image')}, "
             f"{count(preset.adv_epochs, 'epoch')} of free adversarial training, {count(tested, 'test image')}")
 
 
 EXPERIMENT = Experiment(
-    "adversarial", "free adversarial training, then clean/FGSM/PGD accuracy (bn, sn, oni, ocnn, convnorm)", run,
+    "adversarial", "free adversarial training, then clean/FGSM/PGD accuracy (bn, sn, oni, ocnn, convnorm)", conduct,
     ResultSchema(
-        methods=("sn+bn", "bn", "oni+bn", "ocnn+bn", "convnorm+bn"),
-        paper_names={"sn+bn": "SN", "bn": "BN", "oni+bn": "ONI", "ocnn+bn": "OCNN", "convnorm+bn": "ConvNorm"},
+        methods=METHODS, paper_names=method_names(METHODS),
         measures=(Measure("clean", ("robust", "clean"), "clean accuracy", percent=True, paper="clean"),
                   Measure("fgsm", ("robust", "fgsm"), "accuracy under FGSM", percent=True, paper="fgsm"),
                   Measure("pgd{}", ("robust", "pgd{}"), "accuracy under PGD-{}", percent=True, paper="pgd{}",
                           each="pgd_steps")),
-        details=CONFIG + (("robust", "n_test"), ("ocnn_lambda",)), reference="adversarial",
+        details=CONFIG + (("robust", "n_test"), ("ocnn_lambda",)), paper_table="adversarial",
         layout=("measure", "method")),
     title="Accuracy (%) after free adversarial training, clean and under attack", describe=describe,
     paper_protocol=(f"ResNet18, {count(45_000, 'training image')}, free adversarial training (length not stated; "

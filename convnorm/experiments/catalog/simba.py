@@ -3,17 +3,21 @@ from __future__ import annotations
 
 import torch
 
+from ...models.normalizations import CONVNORM, OCNN, ONI, SN
 from ...training import Trainer
 from ..context import Analysis, Context, analysed
 from ..experiment import Experiment, count, trained
 from ..presets import Preset
-from ..schema import ACCURACY, CONFIG, Measure, ResultSchema
+from ..schema import ACCURACY, CONFIG, Measure, ResultSchema, method_names
+
+#: the methods, without BatchNorm (which would mask what the attack probes)
+METHODS = (SN, ONI, OCNN, CONVNORM)
 
 #: SimBA's iterations per image where the preset sets none: one per pixel and channel
 FULL_ITERATIONS = 3 * 32 * 32
 
 
-def run(ctx: Context) -> dict:
+def conduct(ctx: Context) -> dict:
     """SimBA (pixel ε = 0.4; DCT ε = 0.2) on correctly classified test images of the
     best-validation model of each method."""
     from ...attacks import simba
@@ -42,7 +46,7 @@ def run(ctx: Context) -> dict:
                                       "iterations": ctx.preset.simba_iters or x[0].numel()}
 
     analysis = Analysis({"simba_samples": ctx.preset.simba_samples, "simba_iters": ctx.preset.simba_iters}, attack)
-    return analysed(ctx, ("sn", "oni", "ocnn", "convnorm"), splits, analysis, keep_best=True)
+    return analysed(ctx, METHODS, splits, analysis, keep_best=True)
 
 
 def iterations(preset: Preset) -> int:
@@ -55,10 +59,9 @@ def describe(preset: Preset) -> str:
 
 
 EXPERIMENT = Experiment(
-    "simba", "SimBA black-box attack (pixel and DCT): average queries and success rate", run,
+    "simba", "SimBA black-box attack (pixel and DCT): average queries and success rate", conduct,
     ResultSchema(
-        methods=("sn", "oni", "ocnn", "convnorm"),
-        paper_names={"sn": "SN", "oni": "ONI", "ocnn": "OCNN", "convnorm": "ConvNorm"},
+        methods=METHODS, paper_names=method_names(METHODS),
         measures=(Measure("queries", ("simba", "pixel", "average_queries"), "average queries (pixel basis)",
                           paper="average_queries", analysis=True),
                   Measure("success", ("simba", "pixel", "success_rate"), "success rate (pixel basis)", percent=True,
@@ -69,5 +72,5 @@ EXPERIMENT = Experiment(
                           percent=True, analysis=True),
                   ACCURACY),
         details=CONFIG + (("simba", "n_attacked"), ("simba", "pixel", "iterations"), ("simba", "pixel", "eps")),
-        reference="simba", layout=("method", "measure")),
+        paper_table="simba", layout=("method", "measure")),
     title="SimBA black-box attack on networks without BatchNorm", describe=describe)

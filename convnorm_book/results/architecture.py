@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import torch.nn as nn
 
 from convnorm.experiments import Preset
-from convnorm.experiments.experiment import network
+from convnorm.experiments.experiment import networks_in_words
+from convnorm.experiments.schema import BASIC
 from convnorm.layers import ConvNorm2d
 from convnorm.models import build_model
 
@@ -39,8 +40,8 @@ def _rows(model: nn.Module, size: int = 32):
                 module.out_features, "1 × 1", _parameters(module)
 
 
-def layers_table(settings: Preset, norms: Sequence[str] = ("none", "bn", "convnorm", "convnorm+bn")) -> Table:
-    """The layers of the preset's own network (:func:`~convnorm.experiments.experiment.network`,
+def layers_table(settings: Preset, norms: Sequence[str] = BASIC) -> Table:
+    """The layers of the preset's own network (:func:`~convnorm.experiments.experiment.networks_in_words`,
     e.g. the six-conv network of width 16) and, per normalization in ``norms``, the
     parameters of each layer (a ReLU after every convolution has none); the last row sums
     them.
@@ -60,6 +61,6 @@ def layers_table(settings: Preset, norms: Sequence[str] = ("none", "bn", "convno
     affine = next(m for m in models[norms[-1]].modules() if isinstance(m, ConvNorm2d)).affine_weight is not None
     notes = [f"Every convolution is followed by a ReLU; with ConvNorm each also carries its affine kernel "
              f"({'on' if affine else 'off'} here), one small kernel per output channel, which the parameters count."]
-    return Table(f"The network of the reduced scale: {network(settings)}",
+    return Table(f"The network of the reduced scale: {networks_in_words(settings)}",
                  ["layer", "channels out", "image size out"] + [f"parameters: {method_label(n)}" for n in norms],
                  rows, notes)

@@ -1,6 +1,6 @@
 """What a lent GPU trains, in which order, and what each training costs.
 
-A GPU comes in short windows. A plan is groups of requests in order of priority
+A GPU comes in short windows. Its queue is groups of requests in order of priority
 (:func:`queued_groups`): first the BN ResNet18 on clean labels, whose accuracy is checked
 against :data:`BN_ACCURACY_FLOOR` before anything else is trained (:data:`FLOOR`); then the
 trainings of the **primary endpoints**, each for the seeds its power analysis asks
@@ -25,8 +25,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .catalog import EXPERIMENTS
+from ..models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE, OCNN_BN, ONI_BN, SN_BN, Norm
+from .catalog import (
+    ABLATION,
+    ADVERSARIAL,
+    CONDITIONING,
+    CONVERGENCE,
+    DATA_SCARCITY,
+    EXPERIMENTS,
+    GENERALIZATION,
+    LABEL_NOISE,
+    SIMBA,
+)
 from .context import check_seed, run_record_path
+from .experiment import Experiment
 from .presets import get_preset
 from .runners import check_trains, planned_runs
 
@@ -79,26 +91,35 @@ class Request:
             raise ValueError(f"{text!r}: seeds must be FIRST-LAST with FIRST <= LAST, or a list like 0,2") from None
         return cls(name, chosen, tuple(runs.split(",")) if runs else None)
 
+    @classmethod
+    def of(cls, experiment: Experiment, seeds: tuple[int, ...], group: str | None = None,
+           methods: tuple[str, ...] | None = None) -> Request:
+        """The trainings of ``experiment`` for ``seeds``: the runs of ``methods`` in ``group``
+        (:meth:`~convnorm.experiments.experiment.Experiment.runs`), or every run without ``methods``."""
+        return cls(experiment.name, seeds, None if methods is None else experiment.runs(group, methods))
 
-#: the first training of a plan: the BN ResNet18 on clean labels, whose test accuracy is
+
+#: the data set, noise rate and training fraction of the queue's core comparisons
+CLEAN, NOISE, FRACTION = "cifar10", "0.4", "0.1"
+#: the baselines, each followed by BatchNorm like ConvNorm+BN
+BASELINES = (SN_BN, ONI_BN, OCNN_BN)
+#: the first training of a queue: the BN ResNet18 on clean labels, whose test accuracy is
 #: checked against :data:`BN_ACCURACY_FLOOR` before anything else starts
-FLOOR = Request("generalization", (0,), ("cifar10-bn",))
+FLOOR = Request.of(GENERALIZATION, (0,), CLEAN, (BN,))
 #: after the primary endpoints, highest priority first (each request trains what is not stored yet)
 QUEUE = (
-    ("the clean comparison", (Request("generalization", QUEUE_SEEDS, ("cifar10-bn", "cifar10-convnorm+bn")),)),
-    ("networks without BatchNorm", (Request("generalization", (0, 1, 2, 3)), Request("ablation", QUEUE_SEEDS),
-                                    Request("label-noise", QUEUE_SEEDS, ("noise0.4-none", "noise0.4-convnorm")),
-                                    Request("data-scarcity", QUEUE_SEEDS, ("subset0.1-none", "subset0.1-convnorm")),
-                                    Request("convergence", (0, 1, 2, 3)))),
-    ("baselines SN, ONI and OCNN", (Request("label-noise", QUEUE_SEEDS, tuple(f"noise0.4-{b}+bn" for b in
-                                                                            ("sn", "oni", "ocnn"))),
-                                    Request("data-scarcity", QUEUE_SEEDS, tuple(f"subset0.1-{b}+bn" for b in
-                                                                              ("sn", "oni", "ocnn"))))),
-    ("adversarial training", (Request("adversarial", tuple(range(EXPERIMENTS["adversarial"].seeds))),)),
-    ("SimBA", (Request("simba", QUEUE_SEEDS),)),
-    ("conditioning", (Request("conditioning", QUEUE_SEEDS),)),
-    ("the other noise rates and fractions", (Request("label-noise", QUEUE_SEEDS),
-                                             Request("data-scarcity", QUEUE_SEEDS))),
+    ("the clean comparison", (Request.of(GENERALIZATION, QUEUE_SEEDS, CLEAN, (BN, CONVNORM_BN)),)),
+    ("networks without BatchNorm", (Request.of(GENERALIZATION, (0, 1, 2, 3)), Request.of(ABLATION, QUEUE_SEEDS),
+                                    Request.of(LABEL_NOISE, QUEUE_SEEDS, NOISE, (NONE, CONVNORM)),
+                                    Request.of(DATA_SCARCITY, QUEUE_SEEDS, FRACTION, (NONE, CONVNORM)),
+                                    Request.of(CONVERGENCE, (0, 1, 2, 3)))),
+    ("baselines SN, ONI and OCNN", (Request.of(LABEL_NOISE, QUEUE_SEEDS, NOISE, BASELINES),
+                                    Request.of(DATA_SCARCITY, QUEUE_SEEDS, FRACTION, BASELINES))),
+    ("adversarial training", (Request.of(ADVERSARIAL, tuple(range(ADVERSARIAL.seeds))),)),
+    ("SimBA", (Request.of(SIMBA, QUEUE_SEEDS),)),
+    ("conditioning", (Request.of(CONDITIONING, QUEUE_SEEDS),)),
+    ("the other noise rates and fractions", (Request.of(LABEL_NOISE, QUEUE_SEEDS),
+                                             Request.of(DATA_SCARCITY, QUEUE_SEEDS))),
 )
 
 
@@ -147,11 +168,8 @@ def jobs(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, d
 
 
 # ------------------------------------------------------------------ step times
-#: how the step-time table names a network's normalization where a benchmark used other words
-_BENCHMARK_NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
-#: the measured normalization that stands in for an unmeasured one, in order of preference
-_STAND_INS = {"none": ("bn",), "convnorm": ("convnorm+bn", "bn"), "convnorm+bn": ("bn",), "sn": ("bn",),
-              "oni": ("bn",), "ocnn": ("bn",), "sn+bn": ("bn",), "oni+bn": ("bn",), "ocnn+bn": ("bn",)}
+#: the networks of ``benchmarks/bench_layer.py``, by the benchmark's names for them
+_BENCHMARK_NORMS = {"conv2d+bn": BN, "convnorm2d+bn": CONVNORM_BN}
 
 
 @dataclass(frozen=True)
@@ -204,14 +222,15 @@ class StepTimes:
         """The step time of ``(arch, norm, precision)`` and, where it was not measured on
         the preferred GPU, a sentence naming the stand-in used: the same network in another
         precision, then ResNet18 with the same normalization, then a measured normalization
-        of the same kind (Conv2d+BN for the other convolutions, ConvNorm+BN for ConvNorm);
+        that stands in for it (its declaration's ``stand_ins``: Conv2d+BN for the other
+        convolutions, ConvNorm+BN for ConvNorm);
         each a time on the preferred GPU where it has one, else on another (the same
         combination on another GPU of the same kind is nearer than another combination).
 
         Raises:
             ValueError: if nothing can stand in (no step time was measured at all).
         """
-        norms = (norm,) + _STAND_INS.get(norm, ())
+        norms = (norm,) + Norm(norm).stand_ins
         candidates = [(a, n, p) for n in norms for a in dict.fromkeys((arch, "resnet18"))
                       for p in dict.fromkeys((precision, "bf16", "fp16", "fp32")) if (a, n, p) in self.table]
         if not candidates:
@@ -241,7 +260,7 @@ def _entries(results: dict, source: str):
 
 
 # ------------------------------------------------------------------ estimates
-def plan_precision(preset: str) -> str:
+def gpu_precision(preset: str) -> str:
     """The precision the preset trains in on an H100 (its "mixed" is bfloat16 there)."""
     return {"mixed": "bf16"}.get(get_preset(preset).precision, get_preset(preset).precision)
 
@@ -277,8 +296,8 @@ def estimate(job: Job, times: StepTimes, precision: str) -> Estimate:
 
 
 @dataclass(frozen=True)
-class PlanLine:
-    """One experiment's share of a plan: trainings and estimated minutes."""
+class ExperimentCost:
+    """One experiment's share of a queue: trainings and estimated minutes."""
 
     experiment: str
     trainings: int
@@ -286,18 +305,18 @@ class PlanLine:
     stand_ins: tuple[str, ...]
 
 
-def plan(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, times: StepTimes,
-         data_dir: str | None = None) -> list[PlanLine]:
+def costs(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, times: StepTimes,
+          data_dir: str | None = None) -> list[ExperimentCost]:
     """Per experiment, the trainings the groups of requests ask for under ``preset``
-    (stored ones included: the plan prices the whole set) and their estimated minutes."""
-    precision = plan_precision(preset)
+    (stored ones included: the whole set is priced) and their estimated minutes."""
+    precision = gpu_precision(preset)
     lines = {}
     for job in jobs(groups, preset, output, data_dir, missing=False):
         cost = estimate(job, times, precision)
         trainings, seconds, notes = lines.get(job.experiment, (0, 0.0, ()))
         notes = notes + ((cost.stand_in,) if cost.stand_in and cost.stand_in not in notes else ())
         lines[job.experiment] = (trainings + 1, seconds + cost.seconds, notes)
-    return [PlanLine(name, n, seconds / 60, notes) for name, (n, seconds, notes) in lines.items()]
+    return [ExperimentCost(name, n, seconds / 60, notes) for name, (n, seconds, notes) in lines.items()]
 
 
 def everything() -> tuple[Request, ...]:
@@ -306,6 +325,6 @@ def everything() -> tuple[Request, ...]:
 
 
 def queued_groups(primary: Sequence[Request]) -> tuple[tuple[Request, ...], ...]:
-    """The plan's groups of requests, highest priority first: the accuracy floor's
-    training, the ``primary`` endpoints' trainings, then the queue's groups."""
+    """The queue's groups of requests, highest priority first: the accuracy floor's
+    training, the ``primary`` endpoints' trainings, then :data:`QUEUE`'s groups."""
     return ((FLOOR,), tuple(primary)) + tuple(requests for _, requests in QUEUE)
