@@ -1,10 +1,31 @@
-"""convnorm_book.gradient_descent: iteration counts of gradient descent on least squares."""
+"""convnorm_book.chapters.why_normalize: the deep stack's two panels, and iteration counts of gradient
+descent on least squares."""
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 
-from convnorm_book.gradient_descent import gradient_descent_iterations, predicted_iterations
+from convnorm_book.chapters.why_normalize import (
+    compare_stacks,
+    gradient_descent_iterations,
+    plot_stack,
+    predicted_iterations,
+)
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_the_stack_figure_shows_each_runs_energies_and_output_spectrum(stacked):
+    signals = torch.randn(4, 2, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    runs = compare_stacks(signals, depth=4, taps=3, scales=(0.5, 2.0), seed=5)
+    fig = plot_stack(runs, "two channels", stacked=stacked)
+    energy, spectrum = fig.axes
+    assert [line.get_label() for line in energy.get_lines()] == list(runs)
+    for (energies, power), energy_line, spectrum_line in zip(runs.values(), energy.get_lines(), spectrum.get_lines()):
+        assert np.allclose(energy_line.get_ydata(), energies) and np.allclose(spectrum_line.get_ydata(), power)
+    assert (spectrum.get_position().y1 < energy.get_position().y0) == stacked  # the spectrum under the energy
+    plt.close(fig)
 
 
 def test_prediction_is_the_rate_bound():
