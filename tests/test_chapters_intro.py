@@ -15,15 +15,13 @@ from convnorm_book.chapters.intro import (
 
 
 @pytest.mark.parametrize("stacked", [False, True])
-def test_the_opening_picture_shows_every_run_with_its_legend_beside_or_under_the_plot(stacked):
-    signals = torch.randn(4, 1, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    runs = compare_stacks(signals, depth=4, taps=3, scales=(0.5, 2.0), seed=5)
+def test_the_opening_picture_has_its_legend_beside_the_curves_or_under_them_on_a_phone(stacked):
+    runs = compare_stacks(torch.ones(1, 1, 8, dtype=torch.float64), depth=2, taps=3, scales=(0.5, 2.0))
     fig = plot_stack_energy(runs, stacked=stacked)
     (ax,) = fig.axes
-    assert [line.get_label() for line in ax.get_lines()] == list(runs)
-    assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in ax.get_lines())
+    assert len(ax.get_lines()) == len(runs)  # the energies of every run (drawn by deep_stack.draw_energies)
     anchor = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
-    assert anchor.y0 < 0 if stacked else anchor.x0 > 1  # under the plot on a phone, beside it on a desktop
+    assert anchor.y0 < 0 if stacked else anchor.x0 > 1
     plt.close(fig)
 
 
