@@ -48,14 +48,10 @@ BOXES = {
     "normalizer": (r"$s_k = \mathcal{F}_L r_k$" "\n" r"$\hat v_k = (s_k + \varepsilon)^{-1/2}$", 5.15, 0.0),
     "affine": (r"affine kernel $\rho_k$" "\n" r"$\to \hat\rho_k(\omega)$", 6.85, 0.0),
 }
-
-
 #: (x, y) of every box when the paths are columns: the weight path at x = 0, the signal path at x = 1.3.
 STACKED = {"input": (1.3, 6.0), "conv": (1.3, 5.0), "fft": (1.3, 4.0), "multiply": (1.3, 3.0), "ifft": (1.3, 2.0),
            "crop": (1.3, 1.0), "output": (1.3, 0.0), "weight": (0.0, 6.0), "autocorrelation": (0.0, 5.0),
            "average": (0.0, 4.0), "normalizer": (0.0, 3.0), "affine": (0.0, 2.0)}
-
-
 ARROWS = [("input", "conv"), ("conv", "fft"), ("fft", "multiply"), ("multiply", "ifft"), ("ifft", "crop"),
           ("crop", "output"), ("weight", "conv"), ("weight", "autocorrelation"), ("autocorrelation", "average"),
           ("average", "normalizer"), ("normalizer", "multiply"), ("affine", "multiply")]
