@@ -97,5 +97,5 @@ def test_train_keeps_checkpoints_off_the_results_folder(cifar_root, tmp_path, mo
 
 
 def test_describe_says_what_training_would_do_without_doing_it():
-    text = live.describe(live.CHAPTER_RUNS["training"], 15)
+    text = live.describe(live.CHAPTER_RUNS["training-and-generalization"], 15)
     assert "cifar10-bn, cifar10-convnorm+bn" in text and "budget of 15 minutes" in text and "20 training steps" in text

@@ -269,7 +269,7 @@ CACHE_ENV_VAR = "CONVNORM_CACHE_DIR"
 def _cache_dir(source: CifarSource) -> Path:
     """Where the decoded arrays of ``source`` live: ``$CONVNORM_CACHE_DIR`` or
     ``~/.cache/convnorm``, never the data directory (which may be shared or read-only)."""
-    base = Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "convnorm")
+    base = Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache/convnorm")
     cache = base / f"{source.name}-{source.kind}-{source.checksum[:12]}"
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,7 @@ QUEUE = (
                                     Request.of(DATA_SCARCITY, QUEUE_SEEDS, FRACTION, BASELINES))),
     ("adversarial training", (Request.of(ADVERSARIAL, tuple(range(ADVERSARIAL.seeds))),)),
     ("SimBA", (Request.of(SIMBA, QUEUE_SEEDS),)),
-    ("conditioning", (Request.of(CONDITIONING, QUEUE_SEEDS),)),
+    (CONDITIONING.name, (Request.of(CONDITIONING, QUEUE_SEEDS),)),
     ("the other noise rates and fractions", (Request.of(LABEL_NOISE, QUEUE_SEEDS),
                                              Request.of(DATA_SCARCITY, QUEUE_SEEDS))),
 )

@@ -39,12 +39,13 @@ from .words import device_name
 
 LIVE_ENV = "CONVNORM_LIVE_DIR"
 DRIVE = Path("/content/drive/MyDrive")
-#: what ``TRAIN = True`` trains in each Part IV chapter: one seed of BN against
-#: ConvNorm+BN (the comparisons the stored records make over more seeds and networks)
+#: what ``TRAIN = True`` trains in each Part IV chapter (by its file's name without the
+#: number): one seed of BN against ConvNorm+BN, or of the vanilla network against ConvNorm
+#: (the comparisons the stored records make over more seeds and networks)
 CHAPTER_RUNS: dict[str, tuple[Request, ...]] = {
-    "training": (Request.of(GENERALIZATION, (0,), CLEAN, (BN, CONVNORM_BN)),),
+    "training-and-generalization": (Request.of(GENERALIZATION, (0,), CLEAN, (BN, CONVNORM_BN)),),
     "robustness": (Request.of(LABEL_NOISE, (0,), NOISE, (BN, CONVNORM_BN)),),
-    "conditioning": (Request.of(CONDITIONING, (0,), None, (NONE, CONVNORM)),),
+    "conditioning-lipschitz-and-cost": (Request.of(CONDITIONING, (0,), None, (NONE, CONVNORM)),),
 }
 #: minutes a reader's default run may take
 DEFAULT_BUDGET_MINUTES = 15
