@@ -29,12 +29,12 @@ from .fourier import _normalizer_spectrum
 __all__ = ["algorithm1", "centred_affine_as_convolution"]
 
 
-def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor | None = None,
+def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine_weight: torch.Tensor | None = None,
                eps: float = 0.0) -> torch.Tensor:
     """Algorithm 1 on the conv outputs ``z_out`` ``(N, C_O, H, W)`` (:math:`y`; the argument keeps
-    the paper's name) of ``weight`` ``(C_O, C_I, m_1, m_2)``, with the affine kernels ``affine``
+    the paper's name) of ``weight`` ``(C_O, C_I, m_1, m_2)``, with the affine kernels ``affine_weight``
     ``(C_O, m_1, m_2)`` as corner-placed convolution kernels :math:`\\check\\rho_k` (or None);
-    returns :math:`\\bar y` ``(N, C_O, H, W)``. Differentiable in ``z_out`` and ``affine``;
+    returns :math:`\\bar y` ``(N, C_O, H, W)``. Differentiable in ``z_out`` and ``affine_weight``;
     :math:`\\hat v` is a constant (from ``weight.detach()``)."""
     check_ndim("z_out", z_out, 4, "(N, C_O, H, W)")
     check_weight(weight, (2,))
@@ -42,16 +42,16 @@ def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine: torch.Tensor |
         raise ValueError(f"z_out has {z_out.shape[1]} channels but weight has C_O = {weight.shape[0]}")
     size = tuple(z_out.shape[2:])
     check_kernel_fits(weight.shape[2:], size, "output")
-    if affine is not None and (affine.dim() != 3 or affine.shape[0] != weight.shape[0]):
-        raise ValueError(f"affine must have shape (C_O, m_1, m_2) with C_O = {weight.shape[0]}, "
-                         f"got {tuple(affine.shape)}")
-    if affine is not None:
-        check_kernel_fits(affine.shape[1:], size, "output")
+    if affine_weight is not None and (affine_weight.dim() != 3 or affine_weight.shape[0] != weight.shape[0]):
+        raise ValueError(f"affine_weight must have shape (C_O, m_1, m_2) with C_O = {weight.shape[0]}, "
+                         f"got {tuple(affine_weight.shape)}")
+    if affine_weight is not None:
+        check_kernel_fits(affine_weight.shape[1:], size, "output")
     eps = check_non_negative("eps", eps)
     check_finite("weight", weight)
     spectrum = torch.fft.fft2(z_out) * _normalizer_spectrum(weight.detach(), size, eps, onesided=False)
-    if affine is not None:
-        spectrum = spectrum * torch.fft.fft2(affine, s=size)
+    if affine_weight is not None:
+        spectrum = spectrum * torch.fft.fft2(affine_weight, s=size)
     return torch.fft.ifft2(spectrum).real
 
 

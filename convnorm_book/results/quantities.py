@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm.experiments.catalog import CONVERGENCE, SIMBA
+from convnorm.experiments.catalog import CONVERGENCE
 from convnorm.experiments.catalog.convergence import SPEED_UP_TABLE
+from convnorm.experiments.catalog.simba import FINDINGS as SIMBA_FINDINGS
 from convnorm.experiments.schema import Measure
 from convnorm.models.normalizations import BN, CONVNORM_BN
 
@@ -52,7 +53,7 @@ def _images(records: Records, group: str | None, method: str, measure: Measure) 
     record = lookup(records.files[0].results, records.schema.record_path(group, method)) or {}
     if measure.path[0] == "robust":
         return lookup(record, ("robust", "n_test"))
-    if records.experiment == SIMBA.name:
+    if measure.path[0] == SIMBA_FINDINGS:
         return records.settings.simba_samples
     return lookup(record, ("data", "n_test"))
 
@@ -111,7 +112,7 @@ class Measured:
         chosen = self.measure(records)
         if chosen.percent:
             return 100.0
-        if records.experiment == SIMBA.name and chosen.path[-1].startswith("average_queries"):
+        if chosen.path[0] == SIMBA_FINDINGS and chosen.path[-1].startswith("average_queries"):
             return 2.0 * simba_iterations(records.settings)
         return None
 

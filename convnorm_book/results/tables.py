@@ -248,7 +248,7 @@ def grid(records: Records, paper_values: dict | None = None, measure: str | None
     return Table(title, ["method"] + heads, rows, scale_notes(records, paper_values) + caveats(records))
 
 
-def paper_table(paper_values: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
+def paper_values_table(paper_values: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
     """A table of the paper's values alone (for results this book does not reproduce),
     without the rows ``skip`` names (its row keys, e.g. ``"cifar10"``); rows
     and columns in a reader's words (:data:`PAPER_LABELS`)."""

@@ -15,6 +15,8 @@ METHODS = (SN, ONI, OCNN, CONVNORM)
 
 #: SimBA's iterations per image where the preset sets none: one per pixel and channel
 FULL_ITERATIONS = 3 * 32 * 32
+#: the block of a run record that holds the attack's findings (the records' field name)
+FINDINGS = "simba"
 
 
 def conduct(ctx: Context) -> dict:
@@ -36,11 +38,11 @@ def conduct(ctx: Context) -> dict:
         with torch.no_grad():
             correct = torch.cat([model(x[i:i + 500]).argmax(1) == y[i:i + 500] for i in range(0, len(y), 500)])
         chosen = torch.nonzero(correct).flatten()[: ctx.preset.simba_samples]
-        record["simba"] = {"n_attacked": len(chosen)}
+        record[FINDINGS] = {"n_attacked": len(chosen)}
         for basis, eps in (("pixel", 0.4), ("dct", 0.2)):
             result = simba(model, x[chosen], y[chosen], eps=eps, basis=basis, max_iters=ctx.preset.simba_iters,
                            seed=ctx.seed)
-            record["simba"][basis] = {"eps": eps, "average_queries": result.average_queries,
+            record[FINDINGS][basis] = {"eps": eps, "average_queries": result.average_queries,
                                       "average_queries_success": result.average_queries_success,
                                       "success_rate": result.success_rate,
                                       "iterations": ctx.preset.simba_iters or x[0].numel()}
@@ -62,15 +64,15 @@ EXPERIMENT = Experiment(
     "simba", "SimBA black-box attack (pixel and DCT): average queries and success rate", conduct,
     ResultSchema(
         methods=METHODS, paper_names=method_names(METHODS),
-        measures=(Measure("queries", ("simba", "pixel", "average_queries"), "average queries (pixel basis)",
+        measures=(Measure("queries", (FINDINGS, "pixel", "average_queries"), "average queries (pixel basis)",
                           paper="average_queries", analysis=True),
-                  Measure("success", ("simba", "pixel", "success_rate"), "success rate (pixel basis)", percent=True,
+                  Measure("success", (FINDINGS, "pixel", "success_rate"), "success rate (pixel basis)", percent=True,
                           paper="success_rate_percent", analysis=True),
-                  Measure("dct_queries", ("simba", "dct", "average_queries"), "average queries (DCT basis)",
+                  Measure("dct_queries", (FINDINGS, "dct", "average_queries"), "average queries (DCT basis)",
                           analysis=True),
-                  Measure("dct_success", ("simba", "dct", "success_rate"), "success rate (DCT basis)",
+                  Measure("dct_success", (FINDINGS, "dct", "success_rate"), "success rate (DCT basis)",
                           percent=True, analysis=True),
                   ACCURACY),
-        details=CONFIG + (("simba", "n_attacked"), ("simba", "pixel", "iterations"), ("simba", "pixel", "eps")),
+        details=CONFIG + ((FINDINGS, "n_attacked"), (FINDINGS, "pixel", "iterations"), (FINDINGS, "pixel", "eps")),
         paper_table="simba", layout=("method", "measure")),
     title="SimBA black-box attack on networks without BatchNorm", describe=describe)
