@@ -94,21 +94,21 @@ def test_requests_are_parsed_and_bad_ones_refused():
 def _primary(preset: str = SMOKE) -> tuple:
     from convnorm_book.results import endpoints, paper_values
 
-    plans = endpoints.sample_sizes(paper_values.load_paper_values(ROOT / "results"), ROOT / "results")
-    return endpoints.requests(preset, plans), plans
+    needed = endpoints.sample_sizes(paper_values.load_paper_values(ROOT / "results"), ROOT / "results")
+    return endpoints.requests(preset, needed), needed
 
 
-def test_the_plan_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(cifar_root, tmp_path):
-    primary, plans = _primary()
+def test_the_queue_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(cifar_root, tmp_path):
+    primary, needed = _primary()
     groups = gpu_queue.queued_groups(primary)
     assert groups[0] == (gpu_queue.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_queue.QUEUE)
     jobs = gpu_queue.jobs(groups[:2], SMOKE, tmp_path, cifar_root)
     assert (jobs[0].experiment, jobs[0].run, jobs[0].seed) == ("generalization", "cifar10-bn", 0)
     primary_jobs = jobs[1:]
     assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
-    seeds = {plan.endpoint.experiment: plan.seeds for plan in plans if plan.endpoint.runs_at(PRESETS[SMOKE])}
-    for experiment, needed in seeds.items():
-        assert max(job.seed for job in primary_jobs if job.experiment == experiment) == needed - 1
+    seeds = {n.endpoint.experiment: n.seeds for n in needed if n.endpoint.runs_at(PRESETS[SMOKE])}
+    for experiment, count in seeds.items():
+        assert max(job.seed for job in primary_jobs if job.experiment == experiment) == count - 1
     assert {job.settings["data"].get("label_noise", 0) for job in primary_jobs} == {0, 0.4}  # no 80 % at smoke
     assert {job.settings["data"]["train_fraction"] for job in primary_jobs} == {1.0, 0.1}
 
@@ -143,9 +143,9 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
     assert found.train == 2e-3 and note == "vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50 stands in"
 
 
-def test_the_plan_prices_its_trainings_from_step_times(cifar_root, tmp_path):
+def test_the_queue_prices_its_trainings_from_step_times(cifar_root, tmp_path):
     times = gpu_queue.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
-    first = gpu_queue.plan(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
+    first = gpu_queue.costs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
     assert [(line.experiment, line.trainings) for line in first] == [("generalization", 1)]
     job = gpu_queue.jobs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, cifar_root)[0]
     data, config = job.settings["data"], job.settings["config"]
@@ -299,12 +299,12 @@ def test_the_primary_section_ends_with_one_line_of_power():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     summary = [line for line in lines if line.startswith("primary:")]
-    _, plans = _primary("fast")
-    assert summary == [f"primary: {len(plans)} endpoints; power at the paper's effect: "
-                       f"min {min(plan.power for plan in plans):.2f}"]
+    _, needed = _primary("fast")
+    assert summary == [f"primary: {len(needed)} endpoints; power at the paper's effect: "
+                       f"min {min(n.power for n in needed):.2f}"]
     rows = lines[lines.index("| --- | --- | --- | --- | --- | --- | --- | --- |") + 1:lines.index(summary[0]) - 1]
-    assert len(rows) == len(plans) and all(row.endswith("| yes |") for row in rows)
-    assert all(float(row.split(" | ")[-2]) >= 0.8 for row in rows) and len(plans) <= 5
+    assert len(rows) == len(needed) and all(row.endswith("| yes |") for row in rows)
+    assert all(float(row.split(" | ")[-2]) >= 0.8 for row in rows) and len(needed) <= 5
 
 
 def _packed(archive: Path) -> dict[str, dict]:

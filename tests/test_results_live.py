@@ -47,7 +47,7 @@ def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
         assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
-def test_the_plan_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
+def test_the_quote_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
     requests = (Request("ablation", (0, 1), ("convnorm-affine1", "convnorm+bn-affine1")),)
     generous = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
     assert len(generous.estimates) == 4 and generous.chosen == tuple(job for job, _ in generous.estimates)
