@@ -26,11 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from convnorm.experiments import EXPERIMENTS, get_preset, gpu_queue, run_experiment
+from convnorm.experiments import EXPERIMENTS, get_preset, gpu_queue, run_experiment, step_timing
 from convnorm.experiments.catalog import CONDITIONING, GENERALIZATION, LABEL_NOISE
 from convnorm.experiments.experiment import networks_in_words
 from convnorm.experiments.gpu_queue import CLEAN, NOISE, Request
-from convnorm.experiments.step_timing import time_steps
 from convnorm.models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE
 
 from .records import SHOWN_PRESETS, Records, load_result_files, lookup, seed_seconds, stored
@@ -157,7 +156,7 @@ def quote(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
     jobs = gpu_queue.jobs((tuple(requests),), preset, folder / preset, data_dir)
     table = {}
     for arch, norm in dict.fromkeys((job.settings["arch"], job.settings["norm"]) for job in jobs):
-        measured = time_steps(preset, arch, norm, device, batches=steps)
+        measured = step_timing.time_steps(preset, arch, norm, device, batches=steps)
         table[(arch, norm, measured["precision"])] = gpu_queue.StepTime(
             measured["train_s_per_image"], measured["forward_s_per_image"], measured["batch"], str(device), "now")
     precision = next(iter(table))[2] if table else "fp32"
