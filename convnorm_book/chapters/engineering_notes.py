@@ -1,7 +1,7 @@
 """The book code of Appendix A (``book/appendix/engineering-notes.ipynb``): every recorded run time
 of a ResNet18 training step, in one table, and its headline; the appendix reads the other records it
 shows with :func:`~convnorm_book.results.records.load_benchmarks` and the paper's numbers with
-:func:`~convnorm_book.results.reference.load_reference`.
+:func:`~convnorm_book.results.paper_values.load_paper_values`.
 
 Three kinds of benchmark record measure a CIFAR ResNet18 training step (forward,
 cross-entropy, backward, SGD with momentum) of Conv2d+BN against ConvNorm2d+BN, timed side by
@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from convnorm_book.results.records import Run, load_benchmarks
-from convnorm_book.results.reference import load_reference
+from convnorm_book.results.paper_values import load_paper_values
+from convnorm_book.results.records import StoredFile, load_benchmarks
 
-__all__ = ["AUTHORS", "CONVNORM", "headline", "load_benchmarks", "load_reference", "step_times", "table_lines"]
+__all__ = ["AUTHORS", "CONVNORM", "headline", "load_benchmarks", "load_paper_values", "step_times", "table_lines"]
 
 CONVNORM = "ConvNorm2d+BN"
 BASELINE = "Conv2d+BN"
@@ -74,7 +74,7 @@ def step_times(directory: str | Path | None = None) -> list[StepTime]:
     return sorted(rows, key=lambda row: (row.measured, row.record), reverse=True)
 
 
-def _row(run: Run, device: str, batch: int, precision: str, mode: str, label: str, computation: str,
+def _row(run: StoredFile, device: str, batch: int, precision: str, mode: str, label: str, computation: str,
          seconds: float, baseline: float) -> StepTime:
     """One row; ``device`` as the record names it (a CPU's name starts with ``cpu``)."""
     measured = str(run.provenance.get("finished_utc", ""))[:10]
@@ -82,7 +82,7 @@ def _row(run: Run, device: str, batch: int, precision: str, mode: str, label: st
                     _NAMES[label.split("[")[0]], computation, seconds, seconds / baseline, run.path.name)
 
 
-def _device(run: Run, named: str) -> str:
+def _device(run: StoredFile, named: str) -> str:
     """A record's device in words: a GPU's name, or a CPU's model and threads ("1 thread")."""
     if not named.startswith("cpu"):
         return named
@@ -92,7 +92,7 @@ def _device(run: Run, named: str) -> str:
     return f"{model or 'CPU'}, {threads}"
 
 
-def _bench_layer_rows(run: Run) -> list[StepTime]:
+def _bench_layer_rows(run: StoredFile) -> list[StepTime]:
     setup, time = run.results["setup"], run.results["time"]
     mode = "CUDA graph" if "graph" in str(run.provenance.get("experiment", "")) else "eager"
     computation = setup.get("computation", "rule").replace("_", " ")  # the rule then, or the computation forced
@@ -102,7 +102,7 @@ def _bench_layer_rows(run: Run) -> list[StepTime]:
             for label, timed in time.items()]
 
 
-def _calibration_rows(run: Run) -> list[StepTime]:
+def _calibration_rows(run: StoredFile) -> list[StepTime]:
     setup = run.results["setup"]
     rows = []
     for mode, timed in (run.results.get("time") or {}).items():
@@ -115,7 +115,7 @@ def _calibration_rows(run: Run) -> list[StepTime]:
     return rows
 
 
-def _bench_gpu_rows(run: Run) -> list[StepTime]:
+def _bench_gpu_rows(run: StoredFile) -> list[StepTime]:
     setup = run.results["setup"]
     rows = []
     for mode, by_precision in run.results.get("steps", {}).items():
