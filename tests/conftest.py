@@ -26,6 +26,7 @@ KINDS_BY_FILE = {
     "test_layer_cuda.py": ("cuda",),
     "test_training_cuda.py": ("cuda",),
     "test_fused_filter.py": ("triton",),
+    "test_bench_imagenet.py": ("heavy",),
 }
 """The kinds of every test in a file (``tests/`` or ``benchmarks/``); notebooks are ``notebook``."""
 
