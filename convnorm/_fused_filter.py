@@ -145,13 +145,25 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     Raises:
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
-    n, c = _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
+    _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
     if bias is not None:
         check_tensor("bias", bias)
+        c = y.shape[1]
         if tuple(bias.shape) != (c,) or not bias.is_floating_point() or bias.device != y.device:
             raise ValueError(f"bias must be a floating-point tensor of shape ({c},) on {y.device}, "
                              f"got {tuple(bias.shape)} {bias.dtype} on {bias.device}")
-        bias = bias.contiguous()
+    if samples_per_program is not None:
+        check_positive_int("samples_per_program", samples_per_program)
+    return launch_forward(y, multiplier_real, multiplier_imag, matrices, bias, precision, samples_per_program)
+
+
+def launch_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_imag: torch.Tensor,
+                   matrices: FilterMatrices, bias: torch.Tensor | None, precision: str,
+                   samples_per_program: int | None = None) -> torch.Tensor:
+    """:func:`filter_forward` without its checks, for a caller that has checked the arguments
+    once (the layer's engine: the shapes, dtypes and device are fixed by its prepared plan), so
+    that a forward call passes few Python frames."""
+    n, c = y.shape[0], y.shape[1]
     memory_format = (torch.channels_last if y.is_contiguous(memory_format=torch.channels_last)
                      and not y.is_contiguous() else torch.contiguous_format)
     z = torch.empty(n, c, *matrices.out_size, dtype=y.dtype, device=y.device, memory_format=memory_format)
@@ -159,9 +171,10 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     blocks = _blocks(matrices)
     if n * c:
         _kernels().forward_kernel[(c, -(-n // per_program))](
-            y, z, multiplier_real, multiplier_imag, multiplier_real if bias is None else bias, *matrices[:4], n,
-            *matrices.length, multiplier_real.shape[-1], *matrices.out_size, *y.stride(), *z.stride(), per_program,
-            *blocks, HAS_BIAS=bias is not None, PRECISION=precision, num_warps=_num_warps(*blocks[:2]))
+            y, z, multiplier_real, multiplier_imag, multiplier_real if bias is None else bias.contiguous(),
+            *matrices[:4], n, *matrices.length, multiplier_real.shape[-1], *matrices.out_size, *y.stride(),
+            *z.stride(), per_program, *blocks, HAS_BIAS=bias is not None, PRECISION=precision,
+            num_warps=_num_warps(*blocks[:2]))
     return z
 
 
@@ -186,8 +199,20 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
     if grad_z.shape[:2] != y.shape[:2]:
         raise ValueError(f"grad_z must have shape (N, C, O0, O1) = {(n, c, *matrices.out_size)}, "
                          f"got {tuple(grad_z.shape)}")
+    if samples_per_program is not None:
+        check_positive_int("samples_per_program", samples_per_program)
+    return launch_backward(grad_z, y, multiplier_real, multiplier_imag, matrices, need_grad_y, need_products,
+                           precision, samples_per_program)
+
+
+def launch_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torch.Tensor,
+                    multiplier_imag: torch.Tensor, matrices: FilterMatrices, need_grad_y: bool, need_products: bool,
+                    precision: str, samples_per_program: int | None = None
+                    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """:func:`filter_backward` without its checks (see :func:`launch_forward`)."""
     if not (need_grad_y or need_products):
         return None, None, None
+    n, c = y.shape[0], y.shape[1]
     k = multiplier_real.shape[-1]
     per_program = _samples_per_program(n, c, y.device, samples_per_program)
     programs_per_channel, blocks = -(-n // per_program), _blocks(matrices)
@@ -296,7 +321,7 @@ def _samples_per_program(n: int, channels: int, device: torch.device, requested:
     programs per multiprocessor (fewer samples per program would load the matrices more often
     for no more parallelism); elsewhere (the interpreter runs programs one by one) all."""
     if requested is not None:
-        return check_positive_int("samples_per_program", requested)
+        return requested
     if device.type != "cuda":
         return max(n, 1)
     programs = 2 * torch.cuda.get_device_properties(device).multi_processor_count

@@ -11,9 +11,11 @@ channel :math:`k`, with 2D DFTs of size :math:`H \times W`:
 
 .. math::
 
-    \hat v_k = \Bigl(\sum_i |\mathcal F a_{ki}|^2 + \varepsilon\Bigr)^{-1/2} \ (\text{stop-gradient}), \quad
-    \tilde y_k = \mathcal{F}^{-1}(\hat v_k \odot \mathcal F y_k), \quad
-    \bar y_k = \check\rho_k * \tilde y_k .
+    \begin{aligned}
+    \hat v_k &= \Bigl(\sum_i |\mathcal F a_{ki}|^2 + \varepsilon\Bigr)^{-1/2} \ (\text{stop-gradient}), \\
+    \tilde y_k &= \mathcal{F}^{-1}(\hat v_k \odot \mathcal F y_k), \\
+    \bar y_k &= \check\rho_k * \tilde y_k .
+    \end{aligned}
 
 The paper's pseudocode has :math:`\varepsilon = 0`.
 """

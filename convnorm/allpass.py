@@ -5,8 +5,10 @@ section 3.1, after the blind-deconvolution preconditioner of Qu et al. 2019):
 
 .. math::
 
-    P = (C_a C_a^\top)^{-1/2} = C_v, \qquad \hat v = |\hat a|^{-1}, \qquad
-    Q(a) = P C_a = C_g, \qquad \hat g = \hat a \odot |\hat a|^{-1}.
+    \begin{aligned}
+    P &= (C_a C_a^\top)^{-1/2} = C_v, & \hat v &= |\hat a|^{-1}, \\
+    Q(a) &= P C_a = C_g, & \hat g &= \hat a \odot |\hat a|^{-1}.
+    \end{aligned}
 
 :math:`Q(a)` is orthogonal and :math:`g` is an *all-pass* filter: :math:`|\hat g| = 1`,
 and :math:`\hat g` has the phase of :math:`\hat a`. With a regulariser
@@ -90,8 +92,10 @@ def sample_normalizer_filter(outputs: ArrayLike, variance: float = 1.0, eps: flo
     For outputs :math:`y_i = a * x_i` (:math:`i = 0, \dots, N-1`) of i.i.d. zero-mean inputs with
     entry variance :math:`\nu`, :math:`\mathbb{E}[C_{x_i} C_{x_i}^\top] = n\nu I`, so
 
-    .. math:: \tilde P = \Bigl(\frac{1}{n\nu N} \sum_{i=0}^{N-1} C_{y_i} C_{y_i}^\top + \varepsilon I\Bigr)^{-1/2}
-              \;\longrightarrow\; (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (N \to \infty).
+    .. math:: \begin{aligned}
+              \tilde P &= \Bigl(\frac{1}{n\nu N} \sum_{i=0}^{N-1} C_{y_i} C_{y_i}^\top + \varepsilon I\Bigr)^{-1/2} \\
+              &\longrightarrow (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (N \to \infty).
+              \end{aligned}
 
     :math:`\tilde P` is the multichannel normalizer of :func:`normalizer_filter` with the
     :math:`N` rescaled samples :math:`y_i / \sqrt{n\nu N}` as its "kernels", and is computed that way.

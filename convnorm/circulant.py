@@ -4,7 +4,10 @@ Conventions (the paper's appendix A, indices from 0). For :math:`v \in \mathbb{R
 :math:`s_\ell[v]` is the cyclic shift by :math:`\ell`, :math:`(s_\ell[v])_i = v_{(i - \ell) \bmod n}`,
 and the circulant matrix of :math:`v` stacks the shifts as columns,
 
-.. math:: C_v = [\, s_0[v] \;\; s_1[v] \;\; \cdots \;\; s_{n-1}[v] \,], \qquad (C_v)_{ij} = v_{(i-j) \bmod n}.
+.. math:: \begin{aligned}
+          C_v &= [\, s_0[v] \;\; s_1[v] \;\; \cdots \;\; s_{n-1}[v] \,], \\
+          (C_v)_{ij} &= v_{(i-j) \bmod n}.
+          \end{aligned}
 
 The DFT matrix is *unnormalised*, :math:`F_{jk} = e^{-2\pi i jk/n}` (numpy's ``fft``), so
 :math:`F^{-1} = F^*/n`, :math:`\|F\| = \sqrt n`, :math:`\hat v = F v`, and

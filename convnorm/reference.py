@@ -11,8 +11,10 @@ Per output channel :math:`k`:
 2. **Normalize** circularly at size :math:`L`, with the kernels' spectra treated as constants
    (stop-gradient):
 
-   .. math:: \tilde y_k = \mathcal F_L^{-1}\bigl[\hat v_k \odot \mathcal F_L y_k\bigr], \qquad
-             \hat v_k = \Bigl(\sum_i |\mathcal F_L a_{ki}|^2 + \varepsilon\Bigr)^{-1/2}.
+   .. math:: \begin{aligned}
+             \tilde y_k &= \mathcal F_L^{-1}\bigl[\hat v_k \odot \mathcal F_L y_k\bigr], \\
+             \hat v_k &= \Bigl(\sum_i |\mathcal F_L a_{ki}|^2 + \varepsilon\Bigr)^{-1/2}.
+             \end{aligned}
 
 3. **Affine**: :math:`\bar y_k[t] = \sum_j \rho_k[j]\, \tilde y_k[t + j - \lfloor (m_\rho - 1)/2 \rfloor]`,
    a circular cross-correlation at size :math:`L` centred so that a centred delta is the identity.

@@ -8,8 +8,10 @@ diagonalises every block at once, so the operator is unitarily equivalent to a b
 diagonal matrix with one :math:`C_O \times C_I` block per frequency
 :math:`\omega = (\omega_1, \omega_2)`:
 
-.. math:: \hat A(\omega)_{ki} = \hat a_{ki}(\omega), \qquad
-          \sigma(\text{layer}) = \bigcup_{\omega} \sigma\bigl(\hat A(\omega)\bigr)
+.. math:: \begin{aligned}
+          \hat A(\omega)_{ki} &= \hat a_{ki}(\omega), \\
+          \sigma(\text{layer}) &= \bigcup_{\omega} \sigma\bigl(\hat A(\omega)\bigr)
+          \end{aligned}
 
 (Sedghi, Gupta and Long, 2019); a 1D layer is the same with one axis. PyTorch's
 cross-correlation conjugates :math:`\hat A(\omega)` and multiplies it by a phase, which changes
@@ -210,8 +212,10 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
 
     .. math::
 
-        M(\omega) = \operatorname{diag}_k\big(|\hat g_k(\omega)|\,\bar v_k(\omega)\big)\,\hat A(\omega),
-        \qquad \bar v_k = (\mathcal F_n(\bar r_k) + \varepsilon)^{-1/2},
+        \begin{aligned}
+        M(\omega) &= \operatorname{diag}_k\big(|\hat g_k(\omega)|\,\bar v_k(\omega)\big)\,\hat A(\omega), \\
+        \bar v_k &= (\mathcal F_n(\bar r_k) + \varepsilon)^{-1/2},
+        \end{aligned}
 
     with :math:`\bar r_k` the autocorrelation the layer normalizes with in evaluation mode
     (:func:`~convnorm.functional.normalizing_autocorrelation`: the running average, or the

@@ -5,12 +5,16 @@ signals of length :math:`n` (the paper's section 3.2 and appendix A):
 
 .. math::
 
-    A_k = [C_{a_{k0}} \cdots C_{a_{k,C_I-1}}] \in \mathbb{R}^{n \times C_I n}, \qquad
-    P_k = (A_k A_k^\top)^{-1/2} = C_{v_k}, \quad
-    \hat v_k = \Bigl(\sum_{i=0}^{C_I-1} |\hat a_{ki}|^2\Bigr)^{-1/2},
+    \begin{aligned}
+    A_k &= [C_{a_{k0}} \cdots C_{a_{k,C_I-1}}] \in \mathbb{R}^{n \times C_I n}, \\
+    P_k &= (A_k A_k^\top)^{-1/2} = C_{v_k}, \\
+    \hat v_k &= \Bigl(\sum_{i=0}^{C_I-1} |\hat a_{ki}|^2\Bigr)^{-1/2},
+    \end{aligned}
 
-    Q_k = P_k A_k = [C_{v_k * a_{k0}} \cdots C_{v_k * a_{k,C_I-1}}], \qquad Q_k Q_k^\top = I,
-    \qquad Q = \begin{bmatrix} Q_0 \\ \vdots \\ Q_{C_O-1} \end{bmatrix}.
+    \begin{aligned}
+    Q_k &= P_k A_k = [C_{v_k * a_{k0}} \cdots C_{v_k * a_{k,C_I-1}}], \\
+    Q_k Q_k^\top &= I, \qquad Q = \begin{bmatrix} Q_0 \\ \vdots \\ Q_{C_O-1} \end{bmatrix}.
+    \end{aligned}
 
 Proposition 3.1: :math:`\|Q\| \le \sqrt{\sum_k \|Q_k\|^2}`. The condition numbers of the
 channels and the layer's spectral norm, by the DFT, are

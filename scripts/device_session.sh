@@ -19,7 +19,7 @@
 # train: CIFAR-10 decoded once; MPS started where the machine has it; the calibration
 #   (benchmarks/calibrate_gpu.py: the step times of the networks to train, with the chosen
 #   filter, as they will step; at most CALIBRATION_S seconds and a third of what the deadline
-#   leaves); then scripts/gpu_runs.py trains the plan (the primary endpoints first; stored runs
+#   leaves, and none below CALIBRATION_MIN_S); then scripts/gpu_runs.py trains the plan (the primary endpoints first; stored runs
 #   are skipped) until the deadline, starting a training only if its estimate fits, and packs
 #   each finished training at once into $OUT/results.tgz, laid out as the repository (`tar xzf
 #   results.tgz -C <repo>`), with $OUT/status.json. $OUT/logs.tgz holds the logs.
@@ -44,6 +44,7 @@ STATE=${STATE:-$REPO/.window}  # what call 1 decided, for call 2 (ignored by git
 BENCH_S=${BENCH_S:-60}
 CHECKS_S=${CHECKS_S:-45}  # graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
 CALIBRATION_S=${CALIBRATION_S:-75}
+CALIBRATION_MIN_S=${CALIBRATION_MIN_S:-20}  # below this a calibration's children time nothing
 t0=$(date +%s)
 left() { echo $(( DEADLINE_S - ($(date +%s) - t0) )); }
 capped() { local l; l=$(left); echo $(( $1 < l / $2 ? $1 : l / $2 )); }  # min(cap, what is left / share)
@@ -73,11 +74,13 @@ rm -rf "$WORK/code" && mkdir -p "$WORK/code"
 cp -r convnorm convnorm_book scripts benchmarks tests results pyproject.toml "$WORK/code/"
 cd "$WORK/code" || exit 1
 export PYTHONPATH=$WORK/code
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-device=$("$PYTHON" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu', \
-torch.__version__, sep='|')") || exit 1
-echo "device: ${device%|*}, torch ${device#*|}"
-device=${device%|*}
+device=cpu  # the GPU's name as nvidia-smi (and torch) give it; asked without importing torch
+if command -v nvidia-smi >/dev/null && gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1) \
+        && [ -n "$gpu" ]; then
+    device=$gpu
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+fi
+echo "device: $device"
 slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 stamp=$(date -u +%Y%m%dT%H%M)
 
@@ -141,16 +144,19 @@ fi
 
 calibration=benchmarks/results/gpu_calibration_${slug}_${stamp}.json
 budget=$(capped "$CALIBRATION_S" 3)
-[ "$budget" -gt 0 ] || stop "no time left for the calibration ($(left) s)"
-log "calibration (at most ${budget} s)"
-# the step times are timed as the trainings will step: eagerly where the graph check failed
-eager=(); [ -n "$graph" ] || eager=(--eager)
 filtered=(); [ -n "$filter" ] && filtered=(--filter "$filter")
-timeout $(( budget + 15 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$budget" \
-    "${eager[@]}" "${filtered[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
-tail -n 12 "$WORK/logs/calibration.log"
 calibrated=()
-[ -f "$calibration" ] && calibrated=(--calibration "$calibration" --pack-also "$calibration")
+if [ "$budget" -ge "$CALIBRATION_MIN_S" ]; then
+    log "calibration (at most ${budget} s)"
+    # the step times are timed as the trainings will step: eagerly where the graph check failed
+    eager=(); [ -n "$graph" ] || eager=(--eager)
+    timeout $(( budget + 15 )) "$PYTHON" benchmarks/calibrate_gpu.py --preset "$PRESET" --budget "$budget" \
+        "${eager[@]}" "${filtered[@]}" ${CALIBRATION_ARGS:-} --out "$calibration" > "$WORK/logs/calibration.log" 2>&1
+    tail -n 12 "$WORK/logs/calibration.log"
+    [ -f "$calibration" ] && calibrated=(--calibration "$calibration" --pack-also "$calibration")
+else  # a calibration cut shorter than its children take to start measures nothing: the time goes to training
+    log "no calibration (${budget} s would be left for it): trainings priced by recorded step times"
+fi
 for record in "$STATE"/bench_gpu_*.json; do  # the benchmark comes back with the trainings too
     [ -f "$record" ] && cp "$record" benchmarks/results/ && calibrated+=(--pack-also "benchmarks/results/$(basename "$record")")
 done

@@ -1,13 +1,19 @@
 """Train the GPU protocol's runs within a deadline, several at once, and pack each as it finishes.
 
-    python scripts/gpu_runs.py --plan --preset fast        # what everything costs, in H100-minutes
+    python scripts/gpu_runs.py --plan --preset fast        # the primary endpoints, and what everything costs
     python scripts/gpu_runs.py --status --preset fast      # what is recorded and what remains
-    python scripts/gpu_runs.py --preset fast --deadline 480 --pack $OUT   # a window: core, then the queue
+    python scripts/gpu_runs.py --preset fast --deadline 480 --pack $OUT   # a window: the plan, in order
     python scripts/gpu_runs.py --preset fast generalization:0-2/cifar10-bn,cifar10-convnorm+bn
 
-Without requests the plan of ``convnorm.experiments.gpu_plan`` is trained: the core, then
-the queue, highest priority first; a request is ``EXPERIMENT:SEEDS[/RUN,RUN...]``. Runs
-already stored are skipped, so the same command continues where the last window stopped.
+Without requests the plan of ``convnorm.experiments.gpu_plan`` is trained: the BN network
+whose accuracy floor is checked first, then the primary endpoints' trainings for the seeds
+their power analysis asks (``convnorm_book.results.endpoints``), then the queue, highest
+priority first; a request is ``EXPERIMENT:SEEDS[/RUN,RUN...]``. Runs already stored are
+skipped, so the same command continues where the last window stopped. ``--plan`` prints
+the primary endpoints (the paper's effect, the spread, the seeds and their power), then
+the cost of the plan, of the requests given where there are any; ``--status`` what is
+stored of the plan (of the requests given). Both refuse, in one line, an option that only
+a window uses.
 The trainings of one seed (of one group of requests) finish before the next seed's start.
 A training starts only if its estimate (step times of ``--calibration``, measured on the
 spot, else the recorded ones) fits before ``--deadline``. Trainings run in worker processes
@@ -54,47 +60,127 @@ from convnorm.experiments import (  # noqa: E402
 )
 from convnorm.functional import FILTERS  # noqa: E402
 from convnorm.training import load_results  # noqa: E402
+from convnorm_book.results import endpoints  # noqa: E402
+from convnorm_book.results.power import TARGET_POWER  # noqa: E402
+from convnorm_book.results.reference import load_reference  # noqa: E402
+from convnorm_book.results.words import method_label  # noqa: E402
 
 #: seconds kept free before the deadline for the last packing
 PACK_MARGIN_S = 10
+#: the repository's results folder: the paper's values and the pilot the primary endpoints are planned from
+RESULTS = ROOT / "results"
+#: where the workers' logs go unless --logs says
+DEFAULT_LOGS = "/tmp/gpu-runs-logs"
+#: the options only a window uses, with the value that means "not given"
+WINDOW_ONLY = {"jobs": None, "deadline": float("inf"), "pack": None, "pack_also": [], "cuda_graph": False,
+               "filter": None, "logs": None}
 
 
-def status_table(preset: str, output: Path, data_dir: str | None = None) -> str:
+def primary_plans() -> list[endpoints.Plan]:
+    """The primary endpoints' plans, from the repository's paper values and pilot records."""
+    return endpoints.plan(load_reference(RESULTS), RESULTS)
+
+
+def plan_groups(preset: str, requests: list[gpu_plan.Request]) -> tuple[tuple[gpu_plan.Request, ...], ...]:
+    """The groups of requests a window trains at ``preset``: the ``requests`` given, else
+    the plan (:func:`convnorm.experiments.gpu_plan.queued_groups` with the primary endpoints)."""
+    if requests:
+        return (tuple(requests),)
+    return gpu_plan.queued_groups(endpoints.requests(preset, primary_plans()))
+
+
+def status_table(preset: str, output: Path, data_dir: str | None = None,
+                 requests: list[gpu_plan.Request] | None = None) -> str:
     """A Markdown table: per experiment, the seeds with a complete result file and the
-    trainings stored against those planned (over the seeds it needs)."""
+    trainings stored against those planned (over the seeds it needs; over the seeds and
+    runs of ``requests`` where given)."""
     lines = ["| experiment | seeds needed | complete result files | trainings stored / planned |",
              "| --- | --- | --- | --- |"]
     for name, experiment in EXPERIMENTS.items():
-        seeds = range(experiment.seeds)
+        asked = [r for r in requests or () if r.experiment == name]
+        if requests and not asked:
+            continue
+        seeds = sorted({s for r in asked for s in r.seeds}) if asked else range(experiment.seeds)
         complete = [seed for seed in seeds if result_path(name, preset, seed, output).exists()
                     and not load_results(result_path(name, preset, seed, output))["provenance"].get("runs_missing")]
-        runs = [(seed, p.key) for seed in seeds for p in planned_runs(name, preset, data_dir, output, seed)]
+        runs = {(seed, p.key) for seed in seeds for p in planned_runs(name, preset, data_dir, output, seed)
+                if not asked or any(seed in r.seeds and (r.runs is None or p.run in r.runs) for r in asked)}
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
         files = ", ".join(f"seed {s}" for s in complete) or "none"
-        lines.append(f"| {name} | {experiment.seeds} | {files} | {stored} / {len(runs)} |")
+        lines.append(f"| {name} | {len(seeds) if asked else experiment.seeds} | {files} | {stored} / {len(runs)} |")
     return "\n".join(lines)
 
 
-def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: str | None) -> str:
-    """The plan as a table per experiment, then one line: ``core: X H100-minutes; all: Y H100-minutes``."""
-    core = gpu_plan.plan((gpu_plan.CORE,), preset, output, times, data_dir)
-    whole = gpu_plan.plan((gpu_plan.everything(),), preset, output, times, data_dir)
+def primary_status(preset: str, output: Path, data_dir: str | None = None) -> str:
+    """A Markdown table: per primary endpoint at ``preset``, the seeds its power asks and the
+    seeds whose two trainings are both stored (what the next windows still have to train)."""
+    lines = ["| primary endpoint | seeds planned | seeds stored |", "| --- | --- | --- |"]
+    for plan in primary_plans():
+        request = plan.endpoint.request(preset, plan.seeds or 0) if plan.seeds else None
+        if request is None:
+            lines.append(f"| {plan.endpoint.name} | not run at {preset} | — |")
+            continue
+        keys = {(job.seed, job.key) for job in gpu_plan.jobs(((request,),), preset, output, data_dir, missing=False)}
+        stored = [seed for seed in request.seeds
+                  if all(run_record_path(key, preset, s, output).exists() for s, key in keys if s == seed)]
+        lines.append(f"| {plan.endpoint.name} | {plan.seeds} | {len(stored)} |")
+    return "\n".join(lines)
+
+
+def primary_text(plans: list[endpoints.Plan], preset: str) -> str:
+    """The primary endpoints as declared, one row each, ending with the line
+    ``primary: N endpoints; power at the paper's effect: min P``."""
+    level = endpoints.PLANNING_ALPHA
+    lines = [f"Primary endpoints: tested by the paired t-test, two-sided, with Holm's correction over these "
+             f"{len(plans)} only; seeds for a power of at least {TARGET_POWER:g} at the paper's effect, at "
+             f"Holm's first level ({level:.4g}), with the largest recorded spread of a per-seed difference:", "",
+             "| endpoint | comparison | the paper's effect | spread (sd of a difference) | from | seeds | power | "
+             f"at {preset} |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for plan in plans:
+        e = plan.endpoint
+        seeds, power = ("too many", "—") if plan.seeds is None else (str(plan.seeds), f"{plan.power:.2f}")
+        run = "yes" if e.runs_at(get_preset(preset)) else "not run"
+        lines.append(f"| {e.name} | {method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)} "
+                     f"| {plan.effect:+.2f} {e.unit} "
+                     f"| {plan.spread.sd:.2f} | {plan.spread.source} | {seeds} | {power} | {run} |")
+    powers = [plan.power or 0.0 for plan in plans]
+    lines += ["", f"primary: {len(plans)} endpoints; power at the paper's effect: min {min(powers):.2f}"]
+    return "\n".join(lines)
+
+
+def plan_text(preset: str, output: Path, times: gpu_plan.StepTimes, data_dir: str | None,
+              requests: list[gpu_plan.Request] | None = None) -> str:
+    """The primary endpoints (:func:`primary_text`), then the plan's cost as a table per
+    experiment (the floor and the primary endpoints first, then everything; only the
+    ``requests`` where given), ending with one line of totals."""
+    plans = primary_plans()
     gpus = ", ".join(sorted({time.gpu for time in times.table.values()}))
-    lines = [f"Plan of preset {preset!r} ({gpu_plan.plan_precision(preset)}), in H100-minutes from the step times "
-             f"recorded on {gpus}; where an H100 has no time, another GPU's stands in, named below:", "",
-             "| experiment | trainings (core) | H100-minutes (core) | trainings (all seeds) | H100-minutes (all) |",
-             "| --- | --- | --- | --- | --- |"]
-    core_by_name = {line.experiment: line for line in core}
-    for line in whole:
-        c = core_by_name.get(line.experiment)
-        lines.append(f"| {line.experiment} | {c.trainings if c else 0} | {c.minutes if c else 0:.1f} | "
-                     f"{line.trainings} | {line.minutes:.1f} |")
-    notes = dict.fromkeys(note for line in whole for note in line.stand_ins)
+    head = [primary_text(plans, preset), "", f"Plan of preset {preset!r} ({gpu_plan.plan_precision(preset)}), in "
+            f"H100-minutes from the step times recorded on {gpus}; where an H100 has no time, another GPU's stands in, "
+            "named below:", ""]
+    if requests:
+        asked = gpu_plan.plan((tuple(requests),), preset, output, times, data_dir)
+        lines = ["| experiment | trainings (asked) | H100-minutes (asked) |", "| --- | --- | --- |"]
+        lines += [f"| {line.experiment} | {line.trainings} | {line.minutes:.1f} |" for line in asked]
+        notes = dict.fromkeys(note for line in asked for note in line.stand_ins)
+        total = f"asked: {sum(line.minutes for line in asked):.1f} H100-minutes"
+    else:
+        groups = plan_groups(preset, [])
+        first = gpu_plan.plan(groups[:2], preset, output, times, data_dir)
+        whole = gpu_plan.plan((gpu_plan.everything() + groups[1],), preset, output, times, data_dir)
+        lines = ["| experiment | trainings (floor and primary) | H100-minutes (floor and primary) | "
+                 "trainings (all seeds) | H100-minutes (all) |", "| --- | --- | --- | --- | --- |"]
+        by_name = {line.experiment: line for line in first}
+        for line in whole:
+            c = by_name.get(line.experiment)
+            lines.append(f"| {line.experiment} | {c.trainings if c else 0} | {c.minutes if c else 0:.1f} | "
+                         f"{line.trainings} | {line.minutes:.1f} |")
+        notes = dict.fromkeys(note for line in first + whole for note in line.stand_ins)
+        total = (f"floor and primary: {sum(c.minutes for c in first):.1f} H100-minutes; "
+                 f"all: {sum(w.minutes for w in whole):.1f} H100-minutes")
     if notes:
         lines += ["", "Stand-ins for step times not measured on an H100:"] + [f"- {note}" for note in notes]
-    lines += ["", f"core: {sum(c.minutes for c in core):.1f} H100-minutes; "
-                  f"all: {sum(w.minutes for w in whole):.1f} H100-minutes"]
-    return "\n".join(lines)
+    return "\n".join(head + lines + ["", total])
 
 
 def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_plan.StepTimes:
@@ -133,7 +219,7 @@ class Launcher:
         self.busy: dict[int, tuple[subprocess.Popen, gpu_plan.Job, float]] = {}
         self.idle: list[subprocess.Popen] = []
         self.spawned = 0
-        self.logs = Path(args.logs)
+        self.logs = Path(args.logs or DEFAULT_LOGS)
         self.logs.mkdir(parents=True, exist_ok=True)
         self.began_utc = time.time()
 
@@ -303,7 +389,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--preset", default="fast")
     parser.add_argument("--output", default=str(ROOT / "results"))
     parser.add_argument("--data-dir", default=None, help="directory holding CIFAR (default: $CONVNORM_DATA_DIR)")
-    parser.add_argument("--logs", default="/tmp/gpu-runs-logs")
+    parser.add_argument("--logs", default=None, help=f"folder of the workers' logs (default: {DEFAULT_LOGS})")
     parser.add_argument("--jobs", type=int, default=None, help="trainings at a time (default: the calibration's)")
     parser.add_argument("--deadline", type=float, default=float("inf"), help="seconds from the start")
     parser.add_argument("--calibration", default=None, help="a calibration record measured on this GPU")
@@ -317,6 +403,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def report_request(args: argparse.Namespace) -> list[gpu_plan.Request]:
+    """For ``--plan`` or ``--status``: the requests given, parsed and checked against the
+    preset's runs; raises ValueError, naming the option, for both at once, for an option
+    only a window uses, or for ``--calibration`` with ``--status``."""
+    if args.plan and args.status:
+        raise ValueError("--plan and --status are two reports: ask for one")
+    mode = "--plan" if args.plan else "--status"
+    given = [name for name, unset in WINDOW_ONLY.items() if getattr(args, name) != unset]
+    if args.status and args.calibration is not None:
+        given.append("calibration")
+    if given:
+        options = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ValueError(f"{mode} does not take {options}: only a window uses {'it' if len(given) == 1 else 'them'}")
+    get_preset(args.preset)
+    requests = [gpu_plan.Request.parse(text) for text in args.requests]
+    if requests:  # unknown run names are refused here, before anything is printed
+        gpu_plan.jobs((tuple(requests),), args.preset, Path(args.output) / args.preset, args.data_dir, missing=False)
+    return requests
+
+
 def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
     """The job queue, the step times and the slowdown of concurrent trainings; raises
     ValueError (naming the option) for anything wrong, before anything starts."""
@@ -325,8 +431,7 @@ def checked(args: argparse.Namespace) -> tuple[list, gpu_plan.StepTimes, float]:
         raise ValueError(f"--jobs must be a positive integer, got {args.jobs}")
     if not args.deadline > 0:
         raise ValueError(f"--deadline must be a positive number of seconds, got {args.deadline}")
-    groups = ([tuple(gpu_plan.Request.parse(text) for text in args.requests)] if args.requests
-              else gpu_plan.queued_groups())
+    groups = plan_groups(args.preset, [gpu_plan.Request.parse(text) for text in args.requests])
     slowdown, jobs = 1.0, args.jobs or 1
     if args.calibration is not None:
         calibration = load_results(args.calibration)["results"]
@@ -354,11 +459,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         output = Path(args.output) / args.preset
-        if args.status:
-            print(status_table(args.preset, output, args.data_dir))
-            return 0
-        if args.plan:
-            print(plan_text(args.preset, output, recorded_step_times(args.preset), args.data_dir))
+        if args.status or args.plan:
+            requests = report_request(args)
+            if args.status:
+                print(status_table(args.preset, output, args.data_dir, requests))
+                if not requests:
+                    print("\n" + primary_status(args.preset, output, args.data_dir))
+            else:
+                times = (gpu_plan.StepTimes.from_records([args.calibration], batch=get_preset(args.preset).batch_size)
+                         if args.calibration else recorded_step_times(args.preset))
+                print(plan_text(args.preset, output, times, args.data_dir, requests))
             return 0
         queue, times, slowdown = checked(args)
     except (CifarNotFoundError, ValueError, OSError) as error:

@@ -59,7 +59,7 @@ KINDS_BY_TEST = {
     ("test_training.py", "test_free_training_resets_or_carries_the_perturbation"): ("training",),
     ("test_training.py", "test_keep_best_restores_the_best_validation_epoch"): ("training",),
     ("test_training.py", "test_the_trainer_follows_the_one_cycle_schedule_per_minibatch"): ("training",),
-    ("test_results_live.py", "test_the_plan_is_measured_here_and_kept_within_the_budget"): ("training",),
+    ("test_results_live.py", "test_the_plan_is_measured_here_and_trains_whole_comparisons"): ("training",),
     ("test_results_live.py", "test_train_keeps_checkpoints_off_the_results_folder"): ("training",),
 }
 """The kinds of single tests (by file and function name) in files of otherwise fast unit tests."""

@@ -57,7 +57,7 @@ def record(test_acc, history=(0.1, 0.2, 0.3), max_test_acc=None, diverged=False,
     n = len(history)
     return {"diverged": diverged, "ocnn_lambda": None,
             "summary": {"test_acc_at_best_val": test_acc, "max_test_acc": max_test_acc or max(history),
-                        "final_test_acc": history[-1]},
+                        "final_test_acc": history[-1], "final_train_acc": history[-1]},
             "history": {"epoch": list(range(1, n + 1)), "steps": [40 * (i + 1) for i in range(n)],
                         "test_acc": list(history), "train_acc": list(history),
                         "train_loss": [2.0 - v for v in history], "epoch_time": [1.0] * n}, **extra}

@@ -102,19 +102,23 @@ def test_dense_dft_matrices_only_on_a_cpu_and_for_small_2d_sizes():
         ComputationPolicy(dense_transform_devices="cuda")
 
 
-def test_a_policy_transforms_densely_on_another_device_and_says_what_it_changed():
-    """What a GPU window trains with when dense matrices were faster there, and what a run
+def test_a_policy_filters_another_way_on_a_device_and_says_what_it_changed():
+    """What a GPU window trains with when its benchmark chose a filter there, and what a run
     record notes of it: the fields that differ from the default policy, nothing else."""
     default = ComputationPolicy()
     assert default.changes() == {}
-    dense = default.forcing("spatial").transforming_densely("meta")
-    assert dense.transforming_densely("meta") == dense  # once is enough
+    dense = default.forcing("spatial").filtering("dense", "meta")
+    assert dense.filtering("dense", "meta") == dense  # once is enough
     assert dense.changes() == {"frequency_domain_devices": [], "dense_transform_devices": ["cpu", "meta"]}
     assert plan((32, 32), device="meta", policy=dense).filter == "dense"
     assert plan((32, 32), device="meta", policy=default.forcing("spatial")).filter == "fft"
+    assert dense.filtering("fft", "meta") == default.forcing("spatial")  # back to FFTs there
+    assert default.filtering("fft", "cuda").changes() == {"fused_filter_devices": []}
     assert default.forcing("frequency_domain").changes()["frequency_domain_max_size"] == float("inf")
     with pytest.raises(ValueError, match="device_type must be a device type"):
-        default.transforming_densely(torch.device("cuda"))
+        default.filtering("dense", torch.device("cuda"))
+    with pytest.raises(ValueError, match="filter must be one of"):
+        default.filtering("cufft", "cuda")
 
 
 def test_the_affine_gradient_is_the_same_with_or_without_the_sum_by_sample(monkeypatch):

@@ -310,3 +310,78 @@ def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifa
         stored = Path(__file__).parents[1] / "results" / "cpu"
         runs = planned_runs("generalization", "cpu", cifar_root, stored, seed=seed, missing=True)
         assert runs == [], [run.key for run in runs]
+
+
+def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers(cifar_root, tmp_path):
+    """At the fast protocol a subset is passed over as often as the paper's 120 epochs pass
+    over it, up to the full set's steps; the cpu preset keeps the full set's steps."""
+    from convnorm.experiments import protocol_deviations
+    from convnorm.experiments.presets import scarcity_epoch_images
+
+    fast, cpu = PRESETS["fast"], PRESETS["cpu"]
+    assert fast.scarcity_passes == PRESETS["paper"].epochs and cpu.scarcity_passes is None
+    assert scarcity_epoch_images(fast, 4_500, 45_000) == 120 * 4_500 // fast.epochs  # 120 passes in 40 epochs
+    assert scarcity_epoch_images(fast, 31_500, 45_000) == 45_000  # the paper's passes would exceed a full training
+    assert scarcity_epoch_images(cpu, 500, 5_000) == 5_000 and scarcity_epoch_images(PRESETS["paper"], 500, 5_000) \
+        is None
+    rows = {row["setting"]: row["here"] for row in protocol_deviations("fast")}
+    assert "120 passes over the subset" in rows["data-scarcity training length"]
+
+
+def test_every_preset_discloses_the_model_reported_convergence_in_images_and_the_precision_of_every_arm():
+    from convnorm.experiments import protocol_deviations
+
+    for name in ("cpu", "fast", "short-schedule", "paper"):
+        rows = {row["setting"]: row for row in protocol_deviations(name)}
+        assert "last epoch" in rows["model reported"]["here"] and "best validation" in rows["model reported"]["here"]
+        assert "1,024,000 images" in rows["convergence speed"]["here"]
+        assert ("label-noise regime" in rows) == (name != "paper")
+    fast = {row["setting"]: row for row in protocol_deviations("fast")}
+    assert "SN's power iteration, ONI's Newton iteration, OCNN's penalty" in fast["arithmetic"]["here"]
+    assert {row["here"] for row in protocol_deviations("cpu") if row["setting"] == "network"} == {
+        "a six-conv network of width 16"}  # one name for the reduced network, everywhere
+
+
+@pytest.mark.parametrize("norm", ["sn", "oni", "ocnn"])
+def test_under_autocast_each_baselines_reparametrization_computes_in_float32(norm):
+    """Mixed precision treats every arm alike: the normalized weight (and OCNN's penalty)
+    under bfloat16 autocast is the float32 one, bit for bit."""
+    from convnorm.baselines.ocnn import ocnn_penalty
+    from convnorm.models import build_model
+
+    torch.manual_seed(0)
+    model = build_model("small", norm, 10, 4).eval()  # SN's power iteration steps only in training
+    conv = next(m for m in model.modules() if isinstance(m, torch.nn.Conv2d))
+    plain = conv.weight.detach().clone()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = conv.weight
+        penalty = ocnn_penalty(model)
+    assert mixed.dtype == torch.float32 and torch.equal(mixed.detach(), plain)
+    assert penalty.dtype == torch.float32 and torch.equal(penalty.detach(), ocnn_penalty(model).detach())
+
+
+def test_the_conditioning_analysis_separates_the_affine_kernel_from_the_running_normalizer():
+    """A trained ConvNorm layer: with the running normalizer equal to the final one and an
+    all-pass affine kernel every channel is a tight frame; each factor, restored alone,
+    gives the counterfactual the analysis records, and both together the operator applied."""
+    from convnorm.experiments.catalog.conditioning import channel_causes
+    from convnorm.layers import ConvNorm2d
+    from convnorm.spectral import deployed_channel_condition_numbers, deployed_spectrum
+
+    torch.manual_seed(0)
+    layer = ConvNorm2d(3, 4, 3, padding=1, bias=False).double().eval()  # no training step: the final normalizer
+    fresh = channel_causes(layer, (8, 8))
+    assert fresh["channel_condition_number_unit_affine"] == pytest.approx(1.0, abs=1e-3)  # tight, up to ε
+    assert fresh["affine_gain"] == pytest.approx(1.0) and fresh["weight_norm"] == pytest.approx(
+        float(layer.weight.norm()))
+    layer.train()
+    layer(torch.randn(2, 3, 8, 8, dtype=torch.float64))  # sets the running normalizer
+    with torch.no_grad():
+        layer.weight.add_(0.3 * torch.randn_like(layer.weight))  # the final weights move on
+        layer.affine_weight.copy_(torch.randn_like(layer.affine_weight))
+    layer.eval()
+    causes = channel_causes(layer, (8, 8))
+    applied = float(deployed_channel_condition_numbers(deployed_spectrum(layer, (8, 8))).mean())
+    assert causes["channel_condition_number_unit_affine"] > 1.01
+    assert causes["channel_condition_number_final_normalizer"] > 1.01
+    assert applied > 1.01 and causes["affine_gain"] > 1

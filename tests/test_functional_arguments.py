@@ -53,12 +53,12 @@ def test_bad_running_average_arguments_are_named(kwargs, match):
 
 def test_bad_shapes_and_types_are_named():
     with pytest.raises(ValueError, match="input must have shape"):
-        conv_norm2d(X[0], W)
+        conv_norm2d(X[0, 0], W)
     with pytest.raises(ValueError, match="input has 2 channels"):
         conv_norm2d(X[:, :2], W)
     with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, m_1, m_2\)"):
         conv_norm2d(X, W[..., 0])
-    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k\)"):
+    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, m\)"):
         conv_norm1d(X[..., 0], W)
     with pytest.raises(ValueError, match="larger than the input size"):
         conv_norm2d(torch.randn(1, 3, 2, 2), W, padding=1, padding_mode="circular")

@@ -90,13 +90,26 @@ def test_requests_are_parsed_and_bad_ones_refused():
             gpu_plan.Request.parse(text)
 
 
-def test_the_core_runs_seed_by_seed(cifar_root, tmp_path):
-    jobs = gpu_plan.jobs((gpu_plan.CORE,), SMOKE, tmp_path, cifar_root)
-    assert len(jobs) == 3 * 3 * 2  # three seeds, three conditions, two networks
-    assert [job.seed for job in jobs] == sorted(job.seed for job in jobs)
-    assert {job.settings["norm"] for job in jobs} == {"bn", "convnorm+bn"}
-    assert {job.settings["data"].get("label_noise", 0) for job in jobs} == {0, 0.4}
-    assert {job.settings["data"]["train_fraction"] for job in jobs} == {1.0, 0.1}
+def _primary(preset: str = SMOKE) -> tuple:
+    from convnorm_book.results import endpoints, reference
+
+    plans = endpoints.plan(reference.load_reference(ROOT / "results"), ROOT / "results")
+    return endpoints.requests(preset, plans), plans
+
+
+def test_the_plan_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(cifar_root, tmp_path):
+    primary, plans = _primary()
+    groups = gpu_plan.queued_groups(primary)
+    assert groups[0] == (gpu_plan.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_plan.QUEUE)
+    jobs = gpu_plan.jobs(groups[:2], SMOKE, tmp_path, cifar_root)
+    assert (jobs[0].experiment, jobs[0].run, jobs[0].seed) == ("generalization", "cifar10-bn", 0)
+    primary_jobs = jobs[1:]
+    assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
+    seeds = {plan.endpoint.experiment: plan.seeds for plan in plans if plan.endpoint.runs_at(PRESETS[SMOKE])}
+    for experiment, needed in seeds.items():
+        assert max(job.seed for job in primary_jobs if job.experiment == experiment) == needed - 1
+    assert {job.settings["data"].get("label_noise", 0) for job in primary_jobs} == {0, 0.4}  # no 80 % at smoke
+    assert {job.settings["data"]["train_fraction"] for job in primary_jobs} == {1.0, 0.1}
 
 
 def _calibration(tmp_path, seconds_per_image: float, jobs: int = 1, gpu: str = "cpu (test)",
@@ -129,11 +142,11 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
     assert found.train == 2e-3 and note == "vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50 stands in"
 
 
-def test_the_plan_prices_the_core_from_step_times(cifar_root, tmp_path):
+def test_the_plan_prices_its_trainings_from_step_times(cifar_root, tmp_path):
     times = gpu_plan.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
-    core = gpu_plan.plan((gpu_plan.CORE,), SMOKE, tmp_path, times, cifar_root)
-    assert sum(line.trainings for line in core) == 18
-    job = gpu_plan.jobs((gpu_plan.CORE,), SMOKE, tmp_path, cifar_root)[0]
+    first = gpu_plan.plan(((gpu_plan.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
+    assert [(line.experiment, line.trainings) for line in first] == [("generalization", 1)]
+    job = gpu_plan.jobs(((gpu_plan.FLOOR,),), SMOKE, tmp_path, cifar_root)[0]
     data, config = job.settings["data"], job.settings["config"]
     expected = config.epochs * (100 * 1e-3 + (data["n_val"] + data["n_test"]) * 1e-3 / 3)  # 2 batches of 50
     assert gpu_plan.estimate(job, times, "fp32").seconds == pytest.approx(expected)
@@ -255,6 +268,44 @@ def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, t
     assert not any(tmp_path.iterdir())  # nothing was started or written
 
 
+def test_plan_and_status_refuse_what_they_cannot_honour_and_honour_the_rest(cifar_root, tmp_path):
+    """A window's options, two reports at once, bad requests: one line on stderr, exit 2.
+    Requests given: a plan (a status) of those requests alone."""
+    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
+    refused = ((("--plan", "--jobs", "0"), "--plan does not take --jobs"),
+               (("--plan", "--deadline", "90"), "--plan does not take --deadline"),
+               (("--status", "--pack", str(tmp_path / "p")), "--status does not take --pack"),
+               (("--status", "--calibration", "x.json"), "--status does not take --calibration"),
+               (("--plan", "--status"), "two reports"),
+               (("--plan", "generalization:3-1"), "FIRST <= LAST"),
+               (("--status", "label-noise:0/noise0.3-bn"), "is not a run of label-noise"))
+    for args, message in refused:
+        done = _gpu_runs(*common, *args)
+        assert done.returncode == 2 and done.stderr.startswith("error: ") and message in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
+    status = _gpu_runs(*common, "--status", "label-noise:0/noise0.4-bn")
+    assert status.returncode == 0 and status.stdout.splitlines()[2:] == ["| label-noise | 1 | none | 0 / 1 |"]
+    plan = _gpu_runs(*common, "--plan", "label-noise:0")
+    assert plan.returncode == 0 and plan.stdout.strip().splitlines()[-1].startswith("asked: ")
+    assert [line.split(" | ")[0] for line in plan.stdout.splitlines() if line.startswith("| label")] == [
+        "| label noise 40 %", "| label noise 80 %", "| label-noise"]  # the endpoints, then the one asked
+
+
+def test_the_primary_section_ends_with_one_line_of_power():
+    """At the fast protocol every primary endpoint runs, each planned for a power of at least
+    0.8 at the paper's effect; the section's last line says so, and nothing else like it."""
+    done = _gpu_runs("--plan", "--preset", "fast")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    summary = [line for line in lines if line.startswith("primary:")]
+    _, plans = _primary("fast")
+    assert summary == [f"primary: {len(plans)} endpoints; power at the paper's effect: "
+                       f"min {min(plan.power for plan in plans):.2f}"]
+    rows = lines[lines.index("| --- | --- | --- | --- | --- | --- | --- | --- |") + 1:lines.index(summary[0]) - 1]
+    assert len(rows) == len(plans) and all(row.endswith("| yes |") for row in rows)
+    assert all(float(row.split(" | ")[-2]) >= 0.8 for row in rows) and len(plans) <= 5
+
+
 def _packed(archive: Path) -> dict[str, dict]:
     with tarfile.open(archive) as tar:
         return {m.name: json.load(tar.extractfile(m)) for m in tar.getmembers() if m.isfile()}
@@ -287,7 +338,7 @@ def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp
 def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> subprocess.CompletedProcess:
     env = {**os.environ, "PRESET": SMOKE, "COMMIT": "0" * 40, "DEADLINE_S": str(deadline),
            "WORK": str(tmp_path / "work"), "OUT": str(tmp_path / f"out-{phase}"), "STATE": str(tmp_path / "state"),
-           "OMP_NUM_THREADS": "1", "PYTHON": sys.executable, "CALIBRATION_S": "20",
+           "OMP_NUM_THREADS": "1", "PYTHON": sys.executable, "CALIBRATION_S": "10",
            "CALIBRATION_ARGS": "--networks resnet18:bn,resnet18:convnorm+bn --batches 2",
            "REQUESTS": "generalization:0-2/cifar10-bn,cifar10-convnorm+bn", **data, **extra}
     return subprocess.run(["bash", str(ROOT / "scripts" / "device_session.sh"), phase], env=env,
@@ -297,8 +348,9 @@ def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> 
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     """``scripts/device_session.sh`` end to end, in the two calls of a lent window, under a
     deadline of 90 s with a second process busy on the machine: the benchmark's choice of
-    filter, the calibration, then the core's trainings until the deadline, at least one
-    finished and packed in an archive that unpacks into the repository's own layout."""
+    filter, then the core's trainings until the deadline (no calibration: the 10 s left for it
+    would measure nothing), at least one finished and packed in an archive that unpacks into
+    the repository's own layout, its record saying how it filtered."""
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         data = {"CONVNORM_DATA_DIR": cifar_root, "CONVNORM_CACHE_DIR": os.environ.get("CONVNORM_CACHE_DIR", "")}
@@ -315,23 +367,19 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     status = json.loads((tmp_path / "out-train" / "status.json").read_text())
     assert status["finished"] and not status["failed"] and status["filter"] == filter
     packed = _packed(tmp_path / "out-train" / "results.tgz")
-    assert any(name.startswith("benchmarks/results/gpu_calibration_cpu") for name in packed) and bench in packed
+    assert bench in packed and not any(name.startswith("benchmarks/results/gpu_calibration") for name in packed)
     runs = [data for name, data in packed.items() if name.startswith(f"results/{SMOKE}/runs/{SMOKE}-seed")]
     assert len(runs) == len(status["finished"])
     assert all(data["provenance"]["git_commit"] == "0" * 40 for data in runs)
-    calibration = next(data for name, data in packed.items()
-                       if name.startswith("benchmarks/results/gpu_calibration"))["results"]
-    assert calibration["filter"] == filter
-    assert all(not entry["cuda_graph"] for entry in calibration["step_times"])  # as the trainings stepped: eagerly
     # the trainings filter as the benchmark chose, and their records say so
     from convnorm.functional import current_policy
 
     noted = current_policy().filtering(filter, "cuda").changes()
     assert all(data["results"]["computation_policy"] == noted for data in runs)
     with tarfile.open(tmp_path / "out-train" / "logs-train.tgz") as tar:
-        assert {"logs/calibration.log", "logs/session-train.log"} <= set(tar.getnames())
         session = tar.extractfile("logs/session-train.log").read().decode()
-    assert "trainings until the deadline" in session and "stopped: " in session and "packed: " in trained.stdout
+    assert "no calibration" in session and "trainings until the deadline" in session
+    assert "stopped: " in session and "packed: " in trained.stdout
 
 
 def test_a_window_without_time_for_its_trainings_stops_in_one_line(cifar_root, tmp_path):
@@ -362,6 +410,6 @@ def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_t
     plan = _gpu_runs("--plan", "--preset", "fast", "--data-dir", cifar_root)
     status = _gpu_runs("--status", "--preset", "fast", "--data-dir", cifar_root)
     assert plan.returncode == 0 and status.returncode == 0, plan.stderr + status.stderr
-    printed = [line for line in plan.stdout.splitlines() if line.startswith(("|", "core:"))]
+    printed = [line for line in plan.stdout.splitlines() if line.startswith(("|", "primary:", "floor and primary:"))]
     assert _between(readme, "plan") == printed
-    assert _between(readme, "status") == status.stdout.strip().splitlines()
+    assert _between(readme, "status") == [line for line in status.stdout.splitlines() if line.strip()]

@@ -115,7 +115,7 @@ def test_bad_input_raises():
         four_steps(x, w, padding=1, padding_mode="reflect")
     with pytest.raises(ValueError, match="channels"):
         four_steps(torch.randn(1, 3, 8), w)
-    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, k\) or"):
+    with pytest.raises(ValueError, match=r"weight must have shape \(C_out, C_in, m\) or"):
         dilate_kernel(torch.ones(3, 3), 2)
     with pytest.raises(ValueError, match="dilation"):
         dilate_kernel(w, 0)

@@ -1,26 +1,11 @@
-"""convnorm_book.results.findings and .checks: the facts the chapters state beside the
-verdicts, computed from records built with known answers."""
+"""convnorm_book.results.findings, .checks and .diagnosis: the facts the chapters state
+beside the comparisons, computed from records built with known answers."""
 from __future__ import annotations
 
-from convnorm_book.results import checks, findings, records
+from convnorm_book.results import checks, diagnosis, findings, records
 from result_files import record, reference, results_root, root, write  # noqa: F401 (fixtures)
 
 BASIC = ("none", "bn", "convnorm", "convnorm+bn")
-
-
-def test_convergence_speed_and_spread(root, reference):
-    """BN's mean curve peaks at 35 % after 120 iterations; ConvNorm+BN's (30, 35, 40.5 %)
-    reaches it after 80: 1.5 times sooner. Its final accuracy varies less (seeds 40 and
-    41 % against 30 and 40 %)."""
-    curves = {"bn": ((0.1, 0.2, 0.3), (0.1, 0.2, 0.4)), "convnorm+bn": ((0.3, 0.35, 0.4), (0.3, 0.35, 0.41))}
-    for seed in (0, 1):
-        write(root, "convergence", "cpu", seed,
-              {"small": {m: record(0.3, history=curves.get(m, ((0.1,) * 3,) * 2)[seed]) for m in BASIC}}, epochs=3)
-    text = findings.convergence(records.stored("convergence", root, presets=("cpu",)), reference)
-    assert "BN's mean test accuracy is at its best, 35.0 %, after 120 iterations" in text
-    assert "ConvNorm+BN's after 80, 1.5 times sooner" in text
-    assert "in the paper ConvNorm after 1,000 iterations matches BN after 8,000, 8 times sooner" in text
-    assert "varies less over the seeds with ConvNorm+BN than with BN" in text
 
 
 def test_accuracy_gap_and_ranking(root, reference):
@@ -82,18 +67,54 @@ def test_scarcity_length_is_read_from_the_records(root, tmp_path):
         "Every subset trains for the same number of epochs, as in the paper")
 
 
-def test_trained_layers_leave_out_diverged_seeds(root):
-    def layers(norms, channel=1.0):
-        return [{"spectral_norm": s, "condition_number": 2.0, "channel_condition_number": channel} for s in norms]
+def layers(norms, channel=1.0, out=4):
+    return [{"name": f"c{i}", "shape": [out, out, 3, 3], "spectral_norm": s, "condition_number": 2.0,
+             "channel_condition_number": channel} for i, s in enumerate(norms)]
 
-    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((2.0, 2.0, 2.0))},
-                                           "convnorm": {"layers": layers((1.0, 3.0, 1.0), 1.5)}})
-    write(root, "conditioning", "cpu", 1, {"none": {"layers": layers((2.0, 2.0, 2.0))},
-                                           "convnorm": {"diverged": True, "layers": layers((9.0, 9.0, 9.0), 9.0)}})
-    text = findings.trained_layers(records.stored("conditioning", root, presets=("cpu",)))
-    assert "range from 1.50 to 1.50" in text
-    assert "below the vanilla network's in 2 of the 3 layers (per seed); 1 seed with a diverged training left out" \
-        in text
+
+def test_channel_table_leaves_out_networks_that_failed_and_takes_geometric_means(root):
+    write(root, "conditioning", "cpu", 0, {"none": {**record(0.3), "layers": layers((2.0, 2.0), 2.0)},
+                                           "convnorm": {**record(0.3), "layers": layers((1.0, 3.0), 1.5)}})
+    diverged = {**record(0.3, diverged=True), "layers": layers((9.0,) * 2, 9.0)}
+    write(root, "conditioning", "cpu", 1, {"none": {**record(0.3), "layers": layers((2.0, 2.0), 8.0)},
+                                           "convnorm": diverged})
+    table = findings.channel_table(records.stored("conditioning", root, presets=("cpu",)))
+    assert table.column("vanilla") == ["4.0", "4.0"] and table.column("ConvNorm") == ["1.5", "1.5"]  # √(2·8) = 4
+    assert table.notes[0].endswith("vanilla: 2 seeds; ConvNorm: 1 seeds.")
+    assert findings.channel_causes_table(records.stored("conditioning", root, presets=("cpu",))) is None
+
+
+def test_channel_causes_table_reads_both_counterfactuals(root):
+    causes = {"channel_condition_number_unit_affine": 1.2, "channel_condition_number_final_normalizer": 3.0}
+    for seed in (0, 1):
+        write(root, "conditioning", "cpu", seed, {
+            "none": {**record(0.3), "layers": layers((2.0,), 2.0)},
+            "convnorm": {**record(0.3), "layers": [{**layer, **causes} for layer in layers((1.0,), 4.0)]}})
+    table = findings.channel_causes_table(records.stored("conditioning", root, presets=("cpu",)))
+    assert table.rows == [["1", "4.00", "1.20", "3.00"]]
+
+
+def test_the_diagnosis_reads_plateaus_gains_and_layers_above_the_bound(root):
+    assert diagnosis.plateau({"train_loss": [2.30, 2.29, 2.0, 1.5]}) == 2  # 0.95 ln 10 = 2.19
+    assert diagnosis.plateau({"train_loss": [2.30, 2.30]}) == 2  # never learns: every epoch
+    assert diagnosis.gain(layers((2.0, 3.0))) == 6.0
+    assert diagnosis.above_bound(layers((2.5, 1.0), out=4)) == 1  # √4 = 2
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.3) for m in BASIC}})
+        write(root, "conditioning", "cpu", seed, {"none": {"layers": layers((2.0, 2.0))},
+                                                  "convnorm": {"layers": layers((1.0, 3.0))}})
+    table = diagnosis.seeds_table(records.stored("generalization", root, presets=("cpu",)),
+                                  records.stored("conditioning", root, presets=("cpu",)))
+    assert table.rows[0][-3:] == ["4", "3", "1 of 2"]
+
+
+def test_noise_regime_sets_training_accuracy_beside_the_share_of_correct_labels(root):
+    for seed in (0, 1):
+        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.3, history=(0.1, 0.2, 0.3)) for m in ("none", "bn")}
+                                                 for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
+    table = findings.noise_regime(records.stored("label-noise", root, presets=("cpu",)))
+    assert table.column("labels still correct") == ["82", "28"]  # 1 − r · 9/10
+    assert table.column("BN") == ["30", "30"]  # the training accuracy after the last epoch
 
 
 def test_runtime_keeps_one_record_of_each_timing(root, reference):

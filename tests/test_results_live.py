@@ -1,5 +1,6 @@
 """convnorm_book.results.live: training is opt-in, priced by steps measured on the spot,
-kept within a budget, written where it survives a restart, with checkpoints kept apart."""
+kept within a budget whole comparison by whole comparison, written where it survives a
+restart, with checkpoints kept apart, and shown apart from the stored records."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +11,8 @@ from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
 from convnorm.experiments import gpu_plan
 from convnorm.experiments.gpu_plan import Request
 from convnorm_book.results import live
-from result_files import record, results_root, write
+from convnorm_book.results.records import Records, load_runs
+from result_files import record, reference, results_root, write  # noqa: F401 (fixtures)
 
 
 def test_default_preset_is_never_the_full_schedule():
@@ -45,22 +47,43 @@ def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
         assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
-def test_the_plan_is_measured_here_and_kept_within_the_budget(cifar_root, tmp_path):
-    requests = (Request("ablation", (0,), ("convnorm-affine1", "convnorm+bn-affine1", "convnorm-affine0")),)
+def test_the_plan_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
+    requests = (Request("ablation", (0, 1), ("convnorm-affine1", "convnorm+bn-affine1")),)
     generous = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
-    assert len(generous.estimates) == 3 and generous.chosen == tuple(job for job, _ in generous.estimates)
-    assert all(minutes > 0 for _, minutes in generous.estimates)
-    first = generous.estimates[0][1]
+    assert len(generous.estimates) == 4 and generous.chosen == tuple(job for job, _ in generous.estimates)
+    assert all(minutes > 0 for _, minutes in generous.estimates) and "raise it" not in str(generous)
     from convnorm.experiments import step_timing
 
     fixed = step_timing.time_steps("smoke", "resnet18", "bn", "cpu", batches=2)  # one measurement for every network
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(step_timing, "time_steps", lambda preset, arch, norm, device, batches: {**fixed, "norm": norm})
-        priced = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
-        first = priced.estimates[0][1]
-        tight = live.plan(requests, first * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
-    assert len(tight.chosen) == 1 and "left out: over the budget" in str(tight)
-    assert "measured just now" in str(tight) and "raise it" in str(tight)
+        one = live.plan(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2).estimates[0][1]
+        half = live.plan(requests, one * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+        seed0 = live.plan(requests, one * 2.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    assert half.chosen == () and "Nothing trained: no comparison fits" in str(half)  # never one network alone
+    assert [job.seed for job in seed0.chosen] == [0, 0]  # both networks of seed 0, none of seed 1
+    assert "left out: its comparison does not fit the budget" in str(seed0) and "raise it" in str(seed0)
+    assert "measured just now" in str(seed0)
+
+
+def test_minutes_are_said_to_a_tenth_below_ten():
+    assert live.minutes_text(1.5) == "about 1.5 min" and live.minutes_text(12.4) == "about 12 min"
+
+
+def test_the_readers_tables_and_the_stored_ones_are_labelled_apart(tmp_path, reference):
+    root = results_root(tmp_path)
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.5) for m in ("none", "bn", "convnorm",
+                                                                                      "convnorm+bn")}})
+    write(tmp_path / "yours", "generalization", "cpu", 0, {"cifar10": {"bn": record(0.5), "convnorm+bn": record(0.6),
+                                                                       "none": None, "convnorm": None}})
+    yours = Records("generalization", "cpu", tuple(load_runs("generalization", "cpu", tmp_path / "yours")))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONVNORM_RESULTS_DIR", str(root))
+        mine, stored = live.side_by_side({"generalization": yours}, reference)
+    assert mine.title.startswith("Trained just now, on your device") and stored.title.startswith("The stored records")
+    assert mine.columns[2].startswith("yours:") and stored.columns[2].startswith("ours:")
+    assert mine.column("method") == ["BN", "ConvNorm+BN"]  # only what the reader trained
 
 
 def test_train_keeps_checkpoints_off_the_results_folder(cifar_root, tmp_path, monkeypatch):

@@ -11,21 +11,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from convnorm.experiments import EXPERIMENTS  # noqa: E402
-from convnorm_book.results import claims, plots, records, stats, verdicts  # noqa: E402
+from convnorm_book.results import claims, comparisons, endpoints, plots, records  # noqa: E402
 from convnorm_book.results import reference as reference_values  # noqa: E402
-from result_files import record, root, write  # noqa: E402, F401 (fixtures)
-
-
-def test_plot_comparisons_one_row_each_coloured_by_verdict():
-    rows = [stats.Paired("a", "b", (1.0, 1.1, 0.9), paper=0.5), stats.Paired("c", "d", (-1.0, 2.0), paper=0.5),
-            stats.Paired("e", "f", (1.0, 1.1, 0.9))]
-    fig, ax = plt.subplots()
-    plots.plot_comparisons(ax, rows)
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["e − f", "c − d", "a − b"]
-    means = [line for line in ax.lines if line.get_marker() == "o"]
-    assert [line.get_color() for line in means] == ["tab:green", "tab:grey", "tab:blue"]
-    assert sum(line.get_marker() == "x" for line in ax.lines) == 2  # the paper's differences
-    plt.close(fig)
+from result_files import record, reference, root, write  # noqa: E402, F401 (fixtures)
 
 
 def test_history_figure_one_band_per_method(root):
@@ -53,7 +41,7 @@ def test_plot_rates_and_layer_profile(root):
     fig2, ax2 = plt.subplots()
     plots.plot_layer_profile(ax2, records.stored("conditioning", root, presets=("cpu",)), "condition_number",
                              ["none", "oni"])
-    assert len(ax2.lines) == 1 and np.allclose(ax2.lines[0].get_ydata(), [10, 5])  # the diverged run is left out
+    assert len(ax2.lines) == 1 and np.allclose(ax2.lines[0].get_ydata(), [10, 5])  # no layers: nothing to draw
     plt.close("all")
 
 
@@ -76,7 +64,7 @@ def _adversarial(root, seeds=3):
 
 def test_forest_rows_are_short_labels_and_the_figure_grows_with_them(root):
     reference = reference_values.load_reference(root)
-    found = verdicts.evaluate(_adversarial(root), reference)
+    found = comparisons.evaluate(_adversarial(root), reference)
     fig = plots.forest(found)
     (ax,) = fig.axes
     labels = [t.get_text() for t in ax.get_yticklabels()]
@@ -89,16 +77,38 @@ def test_forest_rows_are_short_labels_and_the_figure_grows_with_them(root):
     plt.close("all")
 
 
-def test_forest_colours_by_the_corrected_verdict_and_shades_a_parity_margin(root):
+def test_forest_colours_a_claim_apart_from_none_and_shades_a_margin(root):
     reference = reference_values.load_reference(root)
-    found = verdicts.Chapter.of([_adversarial(root)], reference)("adversarial", b="bn")
+    found = comparisons.Chapter.of([_adversarial(root)], reference)("adversarial", b="bn")
     fig = plots.forest(found)
     means = [line for line in fig.axes[0].lines if line.get_marker() == "o"]
-    expected = [plots.VERDICT_COLOURS.get(v.final, "tab:grey") for v in found]
-    assert [line.get_color() for line in means] == expected and expected[0] == "tab:green"
-    parity = [replace(v, kind=claims.PARITY, claim=replace(v.claim, kind=claims.PARITY, margin=1.0)) for v in found]
-    fig = plots.forest(parity)
-    assert len(fig.axes[0].collections) == 4 + 4  # a band per row, besides the seeds' dots
+    assert {line.get_color() for line in means} == {plots.CLAIMED_COLOUR}  # a description: no verdict's colour
+    assert len(fig.axes[0].collections) == 4 + 1  # the seeds' dots, and the clean row's margin of 'maintaining'
+    unclaimed = [replace(c, kind=claims.NO_CLAIM) for c in found]
+    assert {line.get_color() for line in plots.forest(unclaimed).axes[0].lines if line.get_marker() == "o"} == {
+        plots.UNCLAIMED_COLOUR}
+    plt.close("all")
+
+
+def test_primary_forest_colours_the_verdicts_and_leaves_out_what_is_not_run(reference):
+    results = endpoints.test(reference)
+    fig = plots.primary_forest(results)
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert sorted(labels) == sorted(r.endpoint.name for r in results if r.paired is not None)
+    colours = {line.get_color() for ax in fig.axes for line in ax.lines if line.get_marker() == "o"}
+    assert colours <= {"tab:green", "tab:red", "tab:grey"}
+    plt.close("all")
+
+
+def test_seed_curves_draw_every_seed_and_dash_a_failed_training(root):
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed, {"cifar10": {
+            m: record(0.3, history=(0.1, 0.12, 0.15) if (m, seed) == ("convnorm", 1) else (0.1, 0.2, 0.3))
+            for m in ("none", "bn", "convnorm", "convnorm+bn")}})
+    fig = plots.seed_curves(records.stored("generalization", root, presets=("cpu",)), ("train_loss", "test_acc"))
+    loss, accuracy = fig.axes
+    assert len(accuracy.lines) == 4 * 2 and len(loss.lines) == 4 * 2 + 1  # every seed, and ln K on the loss
+    assert sum(line.get_linestyle() == "--" for line in accuracy.lines) == 1
     plt.close("all")
 
 
@@ -108,14 +118,14 @@ def test_forest_one_panel_per_unit(root):
         write(root, "convergence", "cpu", seed, {"small": {m: record(0.3, history=(0.1, 0.2 + 0.01 * seed))
                                                            for m in ("none", "bn", "convnorm", "convnorm+bn")}},
               epochs=2)
-    found = verdicts.evaluate(records.stored("convergence", root, presets=("cpu",)), reference)
+    found = comparisons.evaluate(records.stored("convergence", root, presets=("cpu",)), reference)
     fig = plots.forest(found)
     assert [ax.get_title() for ax in fig.axes] == ["test accuracy", "training loss"]
     assert [ax.get_xlabel() for ax in fig.axes] == ["difference (points)", "difference"]
     plt.close("all")
 
 
-def test_rate_figure_sets_ours_beside_the_papers_and_counts_diverged_seeds(root):
+def test_rate_figure_sets_ours_beside_the_papers_and_counts_failed_seeds(root):
     reference = reference_values.load_reference(root)
     for seed in range(3):
         write(root, "label-noise", "cpu", seed,
@@ -124,7 +134,8 @@ def test_rate_figure_sets_ours_beside_the_papers_and_counts_diverged_seeds(root)
     fig = plots.rate_figure(records.stored("label-noise", root, presets=("cpu",)), reference)
     ours, paper, ours_selected, spare = fig.axes
     assert paper.get_title() == "the paper (Table 6 and Figure 3 (left))" and len(paper.containers) == 4
-    assert [t.get_text() for t in ours.get_legend().get_texts()] == ["vanilla", "BN (1 of 3 seeds diverged at 80%)"]
+    assert [t.get_text() for t in ours.get_legend().get_texts()] == ["vanilla",
+                                                                      "BN (1 of 3 seeds failed to train at 80%)"]
     assert not spare.axison
     with pytest.raises(ValueError, match="not rates"):
         plots.rate_figure(_adversarial(root), reference)

@@ -209,29 +209,60 @@ def test_a_truncated_record_in_a_chapter_names_its_file(root):
         records.stored("generalization", root)
 
 
-# ------------------------------------------------------------------ diverged runs
-def test_a_diverged_record_is_missing_for_every_number_whatever_it_holds():
-    """A record that says it diverged gives DIVERGED for its summary and its history,
-    though the file holds both (a summary of the partial history, as older code wrote)."""
+# ------------------------------------------------------------------ failed trainings
+def test_a_training_failed_when_it_diverged_or_never_reached_twice_chance():
+    assert records.failure(record(0.4, diverged=True, diverged_at_epoch=3, reason="loss is NaN")) == \
+        "diverged at epoch 3 (loss is NaN)"
+    assert records.failure(record(0.15, history=(0.10, 0.15, 0.199))).startswith("never above twice chance")
+    assert records.failure(record(0.15, history=(0.10, 0.15, 0.20))) is None  # twice chance is reached
+    assert records.failure(record(0.015, history=(0.01, 0.015, 0.021)), k=100) is None  # 2/K with K = 100
+    assert records.classes(("cifar100", "bn")) == 100 and records.classes(("0.8", "bn")) == 10
+
+
+def test_a_failed_training_enters_an_accuracy_as_measured_and_no_other_number():
+    """A diverged record gives chance for an accuracy (whatever its file holds: a summary of
+    the partial history, as older code wrote) and FAILED for any other number; a record that
+    never rose above twice chance gives its accuracy, marked, and FAILED for the rest."""
     results = {"0.8": {"bn": record(0.4, diverged=True, diverged_at_epoch=3, reason="loss is NaN"),
+                       "sn": record(0.12, history=(0.1, 0.12, 0.15), queries=500.0),
                        "none": record(0.3)}}
-    assert records.measured(results, ("0.8", "bn", "summary", "test_acc_at_best_val")) is records.DIVERGED
-    assert records.measured(results, ("0.8", "bn", "history", "test_acc", 0)) is records.DIVERGED
+    diverged = records.measured(results, ("0.8", "bn", "summary", "test_acc_at_best_val"), accuracy=True)
+    assert isinstance(diverged, records.FailedValue) and diverged == pytest.approx(0.1)
+    assert records.measured(results, ("0.8", "bn", "history", "test_acc", 0)) is records.FAILED
+    stuck = records.measured(results, ("0.8", "sn", "summary", "test_acc_at_best_val"), accuracy=True)
+    assert isinstance(stuck, records.FailedValue) and stuck == 0.12
+    assert records.measured(results, ("0.8", "sn", "queries")) is records.FAILED
     assert records.measured(results, ("0.8", "none", "summary", "test_acc_at_best_val")) == 0.3
+    assert not isinstance(records.measured(results, ("0.8", "none", "summary", "test_acc_at_best_val"), True),
+                          records.FailedValue)
     assert records.measured(results, ("0.8", "none", "nothing")) is None
 
 
-def test_records_list_their_diverged_runs_and_count_them(root):
+def test_records_list_their_failed_trainings_and_count_them(root):
     rates = ("0.2", "0.8")
     for seed in (0, 1, 2):
         write(root, "label-noise", "cpu", seed,
               {rate: {m: record(0.4, diverged=(seed, rate, m) == (1, "0.8", "bn"), diverged_at_epoch=3,
-                                reason="loss is NaN") for m in ("none", "bn")} for rate in rates},
+                                reason="loss is NaN") if (seed, rate, m) != (2, "0.8", "none") else
+                      record(0.11, history=(0.1, 0.11, 0.12)) for m in ("none", "bn")} for rate in rates},
               robust_norms=["none", "bn"])
     data = records.stored("label-noise", root, presets=("cpu",))
-    assert data.diverged() == [records.DivergedRun(1, "0.8", "bn", 3, "loss is NaN")]
-    assert records.diverged_count(1, 3) == "1 of 3 seeds diverged"
-    assert records.diverged_count(3, 3) == "all 3 seeds diverged" and records.diverged_count(0, 3) == ""
+    failed = data.failed()
+    assert [(f.seed, f.group, f.method) for f in failed] == [(1, "0.8", "bn"), (2, "0.8", "none")]
+    assert failed[0].why == "diverged at epoch 3 (loss is NaN)" and "twice chance" in failed[1].why
+    assert records.failed_count(1, 3) == "1 of 3 seeds failed to train"
+    assert records.failed_count(3, 3) == "all 3 seeds failed to train" and records.failed_count(0, 3) == ""
+
+
+def test_the_copy_note_compares_directly_only_on_the_official_images(root):
+    for seed in (0, 1):
+        write(root, "generalization", "cpu", seed, {"cifar10": {"bn": record(0.5)}},
+              data="cifar10: the official images, lossless copy (parts sha256 ...)")
+    official = records.stored("generalization", root, presets=("cpu",))
+    note = records.copy_note(official)
+    assert "compare directly" in note and "not comparable" not in note
+    assert records.scale(official.settings, "generalization") in note and records.paper_scale("generalization") in note
+    assert not any("not comparable" in c for c in records.caveats(official))
 
 
 def test_calibration_is_the_newest_record_that_timed_the_networks(tmp_path):

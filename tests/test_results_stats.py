@@ -1,5 +1,5 @@
-"""convnorm_book.results.stats: Student's t quantiles, seed statistics, differences paired
-by seed with their t-interval, and the verdict the interval allows."""
+"""convnorm_book.results.stats: Student's t quantiles, seed statistics with failed trainings
+counted, differences paired by seed with their t-interval and p-value, and Holm's correction."""
 from __future__ import annotations
 
 import math
@@ -34,11 +34,14 @@ def test_t_quantile_rejects_bad_arguments():
         stats.t_quantile(0.975, 0)
 
 
-def test_seed_stats_counts_diverged_and_absent_and_uses_the_sample_deviation():
-    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4, records.DIVERGED])
-    assert s.n == 3 and s.absent == 2 and s.diverged == 1 and s.seeds == 6
-    assert s.diverged_note == "1 of 6 seeds diverged"
+def test_seed_stats_counts_failed_and_absent_and_uses_the_sample_deviation():
+    s = stats.seed_stats([0.3, None, 0.5, float("nan"), 0.4, records.FAILED])
+    assert s.n == 3 and s.absent == 2 and s.failed == 1 and s.left_out == 1 and s.seeds == 6
+    assert s.failed_note == "1 of 6 seeds failed to train, left out"
     assert math.isclose(s.std, np.std([0.3, 0.5, 0.4], ddof=1)) and (s.min, s.max) == (0.3, 0.5)
+    entered = stats.seed_stats([0.3, records.FailedValue(0.1), 0.5])  # a failed accuracy enters the mean
+    assert entered.n == 3 and entered.failed == 1 and math.isclose(entered.mean, 0.3)
+    assert entered.failed_note == "1 of 3 seeds failed to train"
     assert stats.seed_stats([2.0]).n == 1 and math.isnan(stats.seed_stats([]).mean)
 
 
@@ -53,38 +56,21 @@ def test_interval_is_the_t_interval_and_covers_at_its_level():
     assert stats.Paired("a", "b", (1.0,)).interval is None
 
 
-@pytest.mark.parametrize(("differences", "paper", "claim", "verdict"), [
-    ((1.0, 1.2, 0.9), 0.5, None, stats.SUPPORTED),        # interval above zero, paper positive
-    ((-1.0, -1.2, -0.9), 0.5, None, stats.CONTRADICTED),  # below zero
-    ((-1.0, 2.0, 0.5), 0.5, None, stats.INCONCLUSIVE),    # contains zero
-    ((1.0, 1.2, 0.9), None, -1, stats.CONTRADICTED),      # a claimed sign without a number
-    ((1.0,), 0.5, None, stats.INCONCLUSIVE),              # one seed: no interval
-    ((1.0, 1.2, 0.9), 0.0, None, stats.INCONCLUSIVE),     # the paper's difference has no sign
-])
-def test_verdicts(differences, paper, claim, verdict):
-    assert stats.Paired("a", "b", differences, paper=paper, claim=claim).verdict == verdict
-
-
-def test_sentence_states_mean_interval_paper_and_verdict():
-    c = stats.Paired("ConvNorm", "BN", (1.0, 1.2, 0.9), paper=0.5, context="20%")
-    text = c.sentence()
-    assert text.startswith("ConvNorm − BN, 20%: +1.03 points (95 % interval")
-    assert "3 seeds); the paper: +0.50 points. Supported at this scale." in text
-    assert stats.Paired("a", "b", ()).sentence() == "a − b: no finished pair of runs."
-    assert c.paper_inside is False and stats.Paired("a", "b", (0.0, 1.0), paper=0.5).paper_inside
-
-
-def test_paired_pairs_by_seed_and_leaves_out_diverged_runs(tmp_path):
+def test_paired_pairs_by_seed_and_enters_or_leaves_out_failed_trainings(tmp_path):
     root = results_root(tmp_path)
     values = {0: (0.50, 0.40), 1: (0.60, None), 2: (0.55, 0.52)}
     for seed, (a, b) in values.items():
-        # a diverged run whose record still holds a summary of its partial history: left out all the same
+        # a diverged run whose record still holds a summary of its partial history: at chance for an accuracy
         write(root, "ablation", "cpu", seed, {"a": record(a), "b": record(b or 0.9, diverged=b is None)})
     data = records.stored("ablation", root, presets=("cpu",))
-    c = stats.paired(data, ("a", "summary", "test_acc_at_best_val"), ("b", "summary", "test_acc_at_best_val"),
-                     "A", "B", scale=100)
-    assert np.allclose(c.differences, [10.0, 3.0]) and c.diverged == 1
-    assert "2 seeds; 1 of 3 seeds diverged)" in c.effect()
+    paths = ("a", "summary", "test_acc_at_best_val"), ("b", "summary", "test_acc_at_best_val")
+    entered = stats.paired(data, *paths, "A", "B", scale=100, accuracy=True)
+    assert np.allclose(entered.differences, [10.0, 50.0, 3.0]) and entered.failed_b == 1 and not entered.left_out
+    assert entered.failed_note == "B failed to train in 1 of 3 seeds (entered as measured)"
+    left_out = stats.paired(data, *paths, "A", "B", scale=100)
+    assert np.allclose(left_out.differences, [10.0, 3.0]) and left_out.left_out == 1
+    assert left_out.failed_note == "B failed to train in 1 of 3 seeds (left out)"
+    assert left_out.failed_short == "failed to train: B 1 of 3 (left out)"
 
 
 def test_curve_band_and_first_reach():
@@ -116,23 +102,6 @@ def test_p_value_is_the_paired_t_test_and_agrees_with_the_interval(d):
     assert (c.p_value < stats.ALPHA) == (low > 0 or high < 0)
 
 
-@pytest.mark.parametrize("d", [(0.2, -0.1, 0.3, 0.0), (0.5, 1.8, -0.7), (3.0, 3.2, 2.9), (-2.0, -2.2, -1.6, -2.1)])
-def test_parity_p_values_are_two_one_sided_tests(d):
-    """TOST: equivalence below 5 % exactly when the 90 % interval lies inside ±m; a
-    difference beyond the margin below 5 % exactly when the 95 % interval lies beyond it."""
-    scipy_stats = pytest.importorskip("scipy.stats")
-    margin, c = 1.0, stats.Paired("a", "b", d)
-    equivalence, beyond = c.parity_p_values(margin)
-    lower = scipy_stats.ttest_1samp(d, -margin, alternative="greater").pvalue
-    upper = scipy_stats.ttest_1samp(d, margin, alternative="less").pvalue
-    assert math.isclose(equivalence, max(lower, upper), rel_tol=1e-9)
-    low90, high90 = c.interval_at(0.90)
-    assert (equivalence < 0.05) == (-margin < low90 and high90 < margin)
-    low, high = c.interval
-    assert (beyond < 0.05) == (low > margin or high < -margin)
-    assert stats.Paired("a", "b", (0.1,)).parity_p_values(margin) is None
-
-
 def test_holm_adjusts_in_the_given_order():
     # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running maximum 0.06 for the last
     assert np.allclose(stats.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
@@ -141,9 +110,9 @@ def test_holm_adjusts_in_the_given_order():
 
 
 def test_curve_band_leaves_out_diverged_histories_and_counts_them():
-    h = [{"steps": [1, 2], "acc": [0.1, 0.2]}, records.DIVERGED, {"steps": [1, 2], "acc": [0.3, 0.4]}]
-    band = stats.curve_band(h, "acc")
-    assert band.n == 2 and band.diverged == 1 and np.allclose(band.mean, [0.2, 0.3])
-    assert band.diverged_note == "1 of 3 seeds diverged"
+    h = [{"steps": [1, 2], "acc": [0.1, 0.2]}, records.FAILED, {"steps": [1, 2], "acc": [0.3, 0.4]}]
+    band = stats.curve_band(h, "acc", failed=1)  # one shown curve failed to train, one diverged
+    assert band.n == 2 and band.failed == 2 and band.left_out == 1 and np.allclose(band.mean, [0.2, 0.3])
+    assert band.failed_note == "2 of 3 seeds failed to train (1 diverged, left out)"
     with pytest.raises(ValueError, match="every history diverged"):
-        stats.curve_band([records.DIVERGED], "acc")
+        stats.curve_band([records.FAILED], "acc")

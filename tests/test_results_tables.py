@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm_book.results import claims, provenance, records, stats, tables, verdicts
+from convnorm_book.results import claims, comparisons, endpoints, provenance, records, tables
 from convnorm_book.results import reference as reference_values
 from result_files import REPOSITORY_RESULTS, record, reference, results_root, write  # noqa: F401 (fixtures)
 
@@ -74,31 +74,13 @@ def test_experiment_table_sets_ours_beside_the_paper(generalization, reference):
     assert "<table>" in table._repr_html_()
 
 
-def test_compare_uses_the_papers_difference_and_pairs_by_seed(generalization, reference):
-    data, accs = generalization
-    c = tables.compare(data, reference, "convnorm+bn", "bn", group="cifar10")
-    assert np.allclose(c.differences, [100 * (v[3] - v[1]) for v in accs.values()])
-    assert math.isclose(c.paper, 93.31 - 93.18) and c.label == "ConvNorm+BN − BN"  # one data set: not named
-    assert c.verdict == stats.INCONCLUSIVE  # +5, +8, +3 points: t = 4.30 makes the interval reach below zero
-    clear = tables.compare(data, reference, "convnorm+bn", "none", group="cifar10")  # +15, +14, +16
-    assert clear.verdict == stats.SUPPORTED
-    table = tables.comparisons_table([c, clear], "x")
-    assert table.rows[0][3] == "+0.13" and table.column("verdict at our scale") == ["inconclusive", "supported"]
-
-
-def test_compare_history_reads_one_epoch(generalization):
-    data, _ = generalization
-    c = tables.compare_history(data, "convnorm", "none", "test_acc", 2, "cifar10", claim=+1)
-    assert np.allclose(c.differences, 0.0) and c.context == "test accuracy, epoch 2"
-
-
 def test_measure_rows_where_the_paper_has_a_row_per_measure(tmp_path, reference):
     root = results_root(tmp_path)
     robust = {"clean": 0.3, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
     write(root, "adversarial", "cpu", 0, {m: {"robust": robust} for m in EXPERIMENTS["adversarial"].schema.methods})
     table = tables.experiment_table(records.stored("adversarial", root, presets=("cpu",)), reference)
     assert table.columns == ["method", "quantity", "ours", "paper"]
-    assert ["SN+BN", "accuracy under PGD-20 (%)", "14.00", "44.47 ± 0.37"] in table.rows
+    assert ["SN+BN", "accuracy under PGD-20 (%)", "14.0", "44.47 ± 0.37"] in table.rows  # one image of 500: 0.2
     assert len(table.rows) == 5 * 4
 
 
@@ -106,7 +88,8 @@ def test_numbers_and_paper_cells_print_as_read():
     assert tables.mean_std(2.37, 0.089) == "2.37 ± 0.09" and tables.mean_std(352.4, 37.1) == "352 ± 37"
     assert tables.paper_text([68.2, 0.27]) == "68.20 ± 0.27" and tables.paper_text(0.001) == "0.001"
     assert tables.paper_text([None, None]) == "not reported" and tables.paper_text(21) == "21"
-    assert tables.signed(-0.5) == "−0.50" and tables.number(float("nan")) == "—"
+    assert tables.paper_text("/") == "failed training (/)" and tables.paper_text("-") == "not reported (-)"
+    assert tables.number(float("nan")) == "—"
 
 
 def test_reference_cell_names_what_is_missing(reference):
@@ -117,19 +100,26 @@ def test_reference_cell_names_what_is_missing(reference):
         reference_values.reference_cell(table, "with affine", "nope")
 
 
-def test_appendix_tables():
-    deviations = provenance.deviations_table("cpu")
-    assert {"paper", "authors' code", "this book"} >= set(deviations.column("source"))
-    assert deviations.columns == ["setting", "the paper", "here", "source", "reason"]
-    assert all(deviations.column("reason"))
-    presets = provenance.presets_table()
-    assert presets.columns == ["setting", "cpu", "fast", "short-schedule", "paper"]
-    row = dict((r[0], r[1:]) for r in presets.rows)
-    assert row["batch"] == ["128", "512", "128", "128"] and row["training images"][0] == "5,000"
-    assert row["training images"][1] == "the paper's" and row["Nesterov momentum"][:2] == ["no", "yes"]
-    assert row["network"][0] == "a six-conv network" and row["data sets"][3] == "CIFAR-10, CIFAR-100"
-    assert row["arithmetic"][0] == "float32" and row["networks (convergence)"][1] == "VGG16, ResNet18"
-    assert [row[0] for row in provenance.schema_table().rows] == list(EXPERIMENTS)
+def test_one_deviation_table_with_a_column_per_preset_shows_only_what_differs(reference):
+    from convnorm.experiments import protocol_deviations
+
+    table = provenance.deviations_table()
+    assert table.columns == ["setting", "the paper", "cpu", "fast", "short-schedule", "paper", "why"]
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert len(rows) == len(table.rows)  # one row per setting
+    assert rows["network"][1:5] == ["a six-conv network of width 16", "as the paper", "as the paper", "as the paper"]
+    assert rows["batch size and learning rate"][1:5] == ["batch 128, lr 0.1", "batch 512, lr 0.4",
+                                                          "batch 128, lr 0.1", "batch 128, lr 0.1"]
+    taken = {r["setting"] for name in ("cpu", "fast", "short-schedule", "paper") for r in protocol_deviations(name)
+             if r["source"] == "paper"}
+    only_paper = {s for s in taken if all(r["source"] == "paper" for name in ("cpu", "fast", "short-schedule",
+                                                                             "paper") for r in protocol_deviations(name)
+                                          if r["setting"] == s)}
+    assert only_paper and not only_paper & set(rows)  # a setting every preset takes from the paper is left out
+    assert all(row[-1] for row in table.rows)
+    assert [row[0] for row in provenance.schema_table(reference).rows] == list(EXPERIMENTS)
+    schema = str(provenance.schema_table(reference))
+    assert "R_κ" in schema and "summary/" not in schema
 
 
 def test_changes_table_names_the_record_sets_older_than_each_correction(tmp_path):
@@ -170,7 +160,7 @@ def test_step_benchmark_table_reads_both_modes_of_each_network(tmp_path):
     assert "the authors' algorithm, +BN: capture failed" in eager_only.notes[0]
 
 
-def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
+def test_ours_counts_the_seeds_that_failed_to_train(tmp_path, reference):
     root = results_root(tmp_path)
     for seed, value in enumerate((0.50, None, 0.70)):
         write(root, "generalization", "cpu", seed, {"cifar10": {"none": record(value, diverged=value is None),
@@ -178,8 +168,10 @@ def test_ours_counts_the_seeds_that_diverged(tmp_path, reference):
                                                                 "convnorm": record(0.6), "convnorm+bn": record(0.6)}})
     table = tables.experiment_table(records.stored("generalization", root, presets=("cpu",)), reference)
     ours = dict(zip(table.column("method"), table.column("ours: test accuracy at the best validation epoch (%)")))
-    assert ours["vanilla"] == f"60.00 ± {np.std([50, 70], ddof=1):.2f} (1 of 3 seeds diverged)"
-    assert ours["BN"] == "all 3 seeds diverged"
+    entered = [50, 10, 70]  # the diverged seed enters at chance, 1/K
+    assert ours["vanilla"] == f"{np.mean(entered):.2f} ± {np.std(entered, ddof=1):.2f} (1 of 3 seeds failed to train)"
+    assert ours["BN"] == "/ (all 3 seeds failed to train)"  # the paper's mark for a failed training
+    assert any(note.startswith("A training that failed to train") for note in table.notes)
 
 
 def test_paper_leads_over_every_group_the_paper_ran(reference):
@@ -189,18 +181,6 @@ def test_paper_leads_over_every_group_the_paper_ran(reference):
             == ["cifar10", "cifar100"])
     with pytest.raises(ValueError, match="methods against groups"):
         reference_values.paper_leads(reference, "adversarial", "convnorm+bn", "bn")
-
-
-def test_comparisons_name_the_group_where_there_are_several(tmp_path, reference):
-    root = results_root(tmp_path)
-    for seed in (0, 1):
-        write(root, "label-noise", "cpu", seed, {rate: {m: record(0.4, max_test_acc=0.5 + 0.01 * (m == "convnorm+bn"))
-                                                        for m in ("bn", "convnorm+bn")} for rate in ("0.2", "0.8")},
-              robust_norms=["bn", "convnorm+bn"])
-    data = records.stored("label-noise", root, presets=("cpu",))
-    c = tables.compare(data, reference, "convnorm+bn", "bn", "max_test_acc", group="0.8")
-    assert c.label == "ConvNorm+BN − BN, 80%" and np.allclose(c.differences, 1.0)
-    assert math.isclose(c.paper, 69.26 - 53.82)  # the paper's metric, the maximum test accuracy
 
 
 def test_a_table_holds_text_cells_in_full_rows():
@@ -214,6 +194,9 @@ def test_a_table_holds_text_cells_in_full_rows():
 def test_paper_table_leaves_out_the_rows_asked(reference):
     whole = tables.paper_table(reference, "generalization", "t")
     assert [row[0] for row in whole.rows] == ["CIFAR-10", "CIFAR-100", "ImageNet"]
+    assert whole.rows[2][1] == "failed training (/)" and whole.rows[2][3] == "not reported (-)"
+    gan = tables.paper_table(reference, "gan", "t")
+    assert [row[0] for row in gan.rows] == ["Inception score (higher is better)", "FID (lower is better)"]
     without = tables.paper_table(reference, "generalization", "t", skip=("cifar10",))
     assert [row[0] for row in without.rows] == ["CIFAR-100", "ImageNet"]
     with pytest.raises(ValueError, match="no rows \\['CIFAR-10'\\]"):
@@ -223,8 +206,8 @@ def test_paper_table_leaves_out_the_rows_asked(reference):
 @pytest.fixture
 def adversarial(tmp_path):
     """ConvNorm+BN leads BN by 10, 9.9, 9.8 points under every attack; ONI+BN's first
-    seed diverged; the other baselines are tied with ConvNorm+BN except SN+BN under
-    FGSM, where it trails by 1.0, 1.3 and 0.8 points."""
+    seed diverged (at chance, it enters as measured); the other baselines are tied with
+    ConvNorm+BN except SN+BN under FGSM, where it trails by 1.0, 1.3 and 0.8 points."""
     root = results_root(tmp_path)
     methods = EXPERIMENTS["adversarial"].schema.methods
     for seed in range(3):
@@ -240,32 +223,46 @@ def adversarial(tmp_path):
     return records.stored("adversarial", root, presets=("cpu",))
 
 
-def test_verdict_grid_is_baselines_by_attacks(adversarial, reference):
-    chapter = verdicts.Chapter.of([adversarial], reference)
-    grid = tables.verdict_grid(chapter("adversarial"), chapter=chapter)
+def test_comparison_grid_is_baselines_by_attacks(adversarial, reference):
+    chapter = comparisons.Chapter.of([adversarial], reference)
+    grid = tables.comparison_grid(chapter("adversarial"))
     assert grid.title == "Paired differences: ConvNorm+BN against each"
     assert grid.columns == [" ", "clean", "FGSM", "PGD-10", "PGD-20"]
     assert grid.column(" ") == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
     bn_clean = grid.rows[1][1].split("\n")
-    assert bn_clean[0].startswith("+9.90 [") and bn_clean[0].endswith("] ✓")  # stands after Holm over 16
-    assert bn_clean[1] == "paper +1.10"  # 83.23 − 82.13
-    sn_fgsm = grid.rows[0][2].split("\n")
-    assert sn_fgsm[0].endswith("(✓)")  # supported alone (p ≈ 0.02), not after the correction
-    assert grid.rows[2][1].split("\n")[-1] == "1 of 3 seeds diverged"
-    assert grid.rows[3][1].split("\n")[0].endswith(" ?")  # tied: inconclusive
+    assert bn_clean[0].startswith("+9.90 [") and bn_clean[1] == "paper +1.10"  # 83.23 − 82.13
+    assert "failed to train: ONI+BN 1 of 3" in grid.rows[2][1]
     legend = grid.notes[0]
-    assert "95 % interval" in legend and "✓ supported" in legend and "? inconclusive" in legend
-    assert "Holm's correction for the chapter's 16 comparisons" in legend
+    assert "95 % interval" in legend and "not a test" in legend and legend.endswith("its margin: 1 point.")
     assert "+-" not in str(grid) and "<br>" in grid._repr_html_()
 
 
-def test_verdict_grid_columns_must_vary(adversarial, reference):
-    found = verdicts.evaluate(adversarial, reference)
-    assert tables.verdict_grid(found, columns="pair").columns[1:] == ["vs SN+BN", "vs BN", "vs ONI+BN", "vs OCNN+BN"]
+def test_comparison_grid_columns_must_vary(adversarial, reference):
+    found = comparisons.evaluate(adversarial, reference)
+    assert tables.comparison_grid(found, columns="pair").columns[1:] == ["vs SN+BN", "vs BN", "vs ONI+BN",
+                                                                          "vs OCNN+BN"]
     with pytest.raises(ValueError, match="facets that vary"):
-        tables.verdict_grid(found, columns="group")
-    with pytest.raises(ValueError, match="no verdicts"):
-        tables.verdict_grid([])
+        tables.comparison_grid(found, columns="group")
+    with pytest.raises(ValueError, match="no comparisons"):
+        tables.comparison_grid([])
+
+
+def test_primary_tables_name_effect_spread_seeds_power_and_verdict(reference):
+    plans = endpoints.plan(reference)
+    declared = tables.primary_plan_table(plans)
+    assert declared.column("endpoint") == [e.name for e in endpoints.PRIMARY]
+    assert all(float(p) >= 0.8 for p in declared.column("power"))
+    tested = tables.primary_results_table(endpoints.test(reference))
+    assert set(tested.column("verdict")) <= {endpoints.SUPPORTED, endpoints.CONTRADICTED, endpoints.INCONCLUSIVE,
+                                             endpoints.NOT_RUN}
+
+
+def test_symbols_are_typeset_in_html_and_a_box_marks_a_table():
+    table = tables.Table("R_κ of ConvNorm", ["ε_adv"], [["1"]], box="Indicative only")
+    html = table._repr_html_()
+    assert "<i>R</i><sub><i>κ</i></sub>" in html and "<i>ε</i><sub>adv</sub>" in html and "R_κ" not in html
+    assert html.startswith('<div class="admonition warning"><p class="admonition-title">Indicative only</p>')
+    assert str(table).startswith("INDICATIVE ONLY\n")
 
 
 def test_multi_line_cells_print_as_rows_of_lines():
@@ -277,8 +274,8 @@ def test_claims_table_says_how_each_comparison_is_tested():
     table = tables.claims_table(["data-scarcity", "label-noise", "adversarial", "convergence"])
     assert set(table.column("experiment")) == {"data-scarcity", "label-noise", "adversarial", "convergence"}
     assert len(table.rows) == sum(len(claims.CLAIMS[e]) for e in set(table.column("experiment")))
-    assert "parity within ±1.00 points" in table.column("tested as")
-    assert "difference, from 50% up" in table.column("tested as")
+    assert "parity, margin 1.00 points" in table.column("the paper's claim")
+    assert "difference, from 50% up" in table.column("the paper's claim")
     assert "accuracy under PGD-k" in table.column("measure")
     assert "training loss after the first epoch" in table.column("measure")
     assert len(tables.claims_table().rows) == sum(map(len, claims.CLAIMS.values()))
@@ -291,7 +288,7 @@ def test_experiment_table_carries_the_caveats(generalization, reference):
     assert notes[1].startswith("The paper (Table 4): ResNet18")
 
 
-def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_path):
+def test_inventory_lists_what_is_recorded_with_versions_and_failed_trainings(tmp_path):
     root = results_root(tmp_path)
     from convnorm.experiments import PROTOCOL_VERSION
 
@@ -307,14 +304,14 @@ def test_inventory_lists_what_is_recorded_with_versions_and_diverged_runs(tmp_pa
     assert table.column("experiment") == ["generalization"]  # nothing else is recorded: no row says so
     assert table.column("wall time per seed (min)") == ["4.0, 1.0"]
     assert table.column("protocol version") == [f"before 1, {PROTOCOL_VERSION} (current)"]
-    assert table.column("diverged") == ["seed 1, CIFAR-10, vanilla at epoch 4 (loss is NaN)"]
+    assert table.column("failed to train") == ["seed 1, CIFAR-10, vanilla: diverged at epoch 4 (loss is NaN)"]
     empty = provenance.inventory_table(("short-schedule",), root)
     assert empty.rows == [] and empty.notes == ["No record is stored yet: the appendix says how to make them."]
 
 
 def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
     """The adversarial study as methods × attacks; label noise as methods × rates of the
-    paper's measure; a diverged run left out and counted in its cell."""
+    paper's measure; a diverged run entered at chance and counted in its cell."""
     root = results_root(tmp_path)
     for seed, clean in enumerate((0.30, 0.34)):
         robust = {"clean": clean, "fgsm": 0.2, "pgd10": 0.15, "pgd20": 0.14, "n_test": 500}
@@ -325,23 +322,26 @@ def test_grid_sets_methods_against_attacks_or_rates(tmp_path, reference):
                       for m in ("none", "bn")} for rate in ("0.2", "0.8")}, robust_norms=["none", "bn"])
     adversarial = tables.grid(records.stored("adversarial", root, presets=("cpu",)), reference)
     assert adversarial.columns == ["method", "clean", "FGSM", "PGD-10", "PGD-20"]
-    assert adversarial.rows[0][:2] == ["SN+BN", "32.00 ± 2.83\npaper 82.52 ± 0.22"]
+    assert adversarial.rows[0][:2] == ["SN+BN", "32.0 ± 2.8\npaper 82.52 ± 0.22"]  # to the 0.2 points of an image
     assert "Table 1" in adversarial.title and "+-" not in str(adversarial)
     noise = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference)
     assert noise.columns == ["method", "20%", "80%"] and "maximum test accuracy" in noise.title
-    assert noise.rows[0][2] == "50.00 (1 of 2 seeds diverged)\npaper 57.20 ± 0.71"
+    assert noise.rows[0][2] == "30.00 ± 28.28 (1 of 2 seeds failed to train)\npaper 57.20 ± 0.71"
     selected = tables.grid(records.stored("label-noise", root, presets=("cpu",)), reference, measure="test_acc")
     assert selected.rows[1][1] == "40.00 ± 0.00"  # the paper reports no such number: no second line
 
 
-def test_gpu_plan_table_lists_the_core_then_the_queue():
-    from convnorm.experiments.gpu_plan import CORE, QUEUE
+def test_gpu_plan_table_lists_the_floor_the_primary_endpoints_then_the_queue(reference):
+    from convnorm.experiments.gpu_plan import QUEUE
 
-    table = provenance.gpu_plan_table()
-    assert table.column("order") == [str(i) for i in range(1, len(QUEUE) + 2)]
-    assert table.column("what")[0] == "the core comparison" and table.column("what")[1:] == [n for n, _ in QUEUE]
-    assert table.rows[0][2].count("\n") == len(CORE) - 1
-    assert "generalization, seeds 0, 1, 2: cifar10-bn, cifar10-convnorm+bn" in table.rows[0][2]
+    plans = endpoints.plan(reference)
+    table = provenance.gpu_plan_table(plans)
+    assert table.column("order") == [str(i) for i in range(1, len(QUEUE) + 3)]
+    assert table.column("what")[:2] == ["the BN network's accuracy floor", "the primary endpoints"]
+    assert table.column("what")[2:] == [n for n, _ in QUEUE]
+    assert table.rows[0][2] == "generalization, seed 0: cifar10-bn"
+    assert table.rows[1][2].count("\n") == len(endpoints.requests("fast", plans)) - 1
+    assert "label-noise, seeds 0, 1, 2, 3, 4: noise0.4-convnorm+bn, noise0.4-bn" in table.rows[1][2]
 
 
 def test_inventory_names_no_commit(tmp_path):

@@ -17,10 +17,13 @@ layers (every conv of an ``"ocnn"`` model).
 """
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .._precision import fp32_region
 from .._validation import check_ndim, check_non_negative, check_positive_int
 
 
@@ -46,7 +49,9 @@ class OCNNConv2d(nn.Conv2d):
 def ocnn_penalty(model: nn.Module) -> torch.Tensor:
     """:math:`\\sum_\\ell L_{orth}(K_\\ell)` over the :class:`OCNNConv2d` layers of ``model``
     (a zero tensor if it has none)."""
-    terms = [m.orthogonality_penalty() for m in model.modules() if isinstance(m, OCNNConv2d)]
+    convs = [m for m in model.modules() if isinstance(m, OCNNConv2d)]
+    with fp32_region(convs[0].weight)[0] if convs else contextlib.nullcontext():  # float32, as ConvNorm's normalizer
+        terms = [m.orthogonality_penalty() for m in convs]
     if not terms:
         return torch.zeros((), device=next(model.parameters()).device)
     return torch.stack(terms).sum()

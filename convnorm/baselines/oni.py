@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 from torch.nn.utils import parametrize
 
+from .._precision import fp32_region
 from .._validation import check_positive_int
 
 ONI_SETTINGS = {
@@ -58,7 +59,8 @@ class ONI(nn.Module):
         self.scale = float(scale)
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
-        return oni_orthogonalize(weight, self.iterations, self.scale)
+        with fp32_region(weight)[0]:  # in the weight's float32 under autocast, as ConvNorm's normalizer
+            return oni_orthogonalize(weight, self.iterations, self.scale)
 
 
 def oni(module: nn.Module, iterations: int = 5, scale: float = math.sqrt(2)) -> nn.Module:

@@ -6,6 +6,7 @@ the paper's train/validation/test protocol in one call.
 """
 from .cifar import (
     CIFAR10_CLASSES,
+    COPIES,
     ENV_VAR,
     CifarNotFoundError,
     CifarSource,
@@ -19,7 +20,7 @@ from .pipeline import BatchLoader, CifarSplits, prepare_cifar, random_crop_flip
 from .splits import LabelNoise, balanced_subset, symmetric_label_noise, train_val_split
 
 __all__ = [
-    "CIFAR10_CLASSES", "ENV_VAR", "BatchLoader", "CifarNotFoundError", "CifarSource", "CifarSplits", "CorruptDataError",
-    "LabelNoise", "balanced_subset", "data_root", "download_cifar", "find_cifar", "load_cifar",
+    "CIFAR10_CLASSES", "COPIES", "ENV_VAR", "BatchLoader", "CifarNotFoundError", "CifarSource", "CifarSplits",
+    "CorruptDataError", "LabelNoise", "balanced_subset", "data_root", "download_cifar", "find_cifar", "load_cifar",
     "prepare_cifar", "random_crop_flip", "symmetric_label_noise", "train_val_split",
 ]

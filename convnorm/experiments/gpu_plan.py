@@ -1,14 +1,15 @@
 """What a lent GPU trains, in which order, and what each training costs.
 
-A GPU comes in short windows. The first must record the **core** comparison: ResNet18
-with BatchNorm against ResNet18 with ConvNorm+BN, on clean labels, under 40 % symmetric
-label noise and on 10 % of the training set, over three seeds (the per-epoch test
-accuracy of the clean runs gives the convergence curve). Later windows take the
-**queue**, in priority order: the networks without BatchNorm, the baselines SN, ONI and
-OCNN, adversarial training, SimBA, conditioning, then the other noise rates, training
-fractions and seeds. Within the plan, seeds come one after another: the trainings of
-one seed finish before those of the next start, so that a window cut short leaves whole
-seeds (a comparison pairs the methods of a seed).
+A GPU comes in short windows. A plan is groups of requests in order of priority
+(:func:`queued_groups`): first the BN ResNet18 on clean labels, whose accuracy is checked
+against :data:`BN_ACCURACY_FLOOR` before anything else is trained (:data:`FLOOR`); then the
+trainings of the **primary endpoints**, each for the seeds its power analysis asks
+(declared by the book, ``convnorm_book.results.endpoints``, and given here as requests);
+then the **queue** (:data:`QUEUE`): the rest of the clean comparison, the networks without
+BatchNorm, the baselines SN, ONI and OCNN, adversarial training, SimBA, conditioning,
+then the other noise rates, training fractions and seeds. Within a group, seeds come one
+after another: the trainings of one seed finish before those of the next start, so that
+a window cut short leaves whole seeds (a comparison pairs the methods of a seed).
 
 Costs come from step times measured on a GPU (:class:`StepTimes`: seconds per image of a
 training step, per network, normalization and precision, from benchmark records), with
@@ -29,8 +30,8 @@ from .context import check_seed, run_record_path
 from .presets import get_preset
 from .runners import check_trains, planned_runs
 
-#: the seeds of the core comparison
-CORE_SEEDS = (0, 1, 2)
+#: the seeds of the comparisons the queue describes (the primary endpoints plan their own)
+QUEUE_SEEDS = (0, 1, 2)
 #: a forward pass taken as this share of a training step where it was not measured
 #: (the backward pass costs about twice the forward)
 FORWARD_SHARE = 1 / 3
@@ -79,29 +80,25 @@ class Request:
         return cls(name, chosen, tuple(runs.split(",")) if runs else None)
 
 
-def _core() -> tuple[Request, ...]:
-    pairs = ("bn", "convnorm+bn")
-    return (Request("generalization", CORE_SEEDS, tuple(f"cifar10-{n}" for n in pairs)),
-            Request("label-noise", CORE_SEEDS, tuple(f"noise0.4-{n}" for n in pairs)),
-            Request("data-scarcity", CORE_SEEDS, tuple(f"subset0.1-{n}" for n in pairs)))
-
-
-#: the core comparison, the first window's work
-CORE = _core()
-#: later windows, highest priority first (each request trains what is not stored yet)
+#: the first training of a plan: the BN ResNet18 on clean labels, whose test accuracy is
+#: checked against :data:`BN_ACCURACY_FLOOR` before anything else starts
+FLOOR = Request("generalization", (0,), ("cifar10-bn",))
+#: after the primary endpoints, highest priority first (each request trains what is not stored yet)
 QUEUE = (
-    ("networks without BatchNorm", (Request("generalization", (0, 1, 2, 3)), Request("ablation", (0, 1, 2)),
-                                    Request("label-noise", CORE_SEEDS, ("noise0.4-none", "noise0.4-convnorm")),
-                                    Request("data-scarcity", CORE_SEEDS, ("subset0.1-none", "subset0.1-convnorm")),
+    ("the clean comparison", (Request("generalization", QUEUE_SEEDS, ("cifar10-bn", "cifar10-convnorm+bn")),)),
+    ("networks without BatchNorm", (Request("generalization", (0, 1, 2, 3)), Request("ablation", QUEUE_SEEDS),
+                                    Request("label-noise", QUEUE_SEEDS, ("noise0.4-none", "noise0.4-convnorm")),
+                                    Request("data-scarcity", QUEUE_SEEDS, ("subset0.1-none", "subset0.1-convnorm")),
                                     Request("convergence", (0, 1, 2, 3)))),
-    ("baselines SN, ONI and OCNN", (Request("label-noise", CORE_SEEDS, tuple(f"noise0.4-{b}+bn" for b in
-                                                                           ("sn", "oni", "ocnn"))),
-                                    Request("data-scarcity", CORE_SEEDS, tuple(f"subset0.1-{b}+bn" for b in
-                                                                             ("sn", "oni", "ocnn"))))),
+    ("baselines SN, ONI and OCNN", (Request("label-noise", QUEUE_SEEDS, tuple(f"noise0.4-{b}+bn" for b in
+                                                                            ("sn", "oni", "ocnn"))),
+                                    Request("data-scarcity", QUEUE_SEEDS, tuple(f"subset0.1-{b}+bn" for b in
+                                                                              ("sn", "oni", "ocnn"))))),
     ("adversarial training", (Request("adversarial", tuple(range(EXPERIMENTS["adversarial"].seeds))),)),
-    ("SimBA", (Request("simba", CORE_SEEDS),)),
-    ("conditioning", (Request("conditioning", CORE_SEEDS),)),
-    ("the other noise rates and fractions", (Request("label-noise", CORE_SEEDS), Request("data-scarcity", CORE_SEEDS))),
+    ("SimBA", (Request("simba", QUEUE_SEEDS),)),
+    ("conditioning", (Request("conditioning", QUEUE_SEEDS),)),
+    ("the other noise rates and fractions", (Request("label-noise", QUEUE_SEEDS),
+                                             Request("data-scarcity", QUEUE_SEEDS))),
 )
 
 
@@ -308,6 +305,7 @@ def everything() -> tuple[Request, ...]:
     return tuple(Request(name, tuple(range(e.seeds))) for name, e in EXPERIMENTS.items() if e.trains)
 
 
-def queued_groups() -> tuple[tuple[Request, ...], ...]:
-    """The core, then the queue's groups, highest priority first."""
-    return (CORE,) + tuple(requests for _, requests in QUEUE)
+def queued_groups(primary: Sequence[Request]) -> tuple[tuple[Request, ...], ...]:
+    """The plan's groups of requests, highest priority first: the accuracy floor's
+    training, the ``primary`` endpoints' trainings, then the queue's groups."""
+    return ((FLOOR,), tuple(primary)) + tuple(requests for _, requests in QUEUE)

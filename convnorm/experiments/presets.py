@@ -1,8 +1,8 @@
 """Presets: how big each experiment runs, and how it trains.
 
-* ``smoke``: a few hundred real CIFAR-10 images, a 4-channel small net, two
+* ``smoke``: a few hundred real CIFAR-10 images, the six-conv network at width 4, two
   minibatches per run. Seconds; checks the code path, its numbers mean nothing.
-* ``cpu``: real CIFAR-10 on a 2-core CPU: the small net (width 16) on a 5,000-image
+* ``cpu``: real CIFAR-10 on a 2-core CPU: the six-conv network (width 16) on a 5,000-image
   class-balanced training subset (data scarcity draws 10, 30 and 70% of those), 8
   epochs, evaluation on 2,000 test images, 2 noise rates, label noise and data scarcity
   for the four networks of the paper's ablation tables, SimBA for 1,024 iterations on
@@ -59,6 +59,9 @@ class Preset:
     training set (an epoch draws as many images as the full set has, passing over the
     subset several times); False keeps the paper's rule, the same epochs for every fraction,
     which at a short schedule leaves a small subset with too few steps to be trained.
+    ``scarcity_passes`` (where set, in place of both): every subset is passed over this many
+    times in all, the paper's 120 epochs, as long as that is no more than the full set's
+    steps (``scarcity_epoch_images``).
     """
 
     name: str
@@ -92,6 +95,7 @@ class Preset:
     warmup_fraction: float = 0.0
     precision: str = "fp32"
     scarcity_same_steps: bool = True
+    scarcity_passes: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -134,8 +138,8 @@ FAST_EPOCHS = 40
 PRESETS = {
     "smoke": Preset(
         name="smoke",
-        description="seconds: 200 real CIFAR-10 training images, a 4-channel small net, 2 minibatches "
-                    "per run; checks the code path only, the numbers mean nothing",
+        description="seconds: 200 real CIFAR-10 training images, the six-conv network at width 4, 2 "
+                    "minibatches per run; checks the code path only, the numbers mean nothing",
         arch="small", width=4, epochs=2, milestones=(1,), adv_epochs=1, adv_milestones=(),
         batch_size=50, max_train=200, max_val=100, max_test=100, max_batches_per_epoch=2,
         attack_samples=20, pgd_steps=(2,), simba_samples=4, simba_iters=12,
@@ -144,8 +148,8 @@ PRESETS = {
     ),
     "cpu": Preset(
         name="cpu",
-        description="REDUCED protocol for a 2-core CPU: small net of width 16, 5,000 training / 1,000 "
-                    "validation / 2,000 test images of real CIFAR-10, 8 epochs",
+        description="REDUCED protocol for a 2-core CPU: the six-conv network of width 16, 5,000 training / "
+                    "1,000 validation / 2,000 test images of real CIFAR-10, 8 epochs",
         arch="small", width=16, epochs=8, milestones=(5, 7), adv_epochs=3, adv_milestones=(2,),
         batch_size=128, max_train=5000, max_val=1000, max_test=2000, max_batches_per_epoch=None,
         attack_samples=500, pgd_steps=(10, 20), simba_samples=50, simba_iters=1024,
@@ -161,7 +165,7 @@ PRESETS = {
         epochs=FAST_EPOCHS, milestones=(), adv_epochs=FAST_EPOCHS, adv_milestones=(), batch_size=FAST_BATCH,
         lr=_PAPER.lr * FAST_BATCH / _PAPER.batch_size, nesterov=True, weight_decay=5e-4, schedule="one-cycle",
         warmup_fraction=0.2, precision="mixed", simba_samples=200, datasets=("cifar10",), reduced=True,
-        scarcity_same_steps=True,
+        scarcity_same_steps=True, scarcity_passes=_PAPER.epochs,
     ),
     "short-schedule": replace(
         _PAPER, name="short-schedule",
@@ -216,6 +220,17 @@ def training_steps(preset: Preset, images: float) -> int:
     return preset.epochs * config.batches_per_epoch(math.ceil(images))
 
 
+def scarcity_epoch_images(preset: Preset, subset: int, full: int) -> int | None:
+    """Images an epoch of a data-scarcity training draws from a ``subset`` of the ``full``
+    training set: with :attr:`Preset.scarcity_passes` :math:`P`, the subset's
+    :math:`P` passes spread over the epochs, :math:`\\lceil P\\,n_{\\mathrm{subset}} / E\\rceil`,
+    but no more than the full set (and no fewer than the subset) an epoch; else the full
+    set with ``scarcity_same_steps``; else ``None``, the subset once (the paper's rule)."""
+    if preset.scarcity_passes is not None:
+        return max(subset, min(full, math.ceil(preset.scarcity_passes * subset / preset.epochs)))
+    return full if preset.scarcity_same_steps else None
+
+
 def schedule_in_words(settings: Preset, adversarial: bool = False, decay: bool = True) -> str:
     """How long a preset trains and how its learning rate moves, in words: ``"8 epochs,
     the learning rate divided by 10 after epochs 5 and 7"``, ``"10 epochs on a one-cycle
@@ -251,7 +266,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     ``reason``.
     """
     from .context import FREE_REPLAYS, OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL, ONI_LR_DIVISOR, RAMP_FRACTION
-    from .experiment import training_images
+    from .experiment import network, training_images
 
     p, ref = get_preset(name), PRESETS["paper"]
     rows = []
@@ -260,7 +275,7 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         rows.append({"setting": setting, "paper": paper, "here": here, "source": source, "reason": reason})
 
     if p.arch is not None:
-        row("network", "ResNet18 (VGG16 in the convergence study)", f"{p.arch} net of width {p.width}",
+        row("network", "ResNet18 (VGG16 in the convergence study)", network(p),
             "this book", "a network small enough to train on a laptop's processor")
     if (p.epochs, p.milestones, p.schedule) != (ref.epochs, ref.milestones, ref.schedule):
         row("schedule (CIFAR-10)", schedule_in_words(ref), schedule_in_words(p), "this book",
@@ -276,7 +291,14 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
             "a large batch fills the GPU; the rate is scaled linearly with the batch (the usual rule), "
             "with a warm-up so that the large rate does not diverge in the first steps")
     else:
-        row("batch size", "not stated", str(p.batch_size), "authors' code", "the paper does not state it")
+        row("batch size and learning rate", f"batch not stated (authors' code: {ref.batch_size}), lr {ref.lr:g}",
+            f"batch {p.batch_size}, lr {p.lr:g}", "authors' code", "the paper does not state the batch")
+    if p.lr != ref.lr:
+        row("learning rate of the networks without BatchNorm", f"{ref.lr:g}, as every network (ONI: a tenth)",
+            f"{p.lr:g}, as every network (ONI: a tenth)", "this book",
+            "one recipe for every arm, its rate tuned on the BN network; whether the networks without BatchNorm "
+            "train under it is read from their records (the chapter on training shows their curves), and an arm "
+            "that does not would need its rate chosen on validation data, by the same rule for every arm")
     if p.nesterov:
         row("momentum", "SGD, momentum 0.9", "SGD, Nesterov momentum 0.9", "this book",
             "the fast-CIFAR recipes use Nesterov momentum; it changes the update, not the network")
@@ -287,8 +309,10 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     if p.precision != ref.precision:
         row("arithmetic", "float32 (not stated)", "mixed precision: bfloat16 where the GPU has it, float16 with "
             "loss scaling where it does not; each ConvNorm layer (its convolution, transforms and normalizer) "
-            "in float32", "this book",
-            "about twice the speed on tensor cores; the transforms stay exact enough in float32")
+            "in float32, and so each baseline's reparametrization (SN's power iteration, ONI's Newton iteration, "
+            "OCNN's penalty)", "this book",
+            "about twice the speed on tensor cores; the transforms stay exact enough in float32, and every "
+            "method's normalization of its weights is computed in the same precision, so that none is favoured")
     row("ONI learning rate", "0.01 (0.1 gives NaN)", f"the base rate / {ONI_LR_DIVISOR} ({p.lr / ONI_LR_DIVISOR:g})",
         "paper", "the paper's footnote")
     row("OCNN penalty", "λ = 0.01 (chosen on validation); 0.0001 in the adversarial study",
@@ -315,17 +339,26 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     row("data-scarcity subsets", "randomly sampled", "random subsets that keep every class's share (class-balanced)",
         "this book", "a 10 % subset drawn without regard to class can leave some classes short; balancing removes "
         "that source of variance from the comparison")
-    if p.scarcity_same_steps:
-        smallest, full = min(p.fractions), training_images(p)
+    smallest, full = min(p.fractions), training_images(p)
+    subset = round(smallest * full)
+    epoch_images = scarcity_epoch_images(p, subset, full)
+    if epoch_images is not None:
+        steps = training_steps(p, epoch_images)
+        passes = p.epochs * epoch_images / subset
+        rule = (f"each subset passed over as often as the paper passes over it, {p.scarcity_passes}, up to the full "
+                f"set's steps" if p.scarcity_passes is not None else "as many steps as the full training set for "
+                "every fraction")
         row("data-scarcity training length",
             f"{ref.epochs} epochs for every fraction ({training_steps(ref, smallest * training_images(ref)):,} steps "
-            f"at {smallest:.0%} of the data)",
-            f"as many steps as the full training set ({training_steps(p, full):,}) for every "
-            f"fraction: each of the {p.epochs} epochs draws {full:,} images, passing over the subset several times",
+            f"and {ref.epochs} passes over the subset at {smallest:.0%} of the data)",
+            f"{rule}: at {smallest:.0%} of the data, {steps:,} steps and {passes:,.0f} passes over the subset",
             "this book", f"the paper's rule at this preset's length would give {training_steps(p, smallest * full):,} "
-            "steps at "
-            f"{smallest:.0%} of the data, too few to train the network, so that scarcity would be confounded with "
-            f"under-training; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do")
+            f"steps at {smallest:.0%} of the data, too few to train the network (the 20-epoch GPU records on a 10 % "
+            "subset, made so, stayed far below the full set's accuracy), so that scarcity would be confounded with "
+            "under-training" + ("; the paper's passes keep each image seen as often as in the paper, where the full "
+                                "set's steps would pass over a small subset several times as often" if
+                                p.scarcity_passes is not None else
+                                f"; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do"))
     row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "
         "about 9/10 of r_noise of the labels change (CIFAR-10), on the training and validation labels", "paper",
         "the paper's definition (its appendix)")
@@ -335,6 +368,27 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         "normalizer and affine kernel included)", "this book",
         "the operator the network applies is what its conditioning is about; the adversarial recipe of "
         "Table 1 is not needed to measure it")
+    row("model reported", "the epoch with the best validation accuracy (under label noise: the maximum test "
+        "accuracy over the epochs); not stated for the attacks and the condition numbers",
+        "the best validation epoch for every accuracy (under label noise, the paper's maximum and, beside it, the "
+        "best noisy-validation epoch) and for the SimBA attack; the last epoch for the attacks after adversarial "
+        "training and for the condition numbers", "this book",
+        "the paper's selection wherever it states one; where it does not, the network the training ends with, "
+        "which is the one its schedule was made for (free adversarial training ends at its smallest learning "
+        "rate)")
+    row("convergence speed", "iterations at batch 128 (ConvNorm's 1,000 against BN's 8,000)",
+        f"images seen, iterations times the batch ({p.batch_size:,} here): the paper's iterations are "
+        f"{1_000 * ref.batch_size:,} and {8_000 * ref.batch_size:,} images", "this book",
+        "an iteration of another batch sees another number of images; images seen compare across batches")
+    if (p.epochs, p.schedule) != (ref.epochs, ref.schedule):
+        row("label-noise regime", f"{schedule_in_words(ref)}: long enough for the networks to memorize the noisy "
+            "labels, and the maximum test accuracy is taken over that whole course",
+            f"{schedule_in_words(p)}: whether the networks reach the memorizing regime is read from their training "
+            "accuracy on the noisy labels (near the share of correct labels: not memorized; near 100 %: memorized), "
+            "which the chapter on robustness shows", "this book",
+            "the paper's gaps under label noise may arise as its networks memorize the wrong labels; a schedule "
+            "too short to memorize tests the gaps before that regime, so the chapter says which regime its "
+            "records are in")
     if p.max_train is not None:
         row("training images", "45,000 (10% of 50,000 held out)", f"{p.max_train:,} (class-balanced)",
             "this book", "a training set a processor can take")
@@ -358,7 +412,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
         row("CIFAR-100", "reported", "not run", "this book",
             "the book's records use CIFAR-10 (the paper preset runs CIFAR-100 when its archive is given)")
     row("ImageNet, GANs", "reported", "not run", "this book", "far beyond the compute of this book")
-    row("CIFAR-10 copy", "the official files", "the official archive where it is found, else a lossy JPEG copy "
-        "(quality 75); a record names the copy it read", "this book",
-        "the official archive cannot always be downloaded; accuracies on the JPEG copy run a little lower")
+    row("CIFAR-10 copy", "the official files", "the official images (the official archive, or their lossless copy) "
+        "where found, else a lossy JPEG copy (quality 75); a record names the copy it read", "this book",
+        "the official archive cannot always be downloaded; the lossless copy holds the same pixels, and accuracies "
+        "on the JPEG copy run lower (the appendix measures by how much at the reduced scale)")
     return rows

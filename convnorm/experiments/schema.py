@@ -38,7 +38,10 @@ class Measure:
     description of the paper's metric (e.g. its maximum test accuracy); ``None`` when
     the paper has no such number. ``each`` names a preset setting whose values fill the
     ``{}`` of ``name``, ``path`` and ``paper`` (PGD-k for every k of the preset); each
-    measure so made keeps that setting's name in ``from_setting``.
+    measure so made keeps that setting's name in ``from_setting``. ``analysis``: a number
+    about the trained network (an attack's queries or success rate, a condition number),
+    which a network that failed to train cannot give, as opposed to an accuracy, which it
+    can (low).
     """
 
     name: str
@@ -48,6 +51,7 @@ class Measure:
     paper: str | None = None
     each: str | None = None
     from_setting: str | None = None
+    analysis: bool = False
 
     def expand(self, preset: Preset) -> tuple[Measure, ...]:
         """The measure itself, or one per value of the setting ``each``."""
@@ -55,7 +59,7 @@ class Measure:
             return (self,)
         return tuple(Measure(self.name.format(v), tuple(p.format(v) for p in self.path), self.label.format(v),
                              self.percent, None if self.paper is None else self.paper.format(v),
-                             from_setting=self.each)
+                             from_setting=self.each, analysis=self.analysis)
                      for v in getattr(preset, self.each))
 
 

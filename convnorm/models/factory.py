@@ -26,9 +26,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import torch
 import torch.nn as nn
-from torch.nn.utils.parametrizations import spectral_norm
+from torch.nn.utils import parametrize
+from torch.nn.utils.parametrizations import _SpectralNorm
 
+from .._precision import fp32_region
 from .._validation import check_choice
 
 NORMS = ("none", "bn", "convnorm", "convnorm+bn", "sn", "sn+bn", "oni", "oni+bn", "ocnn", "ocnn+bn",
@@ -94,12 +97,24 @@ def _conv(base: str, with_bn: bool, in_channels: int, out_channels: int, kernel_
         return _xavier(OCNNConv2d(*args, **kw, bias=not with_bn))
     conv = _xavier(nn.Conv2d(*args, **kw, bias=not with_bn))
     if base == "sn":
-        return spectral_norm(conv, n_power_iterations=options.sn_iterations)
+        parametrize.register_parametrization(conv, "weight", _Float32SpectralNorm(conv.weight, options.sn_iterations))
+        return conv
     if base == "oni":
         from ..baselines.oni import oni
 
         return oni(conv, options.oni_iterations, options.oni_scale)
     return conv
+
+
+class _Float32SpectralNorm(_SpectralNorm):
+    """PyTorch's spectral normalization (``torch.nn.utils.parametrizations.spectral_norm``,
+    the same state), its power iteration and division computed in float32 under autocast,
+    as ConvNorm's normalizer is: under mixed precision every reparametrization of the
+    compared methods then runs in the same precision."""
+
+    def forward(self, weight: torch.Tensor) -> torch.Tensor:
+        with fp32_region(weight)[0]:
+            return super().forward(weight)
 
 
 def linear(in_features: int, out_features: int) -> nn.Linear:

@@ -1,24 +1,23 @@
-"""Facts the chapters state beside the verdicts, each computed from the records and the
-paper's values and written as sentences: how fast the convergence curves reach a level,
-how far our absolute accuracies are from the paper's, how often a method ranks first,
-what the SimBA budget and the attacked networks were, how optimistic the maximum over
-epochs is, how large the scarcity subsets are and how long they trained, what the trained layers look like, and
-what the run time and the step benchmarks measured. Nothing here tests a claim (that is
-:mod:`~convnorm_book.results.verdicts`); every number is read, none typed."""
+"""Facts the chapters state beside the comparisons, each computed from the records and the
+paper's values and written as sentences: how far our absolute accuracies are from the
+paper's, how often a method ranks first, what the SimBA budget and the attacked networks
+were, how optimistic the maximum over epochs is, how large the scarcity subsets are and
+how long they trained, how near to singular ONI's layers are, and what the run time and
+the step benchmarks measured. Nothing here tests a claim (the primary endpoints are
+tested in :mod:`~convnorm_book.results.endpoints`); every number is read, none typed."""
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from convnorm.experiments import PRESETS
 
-from .records import Records, Run, is_diverged, lookup, simba_iterations, training_images
+from .records import Records, Run, classes, failure, is_diverged, lookup, simba_iterations, training_images
 from .reference import paper_mean, paper_value
-from .stats import collect, first_reach, history_band
-from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES
-from .words import group_name, listing, method_label, number, spelled
+from .stats import collect
+from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
+from .words import device_name, group_name, listing, method_label, number, spelled
 
 #: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
 _SPREAD_RATIO = 0.8
@@ -26,41 +25,6 @@ _SPREAD_RATIO = 0.8
 
 def _percent(value: float) -> str:
     return f"{value:.1f} %"
-
-
-def convergence(records: Records, reference: dict, fast: str = "convnorm+bn", slow: str = "bn") -> str:
-    """Per network: the best level of ``slow``'s mean test-accuracy curve, the first
-    iteration each mean curve reaches it, set beside the paper's "1000 iterations of
-    ConvNorm match 8000 of BN"; and whether the final test accuracy varies less over
-    the seeds with ``fast`` than with ``slow`` (the paper's "stable training")."""
-    paper_fast, paper_slow = reference["tables"]["convergence"]["rows"]["iterations_to_comparable_test_accuracy"]
-    sentences = []
-    for group in records.schema.group_keys(records.settings):
-        name = group_name(records.schema, group)
-        bands = {m: history_band(records, m, "test_acc", group, scale=100) for m in (fast, slow)}
-        target = float(bands[slow].mean.max())
-        slow_at, fast_at = first_reach(bands[slow], target), first_reach(bands[fast], target)
-        if fast_at is None:
-            reached = f"{method_label(fast)}'s never does"
-        elif fast_at < slow_at:
-            reached = f"{method_label(fast)}'s after {fast_at:,.0f}, {slow_at / fast_at:.1f} times sooner"
-        elif fast_at == slow_at:
-            reached = f"{method_label(fast)}'s at the same iteration"
-        else:
-            reached = f"{method_label(fast)}'s later, after {fast_at:,.0f}"
-        sentences.append(f"On the {name}, {method_label(slow)}'s mean test accuracy is at its best, "
-                         f"{_percent(target)}, after {slow_at:,.0f} iterations, and {reached}; in the paper "
-                         f"{method_label(fast.split('+')[0])} after {paper_fast:,} iterations matches "
-                         f"{method_label(slow)} after {paper_slow:,}, {paper_slow / paper_fast:.0f} times sooner.")
-        final = records.schema.measure("final_test_acc", records.settings)
-        spread = {m: collect(records, records.schema.path(group, m, final), 100).std for m in (fast, slow)}
-        ratio = spread[fast] / spread[slow] if spread[slow] > 0 else math.inf
-        how = "less" if ratio < _SPREAD_RATIO else "more" if ratio > 1 / _SPREAD_RATIO else "about as much"
-        sentences.append(f"Its final test accuracy varies {how} over the seeds with {method_label(fast)} "
-                         f"{'as' if how == 'about as much' else 'than'} with {method_label(slow)} (standard "
-                         f"deviations of {spread[fast]:.1f} and {spread[slow]:.1f} points over "
-                         f"{len(records.runs)} seeds, a rough spread); the paper reports less.")
-    return " ".join(sentences)
 
 
 #: points below the paper's least accurate network beyond which our most accurate one counts
@@ -110,7 +74,7 @@ def ranking(records: Records, reference: dict | None, method: str, group: str | 
     for run in records.runs:
         for measure in measures:
             values = {m: lookup(run.results, schema.path(group, m, measure)) for m in methods
-                      if not is_diverged(lookup(run.results, schema.record_path(group, m)))}
+                      if failure(lookup(run.results, schema.record_path(group, m))) is None}
             if method in values and None not in values.values():
                 total += 1
                 first += max(values, key=values.get) == method
@@ -134,7 +98,8 @@ def simba_budget(records: Records) -> str:
     methods = schema.method_keys(settings)
     queries = schema.measure("queries", settings)
     top = max(collect(records, schema.path(None, m, queries)).max for m in methods)
-    accuracy = {m: collect(records, schema.path(None, m, schema.measure("test_acc", settings)), 100) for m in methods}
+    accuracy = {m: collect(records, schema.path(None, m, schema.measure("test_acc", settings)), 100, accuracy=True)
+                for m in methods}
     best = max(accuracy, key=lambda m: accuracy[m].mean)
     paper = simba_iterations(PRESETS["paper"])
     counts = ("comparable with the paper's" if iterations == paper else "not comparable with the paper's, "
@@ -154,8 +119,8 @@ def maximum_optimism(records: Records) -> str:
     schema, settings = records.schema, records.settings
     rates = schema.group_keys(settings)
     maximum, selected = schema.measure("max_test_acc", settings), schema.measure("test_acc", settings)
-    gaps = [np.mean([collect(records, schema.path(r, m, maximum), 100).mean
-                     - collect(records, schema.path(r, m, selected), 100).mean
+    gaps = [np.mean([collect(records, schema.path(r, m, maximum), 100, accuracy=True).mean
+                     - collect(records, schema.path(r, m, selected), 100, accuracy=True).mean
                      for m in schema.method_keys(settings)]) for r in rates]
     return ("The maximum over the epochs, taken on the test set itself, lies above the test accuracy at the best "
             "noisy-validation epoch by " + listing(f"{gap:.1f}" for gap in gaps) + " points on average at "
@@ -198,33 +163,6 @@ def scarcity_length(records: Records) -> str:
             "full training's steps that it holds of the images.")
 
 
-def trained_layers(records: Records) -> str:
-    """ConvNorm's channel condition numbers in the trained networks (one for the
-    normalized kernels; only near one for the operator a trained network applies), and
-    in how many layers ConvNorm's spectral norm is below the vanilla network's, per
-    seed. Seeds where either training diverged are left out."""
-    pairs = [(run.results["none"], run.results["convnorm"]) for run in records.runs]
-    finished = [(v["layers"], c["layers"]) for v, c in pairs
-                if not is_diverged(v) and not is_diverged(c) and v.get("layers") and c.get("layers")]
-    if not finished:
-        return "Every seed's vanilla or ConvNorm training diverged: no layer can be compared."
-    channel = [layer["channel_condition_number"] for _, layers in finished for layer in layers]
-    if max(channel) - 1 < 1e-6:
-        first = ("ConvNorm's channel condition numbers are one in every layer and seed, as in the paper's Figure 2: "
-                 "these records analysed the normalized kernels, whose channels are tight frames by construction.")
-    else:
-        first = (f"ConvNorm's channel condition numbers range from {min(channel):.2f} to {max(channel):.2f}: at test "
-                 "time the running normalizer and the affine kernel make the channels only approximately tight "
-                 "frames, unlike the normalized kernels of the paper's Figure 2.")
-    below = [sum(c["spectral_norm"] < v["spectral_norm"] for v, c in zip(vanilla, convnorm))
-             for vanilla, convnorm in finished]
-    left_out = len(pairs) - len(finished)
-    return (first + f" ConvNorm's layer spectral norm is below the vanilla network's in {listing(below)} "
-            f"of the {len(finished[0][1])} layers (per seed)"
-            + (f"; {left_out} seed{'s' if left_out > 1 else ''} with a diverged training left out" if left_out else "")
-            + ".")
-
-
 def runtime(records: Mapping[str, Records], reference: dict) -> str:
     """Per preset timed: ConvNorm+BN's and Cayley's time relative to the vanilla network
     (BN) beside the paper's, and whether the paper's ordering holds."""
@@ -234,8 +172,8 @@ def runtime(records: Mapping[str, Records], reference: dict) -> str:
     for data in records.values():
         ratio = {m: collect(data, (m, "relative_to_bn")).mean for m in ("convnorm+bn", "cayley")}
         holds = 1 < ratio["convnorm+bn"] < ratio["cayley"]
-        sentences.append(f"On {data.devices} ({data.settings.runtime_steps} timed steps), ConvNorm+BN takes "
-                         f"{ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
+        sentences.append(f"On {device_name(data.devices)} ({data.settings.runtime_steps} timed steps), ConvNorm+BN "
+                         f"takes {ratio['convnorm+bn']:.2f} times the vanilla network's time and Cayley "
                          f"{ratio['cayley']:.2f} times; the paper: {paper['ConvNorm'] / paper['vanilla']:.2f} and "
                          f"{paper['Cayley'] / paper['vanilla']:.2f} times. The ordering vanilla < ConvNorm < Cayley "
                          f"{'holds' if holds else 'does not hold'} here.")
@@ -305,7 +243,8 @@ def means(records: Records, measure: str, group: str | None = None) -> dict[str,
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     chosen = schema.measure(measure, settings)
-    return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0).mean
+    return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0,
+                       accuracy=not chosen.analysis).mean
             for m in schema.method_keys(settings)}
 
 
@@ -334,9 +273,9 @@ def singular_layers(records: Records, method: str = "oni") -> str:
     import torch
 
     layers = [layer["condition_number"] for run in records.runs for layer in (run.results[method].get("layers") or ())
-              if not is_diverged(run.results[method])]
+              if failure(run.results[method]) is None]
     if not layers:
-        return f"Every {method_label(method)} training diverged: no layer to look at."
+        return f"Every {method_label(method)} training failed to train: no layer to look at."
     eps = torch.finfo(torch.float32).eps
     return (f"{method_label(method)}'s trained layers have condition numbers from {min(layers):.1e} to "
             f"{max(layers):.1e}: their smallest singular value is {1 / max(layers):.0e} to {1 / min(layers):.0e} of "
@@ -344,3 +283,66 @@ def singular_layers(records: Records, method: str = "oni") -> str:
                                 "in" if 1 / min(layers) <= 10 * eps else "well above the rounding error of the single "
                                 "precision the networks are trained in, so no layer is singular to working precision")
             + f" (relative precision {eps:.1e}).")
+
+
+def noise_regime(records: Records) -> Table:
+    """Whether the networks under label noise reached the memorizing regime: per noise rate
+    :math:`r`, the share of training labels that stayed correct, :math:`1 - r (K-1)/K`, and
+    each method's mean training accuracy on the noisy labels after the last epoch. A network
+    that fits only the correct labels stays near that share; one that memorizes the wrong
+    ones climbs towards 100 %."""
+    schema, settings = records.schema, records.settings
+    methods = schema.method_keys(settings)
+    rows = []
+    for rate in schema.group_keys(settings):
+        share = 1 - float(rate) * (classes((rate,)) - 1) / classes((rate,))
+        finals = [collect(records, schema.record_path(rate, m) + ("summary", "final_train_acc"), 100, accuracy=True)
+                  for m in methods]
+        rows.append([group_name(schema, rate), f"{100 * share:.0f}"] + [f"{s.mean:.0f}" for s in finals])
+    return Table("Training accuracy on the noisy labels after the last epoch (%)",
+                 ["noise rate", "labels still correct"] + [method_label(m) for m in methods], rows,
+                 [f"Means over the {len(records.runs)} seeds. Near the share of correct labels, a network has fitted "
+                  "the correct labels and not the wrong ones; towards 100 %, it memorizes the wrong ones too."])
+
+
+def _trained_layers(records: Records, method: str) -> list[list[dict]]:
+    """The analysed layers of every seed's ``method`` network that trained."""
+    return [run.results[method]["layers"] for run in records.runs
+            if failure(run.results[method]) is None and run.results[method].get("layers")]
+
+
+def channel_table(records: Records, methods: Sequence[str] = ("none", "convnorm")) -> Table:
+    """Per conv layer of the conditioning records, each method's channel condition number
+    of the operator its trained layer applies, as the geometric mean over the seeds whose
+    training trained (networks that failed to train left out)."""
+    layers = {m: _trained_layers(records, m) for m in methods}
+    count = len(next(iter(layers.values()))[0])
+    rows = [[str(i + 1), layers[methods[0]][0][i]["name"]]
+            + [f"{np.exp(np.mean([np.log(seed[i]['channel_condition_number']) for seed in layers[m]])):.1f}"
+               for m in methods] for i in range(count)]
+    return Table("Channel condition number of each trained layer, as applied",
+                 ["layer", "name"] + [method_label(m) for m in methods], rows,
+                 ["Geometric mean over the seeds, and over each layer's channels the arithmetic mean; ConvNorm's "
+                  "normalized kernels have 1 in every channel. "
+                  + "; ".join(f"{method_label(m)}: {len(layers[m])} seeds" for m in methods) + "."])
+
+
+#: what the conditioning analysis records of each ConvNorm layer, in a reader's words
+CAUSES = {"channel_condition_number": "as applied", "channel_condition_number_unit_affine": "affine kernel all-pass",
+          "channel_condition_number_final_normalizer": "final weights' normalizer"}
+
+
+def channel_causes_table(records: Records) -> Table | None:
+    """Per ConvNorm layer, its channel condition number as applied, with the affine kernel
+    replaced by an all-pass one, and with the final weights' normalizer in place of the
+    running one (:func:`convnorm.experiments.catalog.conditioning.channel_causes`), as
+    geometric means over the seeds that trained; ``None`` where the records predate that
+    analysis."""
+    layers = _trained_layers(records, "convnorm")
+    if not layers or any(key not in layers[0][0] for key in CAUSES):
+        return None
+    rows = [[str(i + 1)] + [f"{np.exp(np.mean([np.log(seed[i][key]) for seed in layers])):.2f}" for key in CAUSES]
+            for i in range(len(layers[0]))]
+    return Table("What sets the channel condition number of ConvNorm's trained layers", ["layer", *CAUSES.values()],
+                 rows, [f"Geometric means over {len(layers)} seeds. Both replaced, every channel is a tight frame "
+                        "(condition number 1, up to the regularizer ε)."])

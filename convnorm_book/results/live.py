@@ -5,14 +5,16 @@ The chapters read the stored records and train nothing. A reader who opts in cal
 :func:`train` with the chapter's runs (:data:`CHAPTER_RUNS`: fewer seeds and networks
 than the stored records), within a budget of minutes the reader sets
 (:data:`DEFAULT_BUDGET_MINUTES` unless changed). It first times :data:`PLAN_STEPS` training
-steps of each network on the reader's own
-device (:func:`convnorm.experiments.step_timing.time_steps`) and prints what each run
-will take, then trains, in order, the runs that fit in the budget, saying which it
-leaves out. On a GPU the runs follow the fast protocol (preset ``fast``: mixed precision,
-float16 with loss scaling on a T4); without one, the reduced ``cpu`` preset. Run records
-and result files go to :func:`live_folder` (Google Drive when it is mounted in Colab, so
-they outlive the runtime); checkpoints stay on the runtime's local disk and are deleted
-when their run completes, and an interrupted run resumes from its checkpoint.
+steps of each network on the reader's own device
+(:func:`convnorm.experiments.step_timing.time_steps`) and prints what each run will take,
+then trains, in order, the comparisons that fit in the budget whole (the networks of a
+comparison, one seed of each, are trained together or not at all, since a comparison pairs
+them), saying which it leaves out. On a GPU the runs follow the fast protocol (preset
+``fast``: mixed precision, float16 with loss scaling on a T4); without one, the reduced
+``cpu`` preset. Run records and result files go to :func:`live_folder` (Google Drive when
+it is mounted in Colab, so they outlive the runtime); checkpoints stay on the runtime's
+local disk and are deleted when their run completes, and an interrupted run resumes from
+its checkpoint.
 """
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ from pathlib import Path
 from convnorm.experiments import EXPERIMENTS, get_preset, gpu_plan, run_experiment
 from convnorm.experiments.gpu_plan import Request
 
-from .records import SHOWN_PRESETS, Records, load_runs, seed_seconds
-from .tables import Table
+from .records import SHOWN_PRESETS, Records, load_runs, lookup, seed_seconds, stored
+from .tables import Table, experiment_table
+from .words import device_name
 
 LIVE_ENV = "CONVNORM_LIVE_DIR"
 DRIVE = Path("/content/drive/MyDrive")
@@ -98,10 +101,15 @@ def recorded_minutes(preset: str, root: str | Path | None = None) -> dict[str, d
     return {experiment: dict(kinds) for experiment, kinds in minutes.items()}
 
 
+def minutes_text(minutes: float) -> str:
+    """``"about 1.5 min"``, ``"about 12 min"``: a duration in minutes, to a tenth below ten."""
+    return f"about {minutes:.1f} min" if minutes < 10 else f"about {minutes:.0f} min"
+
+
 @dataclass(frozen=True)
 class Plan:
     """The runs a reader asked for, each with its measured estimate (minutes), those that
-    fit in the budget (in order) and those left out."""
+    fit in the budget (whole comparisons, in order) and those left out."""
 
     device: str
     preset: str
@@ -115,11 +123,17 @@ class Plan:
         lines = [f"On {self.device}, preset {self.preset!r} (measured just now: {self.steps} training steps of each "
                  "network):"]
         for job, minutes in self.estimates:
-            mark = "" if job in self.chosen else "   (left out: over the budget)"
-            lines.append(f"  {job.experiment} seed {job.seed}, {job.run}: about {minutes:.1f} min{mark}")
+            mark = "" if job in self.chosen else "   (left out: its comparison does not fit the budget)"
+            lines.append(f"  {job.experiment} seed {job.seed}, {job.run}: {minutes_text(minutes)}{mark}")
         total = sum(minutes for job, minutes in self.estimates if job in self.chosen)
-        lines.append(f"Training {len(self.chosen)} of {len(self.estimates)} runs, about {total:.0f} min, within a "
-                     f"budget of {self.budget_minutes:g} min (raise it to train the rest).")
+        left_out = len(self.estimates) - len(self.chosen)
+        if not self.chosen:
+            lines.append(f"Nothing trained: no comparison fits a budget of {self.budget_minutes:g} min (raise "
+                         "BUDGET_MINUTES to train one).")
+        else:
+            lines.append(f"Training {len(self.chosen)} of {len(self.estimates)} runs, {minutes_text(total)}, within a "
+                         f"budget of {self.budget_minutes:g} min" + (" (raise it to train the rest)." if left_out
+                                                                      else "."))
         return "\n".join(lines)
 
 
@@ -146,12 +160,16 @@ def plan(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MIN
     precision = next(iter(table))[2] if table else "fp32"
     estimates = tuple((job, gpu_plan.estimate(job, gpu_plan.StepTimes(table), precision).seconds / 60)
                       for job in jobs)
-    chosen, spent = [], 0.0
+    comparisons: dict[tuple, list] = defaultdict(list)  # the runs of one request and seed, trained together
     for job, minutes in estimates:
-        if spent + minutes > budget_minutes:
+        comparisons[(job.experiment, job.seed)].append((job, minutes))
+    chosen, spent = [], 0.0
+    for runs in comparisons.values():
+        cost = sum(minutes for _, minutes in runs)
+        if spent + cost > budget_minutes:
             break
-        chosen.append(job)
-        spent += minutes
+        chosen += [job for job, _ in runs]
+        spent += cost
     return Plan(current_device(), preset, budget_minutes, estimates, tuple(chosen), steps)
 
 
@@ -161,12 +179,15 @@ def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET
     runs = "; ".join(f"{r.experiment}, seed{'s' if len(r.seeds) > 1 else ''} "
                      f"{', '.join(map(str, r.seeds))}: {', '.join(r.runs) if r.runs else 'every run'}"
                      for r in requests)
+    from convnorm.experiments.experiment import network
+
     fast, cpu = get_preset("fast"), get_preset("cpu")
     return (f"TRAIN = True trains {runs}. On a GPU it follows the fast protocol ({fast.epochs} epochs, batch "
-            f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of a "
-            f"small network on {cpu.max_train:,} images). It first times {PLAN_STEPS} training steps of each network "
-            "on your device, prints what each run will take, and trains the runs that fit in a budget of "
-            f"{budget_minutes:g} minutes (BUDGET_MINUTES).")
+            f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of "
+            f"{network(cpu)} on {cpu.max_train:,} images). It first times {PLAN_STEPS} training steps of each "
+            "network on your device, prints what each run will take, and trains the comparisons that fit whole in a "
+            f"budget of {budget_minutes:g} minutes (BUDGET_MINUTES); your results are then shown beside the stored "
+            "ones, each table labelled by whose it is.")
 
 
 def checkpoint_folder() -> Path:
@@ -200,6 +221,26 @@ def train(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
             if (runs := load_runs(e, chosen.preset, folder))}
 
 
+def side_by_side(yours: Mapping[str, Records], reference: dict) -> list[Table]:
+    """Per experiment a reader trained: the reader's records and the stored ones, each
+    table titled by whose it is ("trained just now" against "stored") and its numbers'
+    columns labelled "yours" or "ours"."""
+    tables = []
+    for name, data in yours.items():
+        tables.append(experiment_table(data, reference, methods=_trained(data), whose="yours",
+                                       title=f"Trained just now, on your device: {EXPERIMENTS[name].title}"))
+        tables.append(experiment_table(stored(name), reference, title=f"The stored records: {EXPERIMENTS[name].title}"))
+    return tables
+
+
+def _trained(data: Records) -> list[str]:
+    """The methods of ``data`` that a seed's record holds (a reader trains a few)."""
+    schema = data.schema
+    return [m for m in schema.method_keys(data.settings)
+            if any(lookup(run.results, schema.record_path(g, m)) is not None
+                   for run in data.runs for g in schema.group_keys(data.settings))]
+
+
 def recorded_table(presets: Sequence[str] = SHOWN_PRESETS, root: str | Path | None = None) -> Table:
     """Minutes per seed each experiment took where it was recorded, per preset and kind
     of device (:func:`recorded_minutes`)."""
@@ -208,5 +249,6 @@ def recorded_table(presets: Sequence[str] = SHOWN_PRESETS, root: str | Path | No
     for experiment in EXPERIMENTS:
         for preset in presets:
             for kind, minutes in recorded[preset].get(experiment, {}).items():
-                rows.append([experiment, preset, kind, f"{sum(minutes) / len(minutes):.1f}", str(len(minutes))])
+                rows.append([experiment, preset, device_name(kind), f"{sum(minutes) / len(minutes):.1f}",
+                             str(len(minutes))])
     return Table("Recorded training time", ["experiment", "preset", "device", "minutes per seed", "seeds"], rows)

@@ -1,24 +1,26 @@
 """Figures of stored results: curves over training, accuracy against a rate (ours beside
-the paper's), layer profiles, and paired differences with their intervals beside the
-paper's (:func:`forest`, legible at a phone's width: short labels, height scaled to the
-rows)."""
+the paper's), layer profiles, paired differences with their intervals beside the paper's
+(:func:`forest`, legible at a phone's width: short labels, height scaled to the rows),
+and the primary endpoints with their verdicts (:func:`primary_forest`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .claims import PARITY
-from .records import Records, is_diverged
-from .stats import CONTRADICTED, SUPPORTED, Band, Paired, collect, curve_band, history_band
+from .comparisons import Comparison, shared_label, short_labels
+from .endpoints import CONTRADICTED, SUPPORTED, Result
+from .records import Records, classes, failure
+from .stats import Band, collect, curve_band, history_band
 from .tables import describe, group_name, method_label, scale_name
-from .verdicts import Verdict, shared_label, short_labels
-from .words import method_key
+from .words import method_key, typeset
 
 #: each method's colour in every figure (a baseline and the same baseline followed by BN alike)
 METHOD_COLOURS = {"none": "tab:blue", "bn": "tab:orange", "convnorm": "tab:green", "convnorm+bn": "tab:red",
                   "sn": "tab:purple", "oni": "tab:brown", "ocnn": "tab:pink", "cayley": "tab:gray"}
-#: a verdict's colour in the figures
+#: a primary endpoint's verdict's colour (inconclusive: grey)
 VERDICT_COLOURS = {SUPPORTED: "tab:green", CONTRADICTED: "tab:red"}
+#: a described comparison's colour: one the paper makes a claim on, and one it does not
+CLAIMED_COLOUR, UNCLAIMED_COLOUR = "tab:blue", "tab:grey"
 _AXIS_LABELS = {"steps": "training iterations", "epoch": "epoch", "test_acc": "test accuracy (%)",
                 "train_acc": "training accuracy (%)", "train_loss": "training loss",
                 "val_acc": "validation accuracy (%)"}
@@ -46,7 +48,7 @@ def plot_history(ax, records: Records, metric: str, group: str | None = None, me
     scale = 100.0 if metric.endswith("_acc") else 1.0
     for method in methods or schema.method_keys(records.settings):
         band = history_band(records, method, metric, group, x, scale)
-        note = f" ({band.diverged_note})" if band.diverged else ""
+        note = f" ({band.failed_note})" if band.failed else ""
         plot_band(ax, band, method_label(method) + note, color=colour(method))
     ax.set_xlabel(_AXIS_LABELS.get(x, x))
     ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
@@ -76,20 +78,52 @@ def history_figure(records: Records, metrics: Sequence[str], x: str = "steps"):
     return fig
 
 
+def seed_curves(records: Records, metrics: Sequence[str], methods: Sequence[str] | None = None,
+                group: str | None = None, width: float = 7.0):
+    r"""Every seed's ``history[metric]`` against the epoch, one line per seed in its method's
+    colour, one panel per metric (accuracies in percent; a dotted line at :math:`\ln K` on
+    a loss, the loss of a network whose outputs ignore its input); a training that failed
+    to train is drawn dashed."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    schema = records.schema
+    group = schema.group_keys(records.settings)[0] if group is None else group
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 2.9 * len(metrics)), squeeze=False, sharex=True)
+    for ax, metric in zip(axes[:, 0], metrics):
+        scale = 100.0 if metric.endswith("_acc") else 1.0
+        for method in methods or schema.method_keys(records.settings):
+            for i, run in enumerate(records.runs):
+                record = run.results[group][method] if group is not None else run.results[method]
+                history = record["history"]
+                ax.plot(history["epoch"], [v * scale for v in history[metric]], color=colour(method), linewidth=1.2,
+                        linestyle="--" if failure(record) else "-", label=method_label(method) if i == 0 else None)
+        if metric.endswith("loss"):
+            ax.axhline(math.log(classes((group,))), color="black", linestyle=":", linewidth=1)
+        ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("epoch")
+    axes[0, 0].legend(fontsize="small", ncol=2)
+    fig.suptitle(describe(records), fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def plot_rates(ax, records: Records, measure: str, methods: Sequence[str] | None = None):
     """Our ``measure`` against the experiment's rate (noise rate, training fraction):
-    mean ± standard deviation over the seeds that finished, one line per method (its
-    label counts the seeds that diverged)."""
+    mean ± standard deviation over the seeds (failed trainings' accuracies included), one
+    line per method (its label counts the seeds that failed to train)."""
     schema, settings = records.schema, records.settings
     chosen = schema.measure(measure, settings)
     groups = schema.group_keys(settings)
     xs = [float(g) * 100 for g in groups]
     for method in methods or schema.method_keys(settings):
-        stats = [collect(records, schema.path(g, method, chosen), 100.0 if chosen.percent else 1.0) for g in groups]
-        diverged = "; ".join(f"{s.diverged_note} at {group_name(schema, g)}" for s, g in zip(stats, groups)
-                             if s.diverged)
+        stats = [collect(records, schema.path(g, method, chosen), 100.0 if chosen.percent else 1.0,
+                         accuracy=not chosen.analysis) for g in groups]
+        failed = "; ".join(f"{s.failed_note} at {group_name(schema, g)}" for s, g in zip(stats, groups) if s.failed)
         ax.errorbar(xs, [s.mean for s in stats], yerr=[s.std for s in stats], marker="o", capsize=3,
-                    label=method_label(method) + (f" ({diverged})" if diverged else ""), color=colour(method))
+                    label=method_label(method) + (f" ({failed})" if failed else ""), color=colour(method))
     ax.set_xlabel(f"{schema.group.label} (%)")
     ax.set_ylabel(chosen.label + (" (%)" if chosen.percent else ""))
     ax.grid(alpha=0.3)
@@ -108,10 +142,11 @@ def plot_paper_rates(ax, table: dict, xlabel: str, ylabel: str):
 
 def plot_layer_profile(ax, records: Records, quantity: str, methods: Sequence[str], log: bool = True):
     """``quantity`` of each conv layer (network order) of the conditioning records, one
-    band over seeds per method (methods whose run diverged are left out)."""
+    band over seeds per method (trainings that failed to train are left out: there is no
+    trained network to analyse)."""
     for method in methods:
         layers = [run.results[method]["layers"] for run in records.runs
-                  if not is_diverged(run.results[method]) and run.results[method].get("layers")]
+                  if failure(run.results[method]) is None and run.results[method].get("layers")]
         if layers:
             histories = [{"layer": list(range(1, len(ls) + 1)), quantity: [layer[quantity] for layer in ls]}
                          for ls in layers]
@@ -159,52 +194,70 @@ def _draw_rows(ax, rows: Sequence[_Row], xlabel: str):
     ax.grid(alpha=0.3, axis="x")
 
 
-def plot_comparisons(ax, comparisons: Sequence[Paired], unit: str = "points"):
-    """Paired differences, one row each: every seed's difference (dots), their mean and
-    95 % t-interval (a bar, coloured by the verdict), and the paper's difference (×)."""
-    rows = [_Row(c.label, c.differences, c.mean, c.interval, c.paper,
-                 VERDICT_COLOURS.get(c.verdict, "tab:grey") if c.claimed_sign is not None else "tab:blue")
-            for c in comparisons]
-    _draw_rows(ax, rows, f"difference ({unit})")
-
-
 #: height of one row of a forest plot, and of a panel's title and axis, in inches
 _ROW_INCHES, _PANEL_INCHES = 0.3, 0.9
 
 
-def forest(verdicts: Sequence[Verdict], title: str | None = None, width: float = 6.0):
+def _figure(panels: Sequence[tuple[str, list[_Row], str]], title: str, width: float):
+    """One panel per (unit, rows, panel title), the figure as tall as its rows."""
+    import matplotlib.pyplot as plt
+
+    heights = [len(rows) * _ROW_INCHES + _PANEL_INCHES for _, rows, _ in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, (unit, rows, panel_title) in zip(axes[:, 0], panels):
+        _draw_rows(ax, rows, f"difference ({unit})" if unit else "difference")
+        ax.tick_params(labelsize=9)
+        if panel_title:
+            ax.set_title(panel_title, fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def forest(comparisons: Sequence[Comparison], title: str | None = None, width: float = 6.0):
     """The comparisons of one claim as a forest plot: one row per comparison, labelled
-    only by what differs among them (:func:`~convnorm_book.results.verdicts.short_labels`),
+    only by what differs among them (:func:`~convnorm_book.results.comparisons.short_labels`),
     one panel per unit (points of accuracy, queries, a loss; each titled by what its rows
     share), the figure as tall as its rows, so that the labels keep their size at a
     phone's width. Each row: every seed's difference (dots), our mean and 95 % interval
-    (coloured by the verdict after the chapter's correction: green supported or parity
-    shown, red contradicted, grey inconclusive, blue no claim), the paper's difference
-    (×), and a parity margin (shaded).
+    (blue where the paper makes a claim, grey where it makes none: a description, not a
+    verdict), the paper's difference (×), and the margin of a claim with a size (shaded).
 
     Raises:
-        ValueError: for no verdicts.
+        ValueError: for no comparisons.
     """
-    import matplotlib.pyplot as plt
+    if not comparisons:
+        raise ValueError("no comparisons to plot")
+    units = list(dict.fromkeys(c.paired.unit for c in comparisons))
+    panels = []
+    for unit in units:
+        chosen = [c for c in comparisons if c.paired.unit == unit]
+        rows = [_Row(typeset(label), c.paired.differences, c.paired.mean, c.paired.interval, c.paper,
+                     CLAIMED_COLOUR if c.claimed else UNCLAIMED_COLOUR, c.margin)
+                for c, label in zip(chosen, short_labels(chosen))]
+        panels.append((unit, rows, shared_label(chosen) if len(units) > 1 else ""))
+    return _figure(panels, title or f"{shared_label(comparisons) or 'Paired differences'}, {comparisons[0].scale}",
+                   width)
 
-    if not verdicts:
-        raise ValueError("no verdicts to plot")
-    units = list(dict.fromkeys(v.comparison.unit for v in verdicts))
-    panels = [[v for v in verdicts if v.comparison.unit == unit] for unit in units]
-    heights = [len(panel) * _ROW_INCHES + _PANEL_INCHES for panel in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(width, sum(heights) + 0.4), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
-    for ax, unit, panel in zip(axes[:, 0], units, panels):
-        rows = [_Row(label, v.comparison.differences, v.comparison.mean, v.comparison.interval, v.paper,
-                     VERDICT_COLOURS.get(v.final, "tab:grey") if v.tested else "tab:blue",
-                     v.margin if v.kind == PARITY else None) for v, label in zip(panel, short_labels(panel))]
-        _draw_rows(ax, rows, f"difference ({unit})" if unit else "difference")
-        ax.tick_params(labelsize=9)
-        if len(panels) > 1:  # what the panel's rows share, beyond what the whole figure's share
-            ax.set_title(shared_label(panel), fontsize=9)
-    fig.suptitle(title or f"{shared_label(verdicts) or 'Paired differences'}, {verdicts[0].scale}", fontsize=10)
-    fig.tight_layout()
-    return fig
+
+def primary_forest(results: Sequence[Result], width: float = 6.0):
+    """The primary endpoints as a forest plot, one panel per unit: every seed's difference,
+    our mean and 95 % interval coloured by the verdict after Holm's correction (green
+    supported, red contradicted, grey inconclusive), the paper's effect (×); an endpoint
+    the records' scale does not run is left out.
+
+    Raises:
+        ValueError: if no endpoint has records.
+    """
+    shown = [r for r in results if r.paired is not None]
+    if not shown:
+        raise ValueError("no primary endpoint is run at these records' scale")
+    units = list(dict.fromkeys(r.endpoint.unit for r in shown))
+    panels = [(unit, [_Row(r.endpoint.name, r.paired.differences, r.paired.mean, r.paired.interval, r.paired.paper,
+                           VERDICT_COLOURS.get(r.verdict, "tab:grey")) for r in shown if r.endpoint.unit == unit], "")
+              for unit in units]
+    return _figure(panels, f"The primary endpoints, {shown[0].scale}", width)
 
 
 def rate_figure(records: Records, reference: dict, measures: Sequence[str] | None = None):

@@ -1,93 +1,66 @@
-"""Where the stored records came from, as tables for the appendix: the presets, where
-they differ from the paper's protocol, what is stored and by which code, the corrections
-the records may predate, and what each experiment writes."""
+"""Where the stored records came from, as tables for the appendix: where the presets
+differ from the paper's protocol (one table, a column per preset), what the GPU
+protocol trains in which order, what is stored and by which code, the corrections the
+records may predate, and what each experiment writes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION, protocol_deviations
-from convnorm.experiments.experiment import ARCH_NAMES
-from convnorm.training import TrainConfig
+from convnorm.experiments import EXPERIMENTS, PROTOCOL_VERSION, protocol_deviations
 
+from .endpoints import Plan
 from .records import PROTOCOL_CHANGES, Records, changes_missing, load_runs, seed_seconds
 from .tables import Table
-from .words import GROUP_NAMES, group_name, method_label
-
-#: the settings of a preset shown side by side, and how a reader calls each
-PRESET_ROWS = {"arch": "network", "width": "width", "epochs": "epochs",
-               "milestones": f"learning rate / {round(1 / TrainConfig.gamma)} after epochs",
-               "schedule": "schedule", "warmup_fraction": "warm-up (share of the steps)", "lr": "learning rate",
-               "batch_size": "batch", "nesterov": "Nesterov momentum", "weight_decay": "weight decay",
-               "precision": "arithmetic", "adv_epochs": "epochs of adversarial training",
-               "max_train": "training images", "max_val": "validation images", "max_test": "test images",
-               "attack_samples": "images attacked (FGSM, PGD)", "pgd_steps": "PGD steps",
-               "simba_samples": "images attacked (SimBA)", "simba_iters": "SimBA iterations",
-               "noise_rates": "label-noise rates", "fractions": "training fractions", "datasets": "data sets",
-               "convergence_archs": "networks (convergence)", "robust_norms": "networks (label noise, scarce data)",
-               "runtime_steps": "timed steps (run time)"}
+from .words import device_name, group_name, listing, method_label
 
 
-#: a preset's arithmetic in a reader's words
-PRECISION_NAMES = {"fp32": "float32", "mixed": "mixed (bfloat16, or float16 where a GPU has no bfloat16)"}
+def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
+    """:func:`convnorm.experiments.protocol_deviations` of every preset in ``names`` as one
+    table: a row per setting where some preset departs from the paper (or fills in what it
+    leaves open), the paper's value, each preset's ("as the paper" where it keeps it), and
+    where each value comes from and why (once where the presets agree). A setting every
+    preset takes from the paper itself is left out."""
+    found = {name: {r["setting"]: r for r in protocol_deviations(name)} for name in names}
+    settings = list(dict.fromkeys(s for rows in found.values() for s in rows))
+    rows = []
+    for setting in settings:
+        shown = {name: rows_of[setting] for name, rows_of in found.items() if setting in rows_of}
+        if all(r["source"] == "paper" for r in shown.values()):
+            continue
+        paper = next(iter(shown.values()))["paper"]
+        why = {name: f"{r['source']}: {r['reason']}" for name, r in shown.items()}
+        reasons = dict.fromkeys(why.values())
+        reason = next(iter(reasons)) if len(reasons) == 1 else "\n".join(
+            f"{listing(n for n in why if why[n] == text)}: {text}" for text in reasons)
+        rows.append([setting, paper] + [shown[n]["here"] if n in shown else "as the paper" for n in names]
+                    + [reason])
+    return Table("Where each preset departs from the paper's protocol", ["setting", "the paper", *names, "why"], rows)
 
 
-def presets_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "paper")) -> Table:
-    """The settings of the presets side by side, in a reader's words (a cap that is not
-    set reads "the paper's"; methods by their labels)."""
-    settings = [PRESETS[name].as_dict() for name in names]
+def gpu_plan_table(plans: Sequence[Plan], preset: str = "fast") -> Table:
+    """What the GPU protocol trains, in order (:mod:`convnorm.experiments.gpu_plan`): the BN
+    network whose accuracy floor is checked first, the primary endpoints' trainings for the
+    seeds their ``plans`` ask, then the queue, one row per group of requests, each request
+    as the experiment, its seeds and the runs it asks for (every run where it names none)."""
+    from convnorm.experiments.gpu_plan import FLOOR, QUEUE
 
-    def text(key, value):
-        if value is None:
-            return "the paper's"
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if key == "arch":
-            return ARCH_NAMES[value]
-        if key == "precision":
-            return PRECISION_NAMES[value]
-        if isinstance(value, (list, tuple)):
-            if key == "robust_norms":
-                return ", ".join(method_label(v) for v in value)
-            if key in ("datasets", "convergence_archs"):
-                return ", ".join(GROUP_NAMES[v] for v in value)
-            return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) or "none"
-        if isinstance(value, int) and value >= 1000:
-            return f"{value:,}"
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-    rows = [[label] + [text(key, s[key]) for s in settings] for key, label in PRESET_ROWS.items()]
-    return Table("The presets", ["setting"] + list(names), rows)
-
-
-def deviations_table(name: str) -> Table:
-    """:func:`convnorm.experiments.protocol_deviations` of preset ``name`` as a table:
-    the setting, what the paper states, what the preset does, where that comes from, and
-    why."""
-    rows = [[r["setting"], r["paper"], r["here"], r["source"], r["reason"]] for r in protocol_deviations(name)]
-    return Table(f"Where the {name} preset departs from the paper's protocol",
-                 ["setting", "the paper", "here", "source", "reason"], rows)
-
-
-def gpu_plan_table() -> Table:
-    """What the GPU protocol trains, in order (:mod:`convnorm.experiments.gpu_plan`): the core
-    comparison first, then the queue, one row per group of requests, each request as
-    the experiment, its seeds and the runs it asks for (every run where it names none)."""
-    from convnorm.experiments.gpu_plan import CORE, QUEUE
+    from .endpoints import requests
 
     def request(r) -> str:
         seeds = f"seed{'s' if len(r.seeds) > 1 else ''} {', '.join(map(str, r.seeds))}"
         return f"{r.experiment}, {seeds}: {', '.join(r.runs) if r.runs else 'every run'}"
 
-    rows = [["1", "the core comparison", "\n".join(map(request, CORE))]]
-    rows += [[str(i), name, "\n".join(map(request, requests))] for i, (name, requests) in enumerate(QUEUE, start=2)]
-    return Table("What the GPU protocol trains, in order", ["order", "what", "trainings (experiment, seeds: runs)"],
-                 rows)
+    groups = [("the BN network's accuracy floor", (FLOOR,)), ("the primary endpoints", requests(preset, plans)),
+              *QUEUE]
+    rows = [[str(i), name, "\n".join(map(request, group))] for i, (name, group) in enumerate(groups, start=1)]
+    return Table(f"What the GPU protocol ({preset}) trains, in order",
+                 ["order", "what", "trainings (experiment, seeds: runs)"], rows)
 
 
 def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:
     """What is recorded, per experiment and preset that has records (and nothing about
     what is not): the seeds, the device, the protocol version, the wall time per seed,
-    the copy of the data, and the trainings that diverged, read from the files."""
+    the copy of the data, and the trainings that failed to train, read from the files."""
     rows = []
     seconds = {preset: seed_seconds(preset, root) for preset in presets}
     for experiment in EXPERIMENTS:
@@ -98,12 +71,12 @@ def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "
             stored = Records(experiment, preset, tuple(runs))
             versions = ", ".join(dict.fromkeys(_version(run.protocol_version) for run in runs))
             minutes = ", ".join(f"{seconds[preset][experiment, run.seed, run.device] / 60:.1f}" for run in runs)
-            diverged = "; ".join(_diverged(stored.schema, run) for run in stored.diverged()) or "none"
-            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), stored.devices, versions,
-                         minutes, stored.data if stored.schema.history else "—", diverged])
+            failed = "\n".join(_failed(stored.schema, run) for run in stored.failed()) or "none"
+            rows.append([experiment, preset, ", ".join(map(str, stored.seeds)), device_name(stored.devices), versions,
+                         minutes, stored.data if stored.schema.history else "—", failed])
     notes = [] if rows else ["No record is stored yet: the appendix says how to make them."]
     return Table("Stored records", ["experiment", "preset", "seeds", "ran on", "protocol version",
-                                    "wall time per seed (min)", "data", "diverged"], rows, notes)
+                                    "wall time per seed (min)", "data", "failed to train"], rows, notes)
 
 
 def _version(version: int) -> str:
@@ -113,10 +86,9 @@ def _version(version: int) -> str:
     return str(version) if version else "before 1"
 
 
-def _diverged(schema, run) -> str:
+def _failed(schema, run) -> str:
     where = ", ".join(filter(None, (run.group and group_name(schema, run.group), method_label(run.method))))
-    when = f" at epoch {run.epoch}" if run.epoch is not None else ""
-    return f"seed {run.seed}, {where}{when}" + (f" ({run.reason})" if run.reason else "")
+    return f"seed {run.seed}, {where}: {run.why}"
 
 
 def changes_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu"), root=None) -> Table:
@@ -135,19 +107,17 @@ def changes_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu"), ro
                                                     "stored records made before it"], rows)
 
 
-def schema_table() -> Table:
+def schema_table(reference: dict) -> Table:
     """What each experiment's records hold and where the paper reports the same numbers
-    (:mod:`convnorm.experiments.schema`)."""
+    (:mod:`convnorm.experiments.schema`; the paper's tables named from ``reference``)."""
     rows = []
     for name, experiment in EXPERIMENTS.items():
         schema = experiment.schema
-        methods = f"preset setting {schema.methods}" if isinstance(schema.methods, str) else " | ".join(schema.methods)
-        group = "—" if schema.group is None else f"{schema.group.label} (preset setting {schema.group.setting})"
-        measures = "; ".join(f"{m.name}: {'/'.join(m.path)}" + (f" [{m.each}]" if m.each else "")
-                             for m in schema.measures)
-        axes = ("the methods spread over rows and columns" if schema.layout == ("method", "method") else
-                f"rows: {schema.layout[0]}s, columns: {schema.layout[1]}s")
-        reference = "—" if schema.reference is None else f"{schema.reference} ({axes})"
-        rows.append([name, methods, group, measures, reference])
-    return Table("What each experiment writes", ["experiment", "methods", "groups", "measures (path below a method's "
-                                                 "record)", "the paper's table"], rows)
+        methods = ("the networks of the preset's robustness studies" if isinstance(schema.methods, str)
+                   else listing(schema.label(m) for m in schema.methods))
+        group = "—" if schema.group is None else schema.group.label
+        measures = "\n".join(m.label.format("k") for m in schema.measures)
+        table = "—" if schema.reference is None else reference["tables"][schema.reference]["label"]
+        rows.append([name, methods, group, measures, table])
+    return Table("What each experiment writes", ["experiment", "methods", "groups", "numbers per method",
+                                                 "the paper's table"], rows)

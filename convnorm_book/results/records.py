@@ -15,10 +15,15 @@ repository).
 
 The loader trusts no file: whatever is wrong with one (not JSON, cut short, not a record,
 a protocol version that is not a whole number, a seed in its name that its provenance
-does not state) raises :class:`RecordError`, one line naming the file and the fault. A
-training that diverged is recorded as ``"diverged": true``; whatever else its record
-holds, every number read through :func:`measured` is then :data:`DIVERGED`, never a
-summary of the history it had before diverging.
+does not state) raises :class:`RecordError`, one line naming the file and the fault.
+
+A training *failed to train* (the paper's "/") when its loss diverged (it is recorded as
+``"diverged": true``, with no summary) or when its test accuracy never rose clearly above
+chance (:func:`failure`). A failure is never averaged in silently nor dropped silently:
+:func:`measured` enters an accuracy of a failed training as a :class:`FailedValue` (the
+value it measured, at chance where it diverged), so that it counts against its method,
+and leaves out every other number (:data:`FAILED`), and each count over seeds says how
+many failed.
 """
 from __future__ import annotations
 
@@ -108,15 +113,43 @@ def lookup(data, path: Sequence[str | int]):
     return data
 
 
-class _Diverged:
-    """The value of any number of a training that diverged (see :func:`measured`)."""
+class _Failed:
+    """The value of a number that a failed training does not give (see :func:`measured`)."""
 
     def __repr__(self) -> str:
-        return "DIVERGED"
+        return "FAILED"
 
 
-#: what :func:`measured` returns for a number of a diverged training
-DIVERGED = _Diverged()
+#: what :func:`measured` returns for a number that a failed training does not give
+FAILED = _Failed()
+
+
+class FailedValue(float):
+    """An accuracy of a training that failed to train, entered as measured (at chance,
+    :math:`1/K`, where the training diverged and measured none): a number that arithmetic
+    treats as any other, and that every count of failed trainings finds."""
+
+    def __repr__(self) -> str:
+        return f"FailedValue({float(self)!r})"
+
+
+#: a training failed to train when its test accuracy never reached this multiple of
+#: chance (:math:`1/K`, the accuracy of a guess): "clearly above chance" means right at
+#: least twice as often as a guess at some epoch
+FAILURE_MULTIPLE = 2
+#: classes of each data set the records name in a group (every other is CIFAR-10)
+CLASSES = {"cifar100": 100}
+
+
+def classes(path: Sequence[str | int]) -> int:
+    """The classes :math:`K` of the data set of a record at ``path`` (CIFAR-100 where the
+    path names it as its group, else CIFAR-10)."""
+    return next((CLASSES[key] for key in path if key in CLASSES), 10)
+
+
+def is_training(record) -> bool:
+    """Whether ``record`` is a training record (every one states whether it ``diverged``)."""
+    return isinstance(record, dict) and "diverged" in record
 
 
 def is_diverged(record) -> bool:
@@ -124,13 +157,41 @@ def is_diverged(record) -> bool:
     return isinstance(record, dict) and record.get("diverged") is True
 
 
-def measured(data, path: Sequence[str | int]):
-    """:func:`lookup`, except that a path passing through a training record that says
-    ``"diverged": true`` gives :data:`DIVERGED`, whatever that record holds below (a
-    diverged run is missing for every number, its partial history included)."""
+def failure(record, k: int = 10) -> str | None:
+    r"""Why a training record failed to train (the paper's "/"), or ``None`` where it
+    trained: its loss diverged (``"diverged at epoch 3 (the loss is nan)"``), or its test
+    accuracy never rose clearly above chance, :math:`\max_e a^{\mathrm{test}}_e <
+    F_{\mathrm{fail}} / K` with :data:`FAILURE_MULTIPLE` :math:`F_{\mathrm{fail}} = 2`
+    (``"never above twice chance (best test accuracy 15.4 %)"``)."""
+    if is_diverged(record):
+        epoch, reason = record.get("diverged_at_epoch"), record.get("reason") or record.get("error")
+        return ("diverged" + (f" at epoch {epoch}" if epoch is not None else "")
+                + (f" ({reason})" if reason else ""))
+    accuracies = (record.get("history") or {}).get("test_acc") if is_training(record) else None
+    if accuracies and max(accuracies) < FAILURE_MULTIPLE / k:
+        return f"never above twice chance (best test accuracy {100 * max(accuracies):.1f} %)"
+    return None
+
+
+def measured(data, path: Sequence[str | int], accuracy: bool = False):
+    """:func:`lookup`, except where ``path`` passes through a training that failed to
+    train (:func:`failure`). There an ``accuracy`` enters as a :class:`FailedValue`: the
+    value the training measured, or chance (:math:`1/K`) where it diverged and measured
+    none, so that a failure counts against its method; any other number (a loss, an
+    attack's queries, a condition number: a number about a network that trained) is
+    :data:`FAILED`, left out and counted."""
     for depth in range(len(path) + 1):
-        if is_diverged(lookup(data, path[:depth])):
-            return DIVERGED
+        record = lookup(data, path[:depth])
+        if is_training(record):
+            k = classes(path)
+            if failure(record, k) is None:
+                break
+            if not accuracy:
+                return FAILED
+            if is_diverged(record):
+                return FailedValue(1 / k)
+            value = lookup(data, path)
+            return None if value is None else FailedValue(value)
     return lookup(data, path)
 
 
@@ -188,9 +249,11 @@ def read_record(path: str | Path, *, seed_from_name: bool = True) -> Run:
     return Run(path, data["provenance"], data["results"])
 
 
-def load_runs(experiment: str, preset: str, root: str | Path | None = None) -> list[Run]:
-    """Every seed's file of ``experiment`` at ``preset`` (under ``<root>/<preset>/``),
-    sorted by seed; empty when none was stored.
+def load_runs(experiment: str, preset: str, root: str | Path | None = None,
+              folder: str | Path | None = None) -> list[Run]:
+    """Every seed's file of ``experiment`` at ``preset`` (under ``<root>/<preset>/``, or
+    ``folder`` where given: an archived set of records), sorted by seed; empty when none
+    was stored.
 
     Raises:
         ValueError: for an unknown experiment or preset.
@@ -199,7 +262,7 @@ def load_runs(experiment: str, preset: str, root: str | Path | None = None) -> l
             holds the same seed as another file.
     """
     _check_names(experiment, preset)
-    folder = results_dir(root) / preset
+    folder = results_dir(root) / preset if folder is None else Path(folder)
     runs = {}
     for path in sorted(folder.glob(f"{experiment}-{preset}-seed*.json")):
         if not re.fullmatch(rf"{re.escape(experiment)}-{re.escape(preset)}-seed\d+\.json", path.name):
@@ -337,33 +400,32 @@ class Records:
                 for method in schema.method_keys(settings):
                     yield run, group, method, lookup(run.results, schema.record_path(group, method))
 
-    def diverged(self) -> list[DivergedRun]:
-        """Every training of these records that diverged, in seed order."""
-        return [DivergedRun(run.seed, group, method, record.get("diverged_at_epoch"),
-                            record.get("reason") or record.get("error"))
-                for run, group, method, record in self.trainings() if is_diverged(record)]
+    def failed(self) -> list[FailedRun]:
+        """Every training of these records that failed to train (:func:`failure`), in seed order."""
+        return [FailedRun(run.seed, group, method, why)
+                for run, group, method, record in self.trainings()
+                if record is not None and (why := failure(record, classes((group,)))) is not None]
 
 
 @dataclass(frozen=True)
-class DivergedRun:
-    """A training that diverged: its seed, group (``None`` where the experiment has
-    none) and method, and, where the record states them, the epoch and the reason."""
+class FailedRun:
+    """A training that failed to train: its seed, group (``None`` where the experiment has
+    none), method, and why (:func:`failure`)."""
 
     seed: int
     group: str | None
     method: str
-    epoch: int | None
-    reason: str | None
+    why: str
 
 
-def diverged_count(diverged: int, seeds: int) -> str:
-    """``"1 of 3 seeds diverged"`` (empty when none did): the count shown beside every
-    number over seeds that leaves diverged runs out."""
-    if not diverged:
+def failed_count(failed: int, seeds: int) -> str:
+    """``"1 of 3 seeds failed to train"`` (empty when none did): the count shown beside
+    every number over seeds that a failed training enters or is left out of."""
+    if not failed:
         return ""
-    if diverged == seeds:
-        return f"all {seeds} seeds diverged" if seeds > 1 else "the one seed diverged"
-    return f"{diverged} of {seeds} seeds diverged"
+    if failed == seeds:
+        return f"all {seeds} seeds failed to train" if seeds > 1 else "the one seed failed to train"
+    return f"{failed} of {seeds} seed{'s' if seeds > 1 else ''} failed to train"
 
 
 #: the fewest seeds whose records are shown as a study: a spread over seeds needs two
@@ -482,8 +544,9 @@ PROTOCOL_CHANGES = (
                    "the analysis took ConvNorm's normalized kernels P_k A_k, without the affine kernel, at the "
                    "normalizer of the final weights", ("conditioning",)),
     _ramp_change(),
-    ProtocolChange(3, "at a shortened schedule every data-scarcity subset trains for as many steps as the full "
-                      "training set",
+    ProtocolChange(3, "at a shortened schedule every data-scarcity subset trains long enough to be trained: for as "
+                      "many steps as the full training set, or (the GPU protocol) for as many passes over its images "
+                      "as the paper's, up to that",
                    "each subset trained for the same epochs as the full set, so a 10 % subset took a tenth of the "
                    "steps and stayed far from trained", ("data-scarcity",)),
 )
@@ -500,7 +563,7 @@ def changes_missing(records: Records) -> list[ProtocolChange]:
 def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
     sentences: corrections to the protocol the records predate, an OCNN penalty weight
-    other than today's, and a lossy copy of the data."""
+    other than today's, and the copy of the data (:func:`copy_note`)."""
     from convnorm.experiments import OCNN_LAMBDA, OCNN_LAMBDA_ADVERSARIAL
 
     notes = [f"These records were made before a correction: {c.before}; now {c.now}."
@@ -513,7 +576,19 @@ def caveats(records: Records) -> list[str]:
         if used - {expected, None}:
             notes.append(f"OCNN was trained with penalty weight λ = {', '.join(f'{u:g}' for u in sorted(used))}; "
                          f"the paper's value, which the protocol now uses, is {expected:g}.")
-    if "JPEG" in records.data and schema.history:
-        notes.append("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies "
-                     "are not comparable with the paper's.")
+    if schema.history:
+        notes.append(copy_note(records))
     return notes
+
+
+def copy_note(records: Records) -> str:
+    """What the copy of CIFAR the records read means for setting them beside the paper:
+    on the lossy JPEG copy, absolute accuracies are not comparable with the paper's; on
+    the official images, they are, and what remains different is the scale, named."""
+    if "JPEG" in records.data:
+        return ("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies are not "
+                "comparable with the paper's (the appendix 'How the results were produced' measures what the copy "
+                "costs at the reduced scale); differences between methods trained on the same images are.")
+    return (f"Trained on {records.data}, as the paper's networks were, so accuracies compare directly with the "
+            f"paper's; what remains different is the scale: ours {scale(records.settings, records.experiment)}, "
+            f"the paper's {paper_scale(records.experiment)}.")

@@ -2,7 +2,9 @@
 the results folder, and where each experiment's schema finds a number in them.
 
 A table has ``label`` (the paper's table or figure), ``setting``, ``columns`` and
-``rows``; a cell is ``[mean, std]`` or a number, ``null`` where the paper reports none.
+``rows``; a cell is ``[mean, std]``, a number, or one of the paper's marks as it prints
+them (:data:`MARKS`): ``"/"`` for a training that failed, ``"-"`` for a number not
+reported.
 """
 from __future__ import annotations
 
@@ -24,10 +26,15 @@ def load_reference(root: str | Path | None = None) -> dict:
     return data
 
 
+#: the paper's marks in its tables, and what each means
+MARKS = {"/": "failed training", "-": "not reported"}
+
+
 def paper_mean(cell) -> float | None:
-    """The mean of a reference cell (``[mean, std]`` or a number), ``None`` if absent."""
+    """The mean of a reference cell (``[mean, std]`` or a number), ``None`` for a mark
+    (:data:`MARKS`) or an absent cell."""
     value = cell[0] if isinstance(cell, (list, tuple)) else cell
-    return None if value is None else float(value)
+    return None if value is None or value in MARKS else float(value)
 
 
 def reference_cell(table: dict, row: str, column: str):

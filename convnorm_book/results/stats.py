@@ -1,6 +1,5 @@
-r"""Numbers over seeds, paired differences with t-intervals and p-values, the verdicts
-they allow, and Holm's correction for making many comparisons at once (in the symbols of
-the chapter on training and generalization).
+r"""Numbers over seeds, paired differences with their t-intervals and p-values, and Holm's
+correction (in the symbols of the chapter on training and generalization).
 
 Every experiment trains each method once per seed, and the runs of one seed share the
 data order, the data subset and the seed of the initial weights. Methods 1 and 2 (``a``
@@ -16,36 +15,24 @@ t-interval for the mean difference is
     \bar X \pm \mathrm t_{(1+L)/2,\,N_{\mathrm{seed}}-1}\, \operatorname{se},
 
 which assumes the :math:`X_h` are independent draws from a normal distribution (few
-seeds cannot check that; the interval is a yardstick, not a guarantee). A seed whose run
-of ``a`` or ``b`` diverged has no difference: it is left out and counted.
+seeds cannot check that; the interval is a yardstick, not a guarantee), and the paired
+t-test's p-value for a mean difference of zero is
+:math:`\mathrm p = P(|T_{N_{\mathrm{seed}}-1}| \ge |\bar X| / \operatorname{se})`, below 0.05
+exactly when the 95 % interval excludes zero.
 
-Two kinds of claim are tested (:mod:`~convnorm_book.results.claims` declares which one
-the paper makes for each comparison):
+A training that failed to train enters a difference as
+:func:`~convnorm_book.results.records.measured` says (an accuracy as measured, any other
+number left out), and every count says how many seeds a failure touched.
 
-* a **difference** of sign :math:`\sigma`: *supported* when the 95 % interval lies on
-  the claimed side of zero, *contradicted* when it lies on the other side,
-  *inconclusive* when it contains zero. Its p-value is the paired t-test's,
-  :math:`\mathrm p = P(|T_{N_{\mathrm{seed}}-1}| \ge |\bar X| / \operatorname{se})`, below
-  0.05 exactly when the interval excludes zero.
-* **parity** within a margin :math:`M_{\mathrm{par}}` (the paper's "on par"), by two one-sided tests
-  (TOST): *shown* when the 90 % interval lies inside :math:`(-M_{\mathrm{par}}, M_{\mathrm{par}})`, i.e. when
-
-  .. math::
-
-      \mathrm p = \max\bigl(P(T \ge (\bar X + M_{\mathrm{par}})/\operatorname{se}),\
-      P(T \le (\bar X - M_{\mathrm{par}})/\operatorname{se})\bigr) < 0.05;
-
-  *contradicted* when the 95 % interval lies wholly beyond :math:`+M_{\mathrm{par}}` or :math:`-M_{\mathrm{par}}`
-  (the difference is shown to exceed the margin); *not shown* otherwise.
-
-A chapter makes many comparisons, and at 5 % each, some would come out supported or
-contradicted by chance alone. :func:`holm` adjusts the p-values so that the chance of
-even one false verdict among all of a chapter's comparisons stays below 5 %, whatever
-the dependence between them (comparisons share runs, so they are not independent):
-with the :math:`N_{\mathrm{cmp}}` p-values sorted, :math:`\mathrm p_{(0)} \le \dots \le
+Only the primary endpoints (:mod:`~convnorm_book.results.endpoints`) are tested; their
+p-values are corrected together by :func:`holm`, so that the chance of even one false
+verdict among them stays below 5 %, whatever the dependence between them: with the
+:math:`N_{\mathrm{cmp}}` p-values sorted, :math:`\mathrm p_{(0)} \le \dots \le
 \mathrm p_{(N_{\mathrm{cmp}}-1)}`, the adjusted :math:`\tilde{\mathrm p}_{(J)} = \max_{J' \le J}
 \min\bigl(1, (N_{\mathrm{cmp}} - J')\, \mathrm p_{(J')}\bigr)` (Holm 1979; never less
-powerful than Bonferroni's :math:`N_{\mathrm{cmp}}\,\mathrm p`).
+powerful than Bonferroni's :math:`N_{\mathrm{cmp}}\,\mathrm p`). Every other comparison is a
+description: its interval, and what that interval rules in and out
+(:mod:`~convnorm_book.results.sizes`).
 """
 from __future__ import annotations
 
@@ -56,11 +43,9 @@ from functools import cache
 
 import numpy as np
 
-from .records import DIVERGED, Records, diverged_count, measured
-from .words import signed
+from .records import FAILED, FailedValue, Records, classes, failed_count, failure, is_diverged, lookup, measured
 
-SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
-#: the level of every test: a verdict other than inconclusive needs p below it
+#: the level of every test and interval: 95 % intervals, p below 0.05
 ALPHA = 0.05
 
 
@@ -115,13 +100,15 @@ def t_quantile(p: float, df: int) -> float:
 
 @dataclass(frozen=True)
 class SeedStats:
-    """A number measured once per seed: the finite ``values``, how many seeds
-    ``diverged`` and how many recorded no value (``absent``). ``std`` is the sample
+    """A number measured once per seed: the ``values`` (those of failed trainings
+    included, where they enter), how many seeds had a training that ``failed`` (entered
+    or left out) and how many recorded no value (``absent``). ``std`` is the sample
     standard deviation (``ddof=1``)."""
 
     values: tuple[float, ...]
-    diverged: int = 0
+    failed: int = 0
     absent: int = 0
+    left_out: int = 0
 
     @property
     def n(self) -> int:
@@ -129,7 +116,7 @@ class SeedStats:
 
     @property
     def seeds(self) -> int:
-        return self.n + self.diverged + self.absent
+        return self.n + self.left_out + self.absent
 
     @property
     def mean(self) -> float:
@@ -148,58 +135,77 @@ class SeedStats:
         return max(self.values) if self.values else math.nan
 
     @property
-    def diverged_note(self) -> str:
-        """``"1 of 3 seeds diverged"``, or empty."""
-        return diverged_count(self.diverged, self.seeds)
+    def failed_note(self) -> str:
+        """``"1 of 3 seeds failed to train"``, with ``"left out"`` where their number is
+        not given; empty when none failed."""
+        note = failed_count(self.failed, self.seeds)
+        if note and self.left_out:
+            note += ", left out" if self.left_out == self.failed else f" ({self.left_out} left out)"
+        return note
 
 
 def seed_stats(values: Sequence) -> SeedStats:
-    """Statistics of per-seed values: :data:`~convnorm_book.results.records.DIVERGED`
-    counts as diverged, ``None`` and NaN as absent."""
-    diverged = sum(v is DIVERGED for v in values)
-    finite = tuple(float(v) for v in values if v is not DIVERGED and v is not None and math.isfinite(float(v)))
-    return SeedStats(finite, diverged, len(values) - len(finite) - diverged)
+    """Statistics of per-seed values (as :func:`per_seed` gives them): a
+    :class:`~convnorm_book.results.records.FailedValue` enters and counts as failed,
+    :data:`~convnorm_book.results.records.FAILED` counts as failed and left out, ``None``
+    and NaN as absent."""
+    left_out = sum(v is FAILED for v in values)
+    entered = tuple(v for v in values if v is not FAILED and v is not None and math.isfinite(float(v)))
+    failed = left_out + sum(isinstance(v, FailedValue) for v in entered)
+    return SeedStats(tuple(float(v) for v in entered), failed, len(values) - len(entered) - left_out, left_out)
 
 
-def per_seed(records: Records, path: Sequence[str | int], scale: float = 1.0) -> list:
-    """The number at ``path`` of each seed's results (times ``scale``): ``DIVERGED`` where
-    the path passes through a diverged training, ``None`` where absent."""
-    values = (measured(run.results, path) for run in records.runs)
-    return [v if v is None or v is DIVERGED else float(v) * scale for v in values]
+def scaled(value, scale: float):
+    """``value * scale``, keeping what :func:`per_seed` marks (a failed training's value
+    stays a :class:`~convnorm_book.results.records.FailedValue`)."""
+    if value is None or value is FAILED:
+        return value
+    return FailedValue(float(value) * scale) if isinstance(value, FailedValue) else float(value) * scale
 
 
-def collect(records: Records, path: Sequence[str | int], scale: float = 1.0) -> SeedStats:
+def per_seed(records: Records, path: Sequence[str | int], scale: float = 1.0, accuracy: bool = False) -> list:
+    """The number at ``path`` of each seed's results (times ``scale``), as
+    :func:`~convnorm_book.results.records.measured` reads it (``accuracy``: a failed
+    training's accuracy enters, any other number of it is left out); ``None`` where absent."""
+    return [scaled(measured(run.results, path, accuracy), scale) for run in records.runs]
+
+
+def collect(records: Records, path: Sequence[str | int], scale: float = 1.0, accuracy: bool = False) -> SeedStats:
     """:class:`SeedStats` of the number at ``path`` over the seeds."""
-    return seed_stats(per_seed(records, path, scale))
+    return seed_stats(per_seed(records, path, scale, accuracy))
 
 
 @dataclass(frozen=True)
 class Band:
     """A curve over seeds: ``x``, the mean, the minimum and the maximum (as long as the
-    shortest seed's curve), from ``n`` seeds; ``diverged`` seeds are left out."""
+    shortest seed's curve), from ``n`` seeds, of which ``failed`` failed to train (their
+    curves included); ``left_out`` diverged seeds, whose partial curves are not."""
 
     x: np.ndarray
     mean: np.ndarray
     low: np.ndarray
     high: np.ndarray
     n: int
-    diverged: int = 0
+    failed: int = 0
+    left_out: int = 0
 
     @property
-    def diverged_note(self) -> str:
-        """``"1 of 3 seeds diverged"``, or empty."""
-        return diverged_count(self.diverged, self.n + self.diverged)
+    def failed_note(self) -> str:
+        """``"1 of 3 seeds failed to train"`` (with how many diverged curves are left out),
+        or empty."""
+        note = failed_count(self.failed, self.n + self.left_out)
+        return note + (f" ({self.left_out} diverged, left out)" if self.left_out else "")
 
 
-def curve_band(histories: Sequence, metric: str, x: str = "steps", scale: float = 1.0) -> Band:
+def curve_band(histories: Sequence, metric: str, x: str = "steps", scale: float = 1.0, failed: int = 0) -> Band:
     """Mean, minimum and maximum over seeds of ``history[metric]`` against ``history[x]``;
-    a history given as :data:`~convnorm_book.results.records.DIVERGED` is left out and
-    counted.
+    a history given as :data:`~convnorm_book.results.records.FAILED` (a diverged training)
+    is left out and counted; ``failed`` of the others failed to train.
 
     Raises:
         ValueError: if no history is left, or one lacks ``metric`` or ``x``.
     """
-    finished = [h for h in histories if h is not DIVERGED]
+    finished = [h for h in histories if h is not FAILED]
     if not finished:
         raise ValueError("histories is empty" if not histories else "every history diverged")
     for h in finished:
@@ -207,15 +213,20 @@ def curve_band(histories: Sequence, metric: str, x: str = "steps", scale: float 
             raise ValueError(f"history lacks {metric!r} or {x!r} (has {sorted(h)})")
     length = min(len(h[metric]) for h in finished)
     values = np.array([[np.nan if v is None else v for v in h[metric][:length]] for h in finished], float) * scale
+    left_out = len(histories) - len(finished)
     return Band(np.asarray(finished[0][x][:length], float), np.nanmean(values, 0), np.nanmin(values, 0),
-                np.nanmax(values, 0), len(finished), len(histories) - len(finished))
+                np.nanmax(values, 0), len(histories) - left_out, failed + left_out, left_out)
 
 
 def history_band(records: Records, method: str, metric: str, group: str | None = None, x: str = "steps",
                  scale: float = 1.0) -> Band:
-    """:func:`curve_band` of ``history[metric]`` of one method's runs (diverged runs left out)."""
-    path = records.schema.record_path(group, method) + ("history",)
-    return curve_band([measured(run.results, path) for run in records.runs], metric, x, scale)
+    """:func:`curve_band` of ``history[metric]`` of one method's runs: the curves of
+    trainings that failed to train are included and counted, those of diverged ones
+    (partial) left out and counted."""
+    path = records.schema.record_path(group, method)
+    trainings = [lookup(run.results, path) for run in records.runs]
+    failed = sum(failure(t, classes(path)) is not None and not is_diverged(t) for t in trainings)
+    return curve_band([FAILED if is_diverged(t) else t["history"] for t in trainings], metric, x, scale, failed)
 
 
 def first_reach(band: Band, target: float) -> float | None:
@@ -224,44 +235,39 @@ def first_reach(band: Band, target: float) -> float | None:
     return float(band.x[above[0]]) if len(above) else None
 
 
-def difference_outcome(interval: tuple[float, float] | None, sign: int | None) -> str:
-    """The verdict on a claimed difference of ``sign`` from a 95 % ``interval`` (see the
-    module): ``SUPPORTED``, ``CONTRADICTED`` or ``INCONCLUSIVE``."""
-    if interval is None or not sign or interval[0] <= 0 <= interval[1]:
-        return INCONCLUSIVE
-    return SUPPORTED if np.sign(interval[0]) == np.sign(sign) else CONTRADICTED
-
-
 @dataclass(frozen=True)
 class Paired:
-    """Per-seed differences ``a - b`` (paired by seed) over ``seeds`` seeds, of which
-    ``diverged`` had a diverged run on either side; the paper's ``a - b`` where it
-    reports both, and the sign the paper claims (that of its difference unless given);
-    ``context`` says where they were measured (a noise rate, an epoch)."""
+    """Per-seed differences ``a - b`` (paired by seed) over ``seeds`` seeds; of these, a
+    training of ``a`` failed to train in ``failed_a`` seeds and one of ``b`` in
+    ``failed_b``, and ``left_out`` seeds have no difference because a failed training does
+    not give the number; the paper's ``a - b`` where it reports both, the unit, and
+    ``context``: where they were measured (a noise rate, an epoch)."""
 
     a: str
     b: str
     differences: tuple[float, ...]
-    diverged: int = 0
     paper: float | None = None
-    claim: int | None = None
     unit: str = "points"
     context: str = ""
     seeds: int | None = None
+    failed_a: int = 0
+    failed_b: int = 0
+    left_out: int = 0
 
     @property
     def label(self) -> str:
         return f"{self.a} − {self.b}" + (f", {self.context}" if self.context else "")
 
     @property
-    def over_seeds(self) -> SeedStats:
-        """The differences as :class:`SeedStats` (mean, sample standard deviation, ...)."""
-        seeds = len(self.differences) + self.diverged if self.seeds is None else self.seeds
-        return SeedStats(self.differences, self.diverged, seeds - len(self.differences) - self.diverged)
-
-    @property
     def n(self) -> int:
         return len(self.differences)
+
+    @property
+    def over_seeds(self) -> SeedStats:
+        """The differences as :class:`SeedStats` (mean, sample standard deviation, ...)."""
+        seeds = self.n + self.left_out if self.seeds is None else self.seeds
+        return SeedStats(self.differences, max(self.failed_a, self.failed_b), seeds - self.n - self.left_out,
+                         self.left_out)
 
     @property
     def mean(self) -> float:
@@ -269,7 +275,7 @@ class Paired:
 
     @property
     def standard_error(self) -> float | None:
-        """:math:`s_d / \\sqrt n`; ``None`` below two seeds."""
+        """:math:`\\operatorname{sd}(X) / \\sqrt n`; ``None`` below two seeds."""
         return self.over_seeds.std / math.sqrt(self.n) if self.n > 1 else None
 
     def interval_at(self, level: float) -> tuple[float, float] | None:
@@ -284,95 +290,59 @@ class Paired:
         """The 95 % t-interval of the mean difference; ``None`` below two seeds."""
         return self.interval_at(1 - ALPHA)
 
-    def _t(self, shift: float = 0.0) -> float:
-        """:math:`(\\bar d - \\text{shift}) / e`, infinite when every difference is equal."""
-        error, centred = self.standard_error, self.mean - shift
-        if error > 0:
-            return centred / error
-        return math.copysign(math.inf, centred) if centred else 0.0
+    def holds(self, value: float) -> bool:
+        """Whether the 95 % interval holds ``value`` (``False`` without an interval)."""
+        return self.interval is not None and self.interval[0] <= value <= self.interval[1]
 
     @property
     def p_value(self) -> float | None:
         """The two-sided paired t-test's p-value for a mean difference of zero; ``None``
         below two seeds."""
-        return None if self.standard_error is None else min(1.0, 2 * t_upper_tail(abs(self._t()), self.n - 1))
-
-    def parity_p_values(self, margin: float) -> tuple[float, float] | None:
-        """For parity within ``±margin`` (see the module): the TOST p-value (equivalence)
-        and the two-sided p-value of the difference lying beyond the margin; ``None``
-        below two seeds."""
-        if self.standard_error is None:
+        error = self.standard_error
+        if error is None:
             return None
-        df = self.n - 1
-        above, below = t_upper_tail(self._t(margin), df), 1 - t_upper_tail(self._t(-margin), df)
-        equivalence = max(1 - t_upper_tail(self._t(margin), df), t_upper_tail(self._t(-margin), df))
-        return equivalence, min(1.0, 2 * min(above, below))
+        t = self.mean / error if error > 0 else (math.inf if self.mean else 0.0)
+        return min(1.0, 2 * t_upper_tail(abs(t), self.n - 1))
 
     @property
-    def claimed_sign(self) -> int | None:
-        if self.claim is not None:
-            return int(np.sign(self.claim))
-        return None if self.paper is None or self.paper == 0 else int(np.sign(self.paper))
+    def failed_note(self) -> str:
+        """Which side's trainings failed and how they entered: ``"ConvNorm failed to train
+        in 1 of 3 seeds (entered as measured)"``; empty when none failed."""
+        seeds = self.n + self.left_out if self.seeds is None else self.seeds
+        how = "left out" if self.left_out else "entered as measured"
+        parts = [f"{name} failed to train in {count} of {seeds} seed{'s' if seeds > 1 else ''}"
+                 for name, count in ((self.a, self.failed_a), (self.b, self.failed_b)) if count]
+        return f"{' and '.join(parts)} ({how})" if parts else ""
 
     @property
-    def verdict(self) -> str:
-        """``"supported"``, ``"contradicted"`` or ``"inconclusive"`` for the claimed sign
-        (see :func:`difference_outcome`)."""
-        return difference_outcome(self.interval, self.claimed_sign)
-
-    @property
-    def paper_inside(self) -> bool | None:
-        """Whether the paper's difference lies in our interval (``None`` if either is absent)."""
-        if self.paper is None or self.interval is None:
-            return None
-        return self.interval[0] <= self.paper <= self.interval[1]
-
-    def effect(self) -> str:
-        """Our effect in words: ``+1.03 points (95 % interval +0.55 to +1.51, 3 seeds)``,
-        with the count of diverged seeds where any."""
-        unit = f" {self.unit}" if self.unit else ""
-        note = self.over_seeds.diverged_note
-        if not self.n:
-            return "no finished pair of runs" + (f" ({note})" if note else "")
-        if self.interval is None:
-            return signed(self.mean) + unit + f" (one seed, so no interval{'; ' + note if note else ''})"
-        low, high = self.interval
-        like = max(abs(self.mean), abs(low), abs(high))  # one number of decimals for the three
-        return (signed(self.mean, like) + unit + f" (95 % interval {signed(low, like)} to {signed(high, like)}, "
-                f"{self.n} seeds{'; ' + note if note else ''})")
-
-    def sentence(self) -> str:
-        """``a − b: mean (95 % interval low to high, n seeds); the paper: x. Verdict.``"""
-        unit = f" {self.unit}" if self.unit else ""
-        text = f"{self.label}: {self.effect()}"
-        if not self.n:
-            return text + "."
-        if self.paper is not None:
-            text += f"; the paper: {signed(self.paper)}{unit}"
-        elif self.claimed_sign is not None:
-            text += f"; the paper claims it is {'positive' if self.claimed_sign > 0 else 'negative'}"
-        if self.claimed_sign is None:
-            return text + "."
-        return text + f". {self.verdict.capitalize()} at this scale."
+    def failed_short(self) -> str:
+        """:attr:`failed_note` in few words, for a table's cell: ``"failed: BN 1 of 3"``."""
+        seeds = self.n + self.left_out if self.seeds is None else self.seeds
+        parts = [f"{name} {count} of {seeds}" for name, count in ((self.a, self.failed_a), (self.b, self.failed_b))
+                 if count]
+        return f"failed to train: {', '.join(parts)}" + (" (left out)" if self.left_out else "") if parts else ""
 
 
 def paired_values(a: Sequence, b: Sequence, label_a: str, label_b: str, **options) -> Paired:
-    """The per-seed differences ``a[s] - b[s]`` (values as :func:`per_seed` gives them); a
-    seed where either run diverged is left out and counted in ``diverged``, one where
-    either value is absent is left out."""
+    """The per-seed differences ``a[s] - b[s]`` (values as :func:`per_seed` gives them): a
+    seed where either value is :data:`~convnorm_book.results.records.FAILED` is left out
+    and counted, one where either is absent is left out; a failed training's
+    :class:`~convnorm_book.results.records.FailedValue` enters and is counted."""
     pairs = list(zip(a, b))
-    differences = tuple(x - y for x, y in pairs if all(v is not None and v is not DIVERGED for v in (x, y)))
-    diverged = sum(DIVERGED in (x, y) for x, y in pairs)
-    return Paired(label_a, label_b, differences, diverged, seeds=len(pairs), **options)
+    differences = tuple(float(x) - float(y) for x, y in pairs
+                        if all(v is not None and v is not FAILED for v in (x, y)))
+    failed = [sum(v is FAILED or isinstance(v, FailedValue) for v in side) for side in (a, b)]
+    left_out = sum(FAILED in (x, y) for x, y in pairs)
+    return Paired(label_a, label_b, differences, seeds=len(pairs), failed_a=failed[0], failed_b=failed[1],
+                  left_out=left_out, **options)
 
 
 def paired(records: Records, path_a: Sequence[str | int], path_b: Sequence[str | int], a: str, b: str,
-           scale: float = 1.0, paper: float | None = None, claim: int | None = None,
-           unit: str = "points", context: str = "") -> Paired:
+           scale: float = 1.0, accuracy: bool = False, **options) -> Paired:
     """The per-seed differences ``value(path_a) - value(path_b)`` of ``records``
-    (:func:`paired_values`)."""
-    return paired_values(per_seed(records, path_a, scale), per_seed(records, path_b, scale), a, b, paper=paper,
-                         claim=claim, unit=unit, context=context)
+    (:func:`paired_values`; ``accuracy`` as for :func:`per_seed`)."""
+    return paired_values(per_seed(records, path_a, scale, accuracy), per_seed(records, path_b, scale, accuracy),
+                         a, b, **options)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

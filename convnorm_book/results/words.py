@@ -2,7 +2,9 @@
 the scale of a set of records, and numbers with the decimals their size deserves."""
 from __future__ import annotations
 
+import html
 import math
+import re
 
 from convnorm.experiments import EXPERIMENTS, Norm
 from convnorm.experiments.experiment import ARCH_NAMES, CIFAR_TEST_IMAGES, VALIDATION_SPLIT
@@ -20,6 +22,31 @@ GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "Imag
 #: a history metric in a reader's words
 METRIC_NAMES = {"test_acc": "test accuracy", "train_acc": "training accuracy", "train_loss": "training loss",
                 "val_acc": "validation accuracy"}
+
+
+#: symbols as the code writes them in plain text, and typeset: as Markdown math (for a
+#: page's prose, rendered as MyST) and as HTML (for tables, which render everywhere)
+SYMBOLS = {"R_κ": (r"$R_\kappa$", "<i>R</i><sub><i>κ</i></sub>"),
+           "ε_adv": (r"$\varepsilon_{\mathrm{adv}}$", "<i>ε</i><sub>adv</sub>"),
+           "ε_SimBA": (r"$\varepsilon_{\mathrm{SimBA}}$", "<i>ε</i><sub>SimBA</sub>"),
+           "r_noise": (r"$r_{\mathrm{noise}}$", "<i>r</i><sub>noise</sub>"),
+           "κ": (r"$\kappa$", "<i>κ</i>"), "ρ": (r"$\rho$", "<i>ρ</i>"), "λ": (r"$\lambda$", "<i>λ</i>")}
+_SYMBOL = re.compile("|".join(map(re.escape, sorted(SYMBOLS, key=len, reverse=True))))
+
+
+def typeset(text: str, form: str = "markdown") -> str:
+    """``text`` with its symbols (:data:`SYMBOLS`) typeset: ``"markdown"`` as math for a
+    page's prose, ``"html"`` as HTML (the rest of the text escaped)."""
+    if form == "html":
+        return _SYMBOL.sub(lambda m: SYMBOLS[m.group()][1], html.escape(text))
+    return _SYMBOL.sub(lambda m: SYMBOLS[m.group()][0], text)
+
+
+def device_name(text: str) -> str:
+    """A recorded device in a reader's words: ``"cpu (x86_64, 1 threads)"`` as
+    ``"CPU (x86_64, 1 thread)"``."""
+    text = re.sub(r"\b1 threads\b", "1 thread", text)
+    return "CPU" + text[3:] if text.startswith("cpu") else text
 
 
 def group_name(schema: ResultSchema, key: str) -> str:

@@ -3,22 +3,24 @@ from __future__ import annotations
 
 from ..context import Context
 from ..experiment import Experiment
+from ..presets import scarcity_epoch_images
 from ..schema import BASIC_NAMES, CONFIG, TEST_ACC, Grouping, ResultSchema
 
 
 def run(ctx: Context) -> dict:
     """Each network on each fraction of the training set (random subsets that keep every
-    class's share); validation and test sets unchanged. With the preset's
-    ``scarcity_same_steps`` every epoch draws as many images as the full training set
-    has, so each subset trains for the full set's number of steps."""
-    epoch_images = ctx.splits().info["n_train"] if ctx.preset.scarcity_same_steps else None
+    class's share); validation and test sets unchanged. An epoch draws the images the
+    preset's rule gives (:func:`~convnorm.experiments.presets.scarcity_epoch_images`: the
+    paper's passes, the full set's steps, or the subset once)."""
+    full = ctx.splits().info["n_train"]
     out = {}
     for fraction in ctx.preset.fractions:
         splits = ctx.splits(train_fraction=fraction)
-        out[f"{fraction:g}"] = {"n_train": splits.info["n_train"]}
+        subset = splits.info["n_train"]
+        out[f"{fraction:g}"] = {"n_train": subset}
         for norm in ctx.preset.robust_norms:
             out[f"{fraction:g}"][norm] = ctx.train(f"subset{fraction:g}-{norm}", norm, splits,
-                                                   epoch_images=epoch_images)
+                                                   epoch_images=scarcity_epoch_images(ctx.preset, subset, full))
     return out
 
 

@@ -1,0 +1,152 @@
+"""Every recorded run time of a ResNet18 training step, in one table, and its headline.
+
+Three kinds of benchmark record measure a CIFAR ResNet18 training step (forward,
+cross-entropy, backward, SGD with momentum) of Conv2d+BN against ConvNorm2d+BN, timed side by
+side in one process (eager) or each network captured in one CUDA graph (one process each):
+``bench_layer*.json`` (``benchmarks/bench_layer.py``, float32, a CPU or a GPU),
+``gpu_calibration_*.json`` (the early GPU windows' comparison with the authors' algorithm,
+float32, batch 128) and ``bench_gpu_*.json`` (``benchmarks/bench_gpu.py``, a window's first
+step: every filter of ConvNorm, bfloat16 at batch 512 and float32 at batch 128, eager and
+graphed, beside the authors' algorithm). :func:`step_times` reads them all into
+:class:`StepTime` rows (one per network, record and mode), each with its ratio to the
+Conv2d+BN step of the same record and mode; :func:`headline` picks the one ratio a reader
+should take away: the newest measurement of the setting people train in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .results.records import Run, load_benchmarks
+
+CONVNORM = "ConvNorm2d+BN"
+BASELINE = "Conv2d+BN"
+AUTHORS = "authors'+BN"
+_NAMES = {"conv2d+bn": BASELINE, "convnorm2d+bn": CONVNORM, "authors+bn": AUTHORS}
+_PRECISIONS = {"bf16": "bfloat16", "fp32": "float32"}
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One network's training step in one record and mode."""
+
+    device: str
+    """The GPU, or the processor's model and threads."""
+    gpu: bool
+    """Whether it ran on a GPU."""
+    measured: str
+    """The day it was measured (``YYYY-MM-DD``)."""
+    batch: int
+    precision: str
+    """``"float32"`` or ``"bfloat16"`` (autocast)."""
+    mode: str
+    """``"eager"`` or ``"CUDA graph"``."""
+    network: str
+    """``Conv2d+BN``, ``ConvNorm2d+BN`` or ``authors'+BN`` (their algorithm, ``benchmarks/authors_layer.py``)."""
+    computation: str
+    """How ConvNorm computed (a filter, a forced computation, or the package's rule); empty for
+    the networks without ConvNorm layers."""
+    seconds: float
+    """Median seconds per training step."""
+    ratio: float
+    """Over the Conv2d+BN step of the same record and mode."""
+    record: str
+    """The record's file name (for the appendix's engineering readers)."""
+
+
+def step_times(directory: str | Path | None = None) -> list[StepTime]:
+    """Every training-step time of the records in ``directory`` (default ``benchmarks/results``),
+    newest first."""
+    rows = []
+    for run in load_benchmarks("bench_layer*.json", directory):
+        if "time" in run.results:
+            rows += _bench_layer_rows(run)
+    for run in load_benchmarks("gpu_calibration_*.json", directory):
+        rows += _calibration_rows(run)
+    for run in load_benchmarks("bench_gpu_*.json", directory):
+        rows += _bench_gpu_rows(run)
+    return sorted(rows, key=lambda row: (row.measured, row.record), reverse=True)
+
+
+def _row(run: Run, device: str, batch: int, precision: str, mode: str, label: str, computation: str,
+         seconds: float, baseline: float) -> StepTime:
+    """One row; ``device`` as the record names it (a CPU's name starts with ``cpu``)."""
+    measured = str(run.provenance.get("finished_utc", ""))[:10]
+    return StepTime(_device(run, device), not device.startswith("cpu"), measured, batch, precision, mode,
+                    _NAMES[label.split("[")[0]], computation, seconds, seconds / baseline, run.path.name)
+
+
+def _device(run: Run, named: str) -> str:
+    """A record's device in words: a GPU's name, or a CPU's model and threads ("1 thread")."""
+    if not named.startswith("cpu"):
+        return named
+    cpu = run.results.get("setup", {}).get("cpu")
+    model = cpu.get("model") if isinstance(cpu, dict) else cpu
+    threads = named.rsplit(",", 1)[-1].strip(" )").replace("1 threads", "1 thread")
+    return f"{model or 'CPU'}, {threads}"
+
+
+def _bench_layer_rows(run: Run) -> list[StepTime]:
+    setup, time = run.results["setup"], run.results["time"]
+    mode = "CUDA graph" if "graph" in str(run.provenance.get("experiment", "")) else "eager"
+    computation = setup.get("computation", "rule").replace("_", " ")  # the rule then, or the computation forced
+    baseline = time["conv2d+bn"]["median_s"]
+    return [_row(run, setup["device"], setup["batch"], "float32", mode, label,
+                 "" if label == "conv2d+bn" else computation, timed["median_s"], baseline)
+            for label, timed in time.items()]
+
+
+def _calibration_rows(run: Run) -> list[StepTime]:
+    setup = run.results["setup"]
+    rows = []
+    for mode, timed in (run.results.get("time") or {}).items():
+        if "conv2d+bn" not in timed:
+            continue
+        baseline = timed["conv2d+bn"]["seconds_per_step"]
+        rows += [_row(run, setup["gpu"], setup["batch"], "float32", "CUDA graph" if mode == "cuda_graph" else "eager",
+                      label, "FFTs" if label == "convnorm2d+bn" else "", entry["seconds_per_step"], baseline)
+                 for label, entry in timed.items()]
+    return rows
+
+
+def _bench_gpu_rows(run: Run) -> list[StepTime]:
+    setup = run.results["setup"]
+    rows = []
+    for mode, by_precision in run.results.get("steps", {}).items():
+        for precision, timed in by_precision.items():
+            if not isinstance(timed.get("conv2d+bn"), float):
+                continue
+            batch = setup["bf16_batch" if precision == "bf16" else "fp32_batch"]
+            for label, seconds in timed.items():
+                if isinstance(seconds, float):
+                    filter = label.partition("[")[2].rstrip("]")  # fused, fft, dense
+                    rows.append(_row(run, setup["device"], batch, _PRECISIONS[precision],
+                                     "CUDA graph" if mode == "graphed" else "eager", label,
+                                     filter, seconds, timed["conv2d+bn"]))
+    return rows
+
+
+def headline(rows: list[StepTime]) -> StepTime | None:
+    """The ConvNorm2d+BN step a reader should remember: on a GPU, the setting people train in
+    first (bfloat16, then float32; a CUDA graph, then eager), its newest measurement at the
+    largest batch, and there the fastest computation; with no GPU record, the newest CPU one."""
+    convnorm = [row for row in rows if row.network == CONVNORM]
+    preference = [(True, "bfloat16", "CUDA graph"), (True, "bfloat16", "eager"), (True, "float32", "CUDA graph"),
+                  (True, "float32", "eager"), (False, "float32", "eager")]
+    for gpu, precision, mode in preference:
+        chosen = [row for row in convnorm if (row.gpu, row.precision, row.mode) == (gpu, precision, mode)]
+        if chosen:
+            return min(chosen, key=lambda row: (-int(row.measured.replace("-", "") or 0), -row.batch, row.ratio))
+    return None
+
+
+def table_lines(rows: list[StepTime]) -> list[str]:
+    """The rows as a printed table (about 110 characters wide): device, day, batch, precision,
+    mode, network, how ConvNorm computed, milliseconds per step, and the ratio to Conv2d+BN."""
+    header = (f"{'device':<22} {'measured':<10} {'batch':>5} {'precision':<9} {'mode':<10} {'network':<13} "
+              f"{'computed by':<17} {'ms/step':>7} {'ratio':>5}")
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        lines.append(f"{row.device[:22]:<22} {row.measured:<10} {row.batch:>5} {row.precision:<9} {row.mode:<10} "
+                     f"{row.network:<13} {row.computation[:17]:<17} {row.seconds * 1e3:>7.1f} {row.ratio:>5.2f}")
+    return lines

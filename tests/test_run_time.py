@@ -1,0 +1,53 @@
+"""convnorm_book.run_time: every recorded training-step time in one table, and its headline."""
+from __future__ import annotations
+
+from convnorm.training import save_results
+from convnorm_book.run_time import AUTHORS, BASELINE, CONVNORM, headline, step_times, table_lines
+
+
+def _record(folder, name, experiment, day, results):
+    save_results(folder / name, {"experiment": experiment, "finished_utc": f"{day}T00:00:00+00:00"}, results)
+
+
+def test_the_three_kinds_of_record_make_one_table_with_ratios_measured_side_by_side(tmp_path):
+    cpu = {"model": "AMD EPYC"}
+    _record(tmp_path, "bench_layer.json", "bench_layer", "2026-11-01",
+            {"setup": {"device": "cpu (x86_64, 1 threads)", "cpu": cpu, "batch": 32, "computation": "rule"},
+             "time": {"conv2d+bn": {"median_s": 1.0}, "convnorm2d+bn": {"median_s": 1.5}}})
+    _record(tmp_path, "gpu_calibration_h200.json", "calibrate_gpu", "2026-11-02",
+            {"setup": {"gpu": "NVIDIA H200", "batch": 128},
+             "time": {"eager": {"conv2d+bn": {"seconds_per_step": 0.01}, "convnorm2d+bn": {"seconds_per_step": 0.04},
+                                "authors+bn": {"seconds_per_step": 0.03}}}})
+    _record(tmp_path, "bench_gpu_h100.json", "bench_gpu", "2026-11-03",
+            {"setup": {"device": "NVIDIA H100", "bf16_batch": 512, "fp32_batch": 128},
+             "steps": {"eager": {"bf16": {"conv2d+bn": 0.01, "convnorm2d+bn[fused]": 0.018,
+                                          "convnorm2d+bn[fft]": 0.05}},
+                       "graphed": {"bf16": {"conv2d+bn": 0.008, "convnorm2d+bn[fused]": 0.014,
+                                            "authors+bn": "RuntimeError: cannot capture"}}}})
+    rows = step_times(tmp_path)
+    assert [row.measured for row in rows] == sorted((row.measured for row in rows), reverse=True)
+    assert {row.record for row in rows} == {"bench_layer.json", "gpu_calibration_h200.json", "bench_gpu_h100.json"}
+    cpu_row = next(row for row in rows if row.network == CONVNORM and not row.gpu)
+    assert (cpu_row.device, cpu_row.ratio, cpu_row.computation) == ("AMD EPYC, 1 thread", 1.5, "rule")
+    fused = [row for row in rows if row.computation == "fused"]
+    assert {(row.mode, round(row.ratio, 6)) for row in fused} == {("eager", 1.8), ("CUDA graph", 1.75)}
+    assert all(row.precision == "bfloat16" and row.batch == 512 for row in fused)
+    assert not any(row.network == AUTHORS and row.mode == "CUDA graph" for row in rows)  # a failed capture: no row
+    assert all(row.ratio == 1.0 for row in rows if row.network == BASELINE)
+    best = headline(rows)  # the setting people train in: bfloat16, graphed
+    assert (best.precision, best.mode, best.computation) == ("bfloat16", "CUDA graph", "fused")
+    lines = table_lines(rows)
+    assert len(lines) == len(rows) + 2 and max(map(len, lines)) <= 120
+
+
+def test_the_headline_falls_back_to_eager_float32_and_to_the_cpu(tmp_path):
+    _record(tmp_path, "bench_layer.json", "bench_layer", "2026-11-01",
+            {"setup": {"device": "cpu (x86_64, 2 threads)", "cpu": {"model": "EPYC"}, "batch": 32},
+             "time": {"conv2d+bn": {"median_s": 1.0}, "convnorm2d+bn": {"median_s": 1.6}}})
+    assert headline(step_times(tmp_path)).device == "EPYC, 2 threads"
+    _record(tmp_path, "gpu_calibration_h200.json", "calibrate_gpu", "2026-10-01",
+            {"setup": {"gpu": "NVIDIA H200", "batch": 128},
+             "time": {"eager": {"conv2d+bn": {"seconds_per_step": 0.01}, "convnorm2d+bn": {"seconds_per_step": 0.04}}}})
+    best = headline(step_times(tmp_path))  # an older GPU measurement comes before the newest CPU one
+    assert best.device == "NVIDIA H200" and best.ratio == 4.0
+    assert headline([]) is None
