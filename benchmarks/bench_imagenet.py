@@ -120,6 +120,7 @@ def main() -> None:
         "saved_activation_bytes": saved,
         "saved_activation_ratio": saved[ours] / saved[base],
         "load_average_after": cpu_info()["load_average"],
+        "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"ResNet18 at {args.size}x{args.size}, batch {args.batch}, {device_name(args.device)}, {cpu_line()}")
     print("training step:")
@@ -128,10 +129,8 @@ def main() -> None:
     print_timing(evaluation, results["evaluation_time_ratio_median"])
     print(f"  saved-activation ratio: {results['saved_activation_ratio']:.2f} "
           f"({saved[ours] / 2**20:.1f} MiB vs {saved[base] / 2**20:.1f} MiB)")
-    path = save_results(args.out, provenance("bench_imagenet", f"batch{args.batch}", 0, None, time.time() - start,
-                                             args.device),
-                        {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-    print(f"written {path}")
+    experiment = provenance("bench_imagenet", f"batch{args.batch}", 0, None, time.time() - start, args.device)
+    print(f"written {save_results(args.out, experiment, results)}")
 
 
 if __name__ == "__main__":

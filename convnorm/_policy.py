@@ -43,7 +43,9 @@ EXPORTED_FILTER = "planar"
 ``torch.jit.trace``): the dense DFTs as real matrix products on the real and imaginary planes,
 by plain operations that every exporter and runtime takes (no complex tensor, no FFT, no custom
 autograd function, no strided view, no ``out=``), differentiated by autograd. Not one of
-:data:`FILTERS`: a computation of its own for deployment, not a choice of speed."""
+:data:`FILTERS`: a computation of its own for deployment, not a choice of speed. Its matrices hold
+about :math:`L_0^2 + L_1^2` numbers per plane (:math:`L_1^2` for a 1D signal): small for images,
+large for long 1D signals."""
 
 
 class Plan(NamedTuple):
