@@ -25,20 +25,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the packages of 
 from bench_layer import cpu_info  # noqa: E402
 
 from convnorm.training.results import provenance, save_results  # noqa: E402
-from convnorm_book.explorers import chapters  # noqa: E402
-from convnorm_book.figures_twodim import load_photo  # noqa: E402
+from convnorm_book.chapters import (  # noqa: E402
+    all_pass_filters,
+    convolution_padding_stride,
+    intro,
+    multichannel_tight_frames,
+    two_dimensions,
+)
 from convnorm_book.headless_browser import Browser  # noqa: E402
 
 #: (explorer, control moved, values it takes in turn, setting) for each timed explorer.
 CASES = [
-    (lambda: chapters.kernel_spectrum_explorer(n=256), "a1", [0.55, 0.5], "intro, n = 256"),
-    (lambda: chapters.allpass_explorer(n=256, taps=5), "a3", [0.05, 0.1], "chapter 2, n = 256"),
-    (lambda: chapters.singular_value_explorer(n=256, c_in=8, m=64), "seed", [1, 2],
+    (lambda: intro.kernel_spectrum_explorer(n=256), "a1", [0.55, 0.5], "intro, n = 256"),
+    (lambda: all_pass_filters.allpass_explorer(n=256, taps=5), "a3", [0.05, 0.1], "chapter 2, n = 256"),
+    (lambda: multichannel_tight_frames.singular_value_explorer(n=256, c_in=8, m=64), "seed", [1, 2],
      "chapter 3, n = 256, C_I = 8, m = 64"),
-    (lambda: chapters.padding_stride_explorer(n=64, m=5, padding=2, max_n=64), "n", list(range(64, 7, -1)),
-     "chapter 4, m = 5, n = 64, 63, ... (each new: 2 channels x 5 paddings)"),
-    (lambda: chapters.kernel_filter_explorer(load_photo(64, grayscale=True)), "a4", [0.3, 0.25], "chapter 5, 64x64"),
-    (lambda: chapters.kernel_filter_explorer(load_photo(96, grayscale=True)), "a4", [0.3, 0.25], "chapter 5, 96x96"),
+    (lambda: convolution_padding_stride.padding_stride_explorer(n=64, m=5, padding=2, max_n=64), "n",
+     list(range(64, 7, -1)), "chapter 4, m = 5, n = 64, 63, ... (each new: 2 channels x 5 paddings)"),
+    (lambda: two_dimensions.kernel_filter_explorer(two_dimensions.load_photo(64, grayscale=True)), "a4", [0.3, 0.25],
+     "chapter 5, 64x64"),
+    (lambda: two_dimensions.kernel_filter_explorer(two_dimensions.load_photo(96, grayscale=True)), "a4", [0.3, 0.25],
+     "chapter 5, 96x96"),
 ]
 
 MEASURE = """

@@ -1,11 +1,12 @@
-r"""A deep stack of random circular convolutions, with and without ConvNorm (the book's
-motivation chapter).
+r"""A deep stack of random circular convolutions, with and without ConvNorm: the experiment of
+the intro and of Chapter 0 (each draws its own figure of it).
 
 Each layer maps :math:`C` channels to :math:`C` channels by a circular convolution with
 random kernels of :math:`m` taps; with ConvNorm every output channel is normalized by
 :func:`convnorm.functional.conv_norm1d` (circular padding, :math:`\varepsilon = 0`, no affine
-kernel), so each channel's operator is a tight frame. The functions return what the chapter
-plots: the signal energy after every layer and the output's power spectrum.
+kernel), so each channel's operator is a tight frame. The functions return what the chapters
+plot: the signal energy after every layer and the output's power spectrum, and draw the energy
+curves both chapters show (:func:`draw_energies`).
 """
 from __future__ import annotations
 
@@ -79,37 +80,9 @@ def power_spectrum(x: torch.Tensor) -> np.ndarray:
     return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()
 
 
-def _energy_axes(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+def draw_energies(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Energy against depth on a log scale for ``runs``, ``{label: (energies, spectrum)}``, each labelled;
+    labels containing "ConvNorm" are drawn solid, others dashed."""
     for i, (label, (energies, _)) in enumerate(runs.items()):
         ax.semilogy(energies, "-" if "ConvNorm" in label else "--", color=f"C{i}", label=label)
     ax.set(xlabel="layer", ylabel="energy / input energy")
-
-
-def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, stacked: bool = False) -> plt.Figure:
-    """Energy against depth (left) and output power spectrum (right) for ``runs``,
-    ``{label: (energies, spectrum)}``; labels containing "ConvNorm" are drawn solid, others dashed.
-    With ``stacked``, the spectrum under the energy, for a phone's width."""
-    fig, (ax_energy, ax_spectrum) = plt.subplots(*((2, 1) if stacked else (1, 2)),
-                                                 figsize=(5, 6.4) if stacked else (10, 3.2))
-    _energy_axes(ax_energy, runs)
-    for i, (label, (_, spectrum)) in enumerate(runs.items()):
-        ax_spectrum.semilogy(spectrum, "-" if "ConvNorm" in label else "--", color=f"C{i}")
-    ax_energy.set(title=title)
-    ax_spectrum.set(xlabel=r"frequency $\omega$", ylabel=r"output power $|\hat x(\omega)|^2$", title=title)
-    ax_energy.legend(fontsize=7)
-    if stacked:
-        fig.tight_layout()
-    return fig
-
-
-def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]], stacked: bool = False) -> plt.Figure:
-    """The energy panel of :func:`plot_stack` alone, wider, with the legend beside the plot
-    (the book's opening picture); with ``stacked``, narrower, the legend under the plot."""
-    fig, ax = plt.subplots(figsize=(5, 4.6) if stacked else (7.5, 3.2))
-    _energy_axes(ax, runs)
-    if stacked:
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
-    else:
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.tight_layout()
-    return fig

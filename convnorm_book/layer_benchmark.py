@@ -1,9 +1,10 @@
 """Timing and memory helpers: training steps of ConvNorm2d and Conv2d side by side, and
 the best-of-N time of a single function.
 
-Used by ``benchmarks/``, by chapter 6 and by the figures of Part I. Timings of different
-models are *interleaved* (one step of each in turn, repeated) and summarised by medians,
-so a slow spell of a shared machine hits every model alike.
+Used by ``benchmarks/`` and by Chapter 1's timing of the FFT
+(:mod:`convnorm_book.chapters.circulant_matrices_and_the_dft`). Timings of different models are
+*interleaved* (one step of each in turn, repeated) and summarised by medians, so a slow spell of a
+shared machine hits every model alike.
 """
 from __future__ import annotations
 

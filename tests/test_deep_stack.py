@@ -1,4 +1,5 @@
-"""convnorm_book.deep_stack: random stacks of circular convolutions, plain and with ConvNorm."""
+"""convnorm_book.deep_stack: random stacks of circular convolutions, plain and with ConvNorm, and their
+energy curves."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -7,14 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm_book.deep_stack import (
-    compare_stacks,
-    plot_stack,
-    plot_stack_energy,
-    power_spectrum,
-    propagate,
-    random_kernels,
-)
+from convnorm_book.deep_stack import compare_stacks, draw_energies, power_spectrum, propagate, random_kernels
 
 
 def signals(channels: int) -> torch.Tensor:
@@ -75,13 +69,12 @@ def test_compare_stacks_runs_both_ways_on_the_same_kernels():
     assert np.allclose(energies, expected) and np.allclose(spectrum, power_spectrum(out))
 
 
-def test_the_energy_plots_draw_each_run_solid_with_convnorm_and_dashed_without():
+def test_the_energies_are_drawn_solid_with_convnorm_and_dashed_without():
     runs = compare_stacks(signals(1), depth=4, taps=3, scales=(0.5, 2.0), seed=5)
-    for fig in (plot_stack_energy(runs), plot_stack(runs, "one channel"), plot_stack_energy(runs, stacked=True),
-                plot_stack(runs, "one channel", stacked=True)):
-        lines = fig.axes[0].get_lines()
-        assert [line.get_label() for line in lines] == list(runs)
-        assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-"
-                                                            for label in runs]
-        assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in lines)
-        plt.close(fig)
+    fig, ax = plt.subplots()
+    draw_energies(ax, runs)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == list(runs)
+    assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-" for label in runs]
+    assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in lines)
+    plt.close(fig)

@@ -14,11 +14,14 @@ import pytest
 import torch
 
 from convnorm.fourier import kernel_power_spectrum
-from convnorm_book.explorers import views
-from convnorm_book.explorers.chapters import padding_weights
+from convnorm_book.chapters.all_pass_filters import KERNEL_PRESETS as PRESETS_1D
+from convnorm_book.chapters.all_pass_filters import allpass_view
+from convnorm_book.chapters.convolution_padding_stride import padding_stride_view, padding_weights
+from convnorm_book.chapters.intro import kernel_spectrum_view
+from convnorm_book.chapters.multichannel_tight_frames import channel_singular_value_pair, random_channel_kernels
+from convnorm_book.chapters.two_dimensions import KERNEL_PRESETS as PRESETS_2D
+from convnorm_book.chapters.two_dimensions import kernel_filter_view
 from convnorm_book.explorers.page import LIBRARY, SOURCES, encode_float64
-from convnorm_book.figures_onedim import KERNEL_PRESETS as PRESETS_1D
-from convnorm_book.figures_twodim import KERNEL_PRESETS as PRESETS_2D
 
 RUNNER = Path(__file__).with_name("explorer_views.js")
 SCRIPTS = ("kernel_spectrum.js", "allpass.js", "channel_singular_values.js", "padding_stride.js", "kernel_filter.js")
@@ -126,7 +129,7 @@ def test_intro_explorer(rng, n):
     kernels = [[1.0, 0.5, 0.25], rng.standard_normal(3).tolist()]
     results = run_js(*[("explorers.kernelSpectrum.view", [k, n]) for k in kernels])
     for kernel, result in zip(kernels, results):
-        before, after = views.kernel_spectrum_view(kernel, n)
+        before, after = kernel_spectrum_view(kernel, n)
         assert_matches(result["before"], before, "before")
         assert_matches(result["after"], after, "after")
 
@@ -139,7 +142,7 @@ ALLPASS_CASES = [(PRESETS_1D["box blur"], 32, 0.0), (PRESETS_1D["random"], 32, 0
 @pytest.mark.parametrize("a, n, eps", ALLPASS_CASES)
 def test_chapter2_explorer(a, n, eps):
     (result,) = run_js(("explorers.allpass.view", [a.tolist(), n, eps]))
-    reference = views.allpass_view(a, n, eps)
+    reference = allpass_view(a, n, eps)
     assert result["singular"] is False
     for name in ("a", "v", "g", "v_hat"):
         assert_matches(result["vHat" if name == "v_hat" else name], reference[name], name)
@@ -155,7 +158,7 @@ def test_chapter2_explorer_refuses_what_the_package_refuses():
     (result,) = run_js(("explorers.allpass.view", [PRESETS_1D["edge detector"].tolist(), 16, 0.0]))
     assert result["singular"] is True
     with pytest.raises(ValueError, match="vanishing spectrum"):
-        views.allpass_view(PRESETS_1D["edge detector"], 16, 0.0)
+        allpass_view(PRESETS_1D["edge detector"], 16, 0.0)
 
 
 @pytest.mark.parametrize("c_in, m, n, seed",
@@ -163,9 +166,9 @@ def test_chapter2_explorer_refuses_what_the_package_refuses():
 def test_chapter3_explorer(c_in, m, n, seed):
     draws = np.random.default_rng(seed).standard_normal(8 * n)  # what the explorer carries per seed
     np.testing.assert_array_equal(draws[: c_in * m].reshape(c_in, m) / np.sqrt(c_in * m),
-                                  views.random_channel_kernels(c_in, m, seed))
+                                  random_channel_kernels(c_in, m, seed))
     (result,) = run_js(("explorers.channelSingularValues.view", [c_in, m, n, draws.tolist()]))
-    sigma_a, sigma_q = views.channel_singular_value_pair(c_in, m, n, seed)
+    sigma_a, sigma_q = channel_singular_value_pair(c_in, m, n, seed)
     assert_matches(result["sigmaA"], sigma_a, "sigma_a")
     assert_matches(result["sigmaQ"], sigma_q, "sigma_q")
     assert_matches(result["kappaA"], sigma_a.max() / sigma_a.min(), "kappa_a")
@@ -179,7 +182,7 @@ PADDING_CASES += [(m, n, (m - 1) // 2, s, "circular") for m in (3, 5) for n in (
 def test_chapter4_explorer(m, n, padding, stride, mode):
     weight = padding_weights()[m]
     (result,) = run_js(("explorers.paddingStride.view", [weight.numpy().tolist(), n, padding, stride, mode]))
-    reference = views.padding_stride_view(weight, n, padding, stride, mode)
+    reference = padding_stride_view(weight, n, padding, stride, mode)
     assert_matches(result["eigenvalues"], reference["eigenvalues"], "eigenvalues")
     # ||Q_k Q_k^T - I|| is a difference of eigenvalues: its rounding is relative to them (it is
     # pure rounding, about 1e-15, where the frame is tight).
@@ -194,7 +197,7 @@ def test_chapter5_explorer(rng, shape, preset, eps):
     photo = torch.from_numpy(rng.random((1, *shape)))
     (result,) = run_js(("explorers.kernelFilter.view",
                         [kernel.tolist(), photo[0].numpy().ravel().tolist(), *shape, eps]))
-    reference = views.kernel_filter_view(kernel, photo, eps)
+    reference = kernel_filter_view(kernel, photo, eps)
     for name in ("magnitude", "normalized", "filtered", "normed"):
         assert_matches(result[name], reference[name].ravel(), name)
 

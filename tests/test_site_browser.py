@@ -21,9 +21,12 @@ import numpy as np
 import pytest
 import yaml
 
-from convnorm_book.explorers import views
-from convnorm_book.explorers.chapters import padding_weights
-from convnorm_book.figures_twodim import load_photo
+from convnorm_book.chapters.all_pass_filters import allpass_view
+from convnorm_book.chapters.convolution_padding_stride import padding_stride_view, padding_weights
+from convnorm_book.chapters.intro import kernel_spectrum_view
+from convnorm_book.chapters.multichannel_tight_frames import channel_singular_value_pair
+from convnorm_book.chapters.two_dimensions import kernel_filter_view, load_photo
+from convnorm_book.explorers.shared import condition_number
 from convnorm_book.headless_browser import Browser, BrowserError, chromium_binary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,22 +167,22 @@ BOOK_PAGES = [f"{entry}.html" for entry in (
 def reference_readouts(name: str, state: dict) -> dict[str, float]:
     """The numbers an explorer shows for ``state``, computed with the package."""
     if name == "kernelSpectrum":
-        before, after = views.kernel_spectrum_view(state["kernel"], state["n"])
-        return {"κ(C_a)": views.condition_number(before), "κ after ConvNorm": views.condition_number(after)}
+        before, after = kernel_spectrum_view(state["kernel"], state["n"])
+        return {"κ(C_a)": condition_number(before), "κ after ConvNorm": condition_number(after)}
     if name == "allpass":
-        view = views.allpass_view(np.array(state["kernel"]), state["n"], state["eps"])
+        view = allpass_view(np.array(state["kernel"]), state["n"], state["eps"])
         return {"κ(C_a)": view["kappa_a"], "κ(Q(a))": view["kappa_q"]}
     if name == "channelSingularValues":
-        sigma_a, sigma_q = views.channel_singular_value_pair(state["c_in"], state["m"], state["n"], state["seed"])
-        return {"κ(A_k)": views.condition_number(sigma_a), "κ(Q_k)": views.condition_number(sigma_q)}
+        sigma_a, sigma_q = channel_singular_value_pair(state["c_in"], state["m"], state["n"], state["seed"])
+        return {"κ(A_k)": condition_number(sigma_a), "κ(Q_k)": condition_number(sigma_q)}
     if name == "paddingStride":
-        view = views.padding_stride_view(padding_weights()[state["m"]], state["n"], state["padding"],
-                                         state["stride"], state["mode"])
+        view = padding_stride_view(padding_weights()[state["m"]], state["n"], state["padding"],
+                                   state["stride"], state["mode"])
         return {f"‖Q_{k} Q_{k}^⊤ − I‖_2": d for k, d in enumerate(view["distances"])}  # channels from 0
     if name == "kernelFilter":
         rows, cols = state["photo_shape"]
         assert rows == cols, "the chapter's photograph is square"
-        view = views.kernel_filter_view(state["kernel"], load_photo(rows, grayscale=True), state["eps"])
+        view = kernel_filter_view(state["kernel"], load_photo(rows, grayscale=True), state["eps"])
         return {"max |â|": view["magnitude"].max(), "min |â|": view["magnitude"].min(),
                 "max v̂\u2009|â|": view["normalized"].max()}
     raise ValueError(f"unknown explorer {name!r}")

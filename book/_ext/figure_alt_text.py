@@ -7,7 +7,7 @@ the image does not load. Once the references are resolved (``{numref}`` in a cap
 "Fig. 2.1"), this extension gives every image of a figure the caption's text as its alt text, with
 the caption's formulas written in plain symbols (``$\hat v = |\hat a|^{-1}$`` becomes
 "v̂ = |â|^(−1)"). It does the same for an ``<img alt="">`` in the HTML of a figure's output (the
-figures that show another drawing at a phone's width, :class:`convnorm_book.figures_onedim.
+figures that show another drawing at a phone's width, :class:`convnorm_book.phone_and_desktop.
 PhoneAndDesktopFigure`). An image that is not in a figure keeps what its author gave it.
 
 ``tests/test_site_browser.py`` fails on any image of the site whose alt text is empty or a file name.

@@ -1,5 +1,5 @@
 // Chapter 2's explorer: a kernel a, its normalizer v and its all-pass filter g = v * a.
-// view() mirrors convnorm_book.explorers.views.allpass_view.
+// view() mirrors convnorm_book.chapters.all_pass_filters.allpass_view.
 (function (CX) {
   "use strict";
 

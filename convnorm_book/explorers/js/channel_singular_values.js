@@ -1,6 +1,6 @@
 // Chapter 3's explorer: the singular values of one output channel A_k and of its normalised
 // Q_k = P_k A_k, for C_I random kernels of length m. view() mirrors
-// convnorm_book.explorers.views.channel_singular_value_pair.
+// convnorm_book.chapters.multichannel_tight_frames.channel_singular_value_pair.
 (function (CX) {
   "use strict";
 

@@ -1,6 +1,6 @@
 // Chapter 5's explorer: a 3x3 kernel's 2D magnitude spectrum before and after ConvNorm, and a
 // photograph filtered by each (circular padding). view() mirrors
-// convnorm_book.explorers.views.kernel_filter_view.
+// convnorm_book.chapters.two_dimensions.kernel_filter_view.
 (function (CX) {
   "use strict";
 

@@ -1,5 +1,5 @@
 // The intro's explorer: a 3-tap kernel's magnitude spectrum before and after ConvNorm.
-// view() mirrors convnorm_book.explorers.views.kernel_spectrum_view.
+// view() mirrors convnorm_book.chapters.intro.kernel_spectrum_view.
 (function (CX) {
   "use strict";
 

@@ -1,6 +1,7 @@
 // Chapter 4's explorer: how padding p and stride s change the Gram matrix Q_k Q_k^T of each
-// normalised output channel. view() mirrors convnorm_book.explorers.views.padding_stride_view
-// (the operator of convnorm.reference.conv_norm_reference, built there column by column).
+// normalised output channel. view() mirrors
+// convnorm_book.chapters.convolution_padding_stride.padding_stride_view (the operator of
+// convnorm.reference.conv_norm_reference, built there column by column).
 (function (CX) {
   "use strict";
 

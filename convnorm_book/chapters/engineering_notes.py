@@ -1,4 +1,7 @@
-"""Every recorded run time of a ResNet18 training step, in one table, and its headline.
+"""The book code of Appendix A (``book/appendix/engineering-notes.ipynb``): every recorded run time
+of a ResNet18 training step, in one table, and its headline; the appendix reads the other records it
+shows with :func:`~convnorm_book.results.records.load_benchmarks` and the paper's numbers with
+:func:`~convnorm_book.results.reference.load_reference`.
 
 Three kinds of benchmark record measure a CIFAR ResNet18 training step (forward,
 cross-entropy, backward, SGD with momentum) of Conv2d+BN against ConvNorm2d+BN, timed side by
@@ -17,7 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .results.records import Run, load_benchmarks
+from convnorm_book.results.records import Run, load_benchmarks
+from convnorm_book.results.reference import load_reference
+
+__all__ = ["AUTHORS", "CONVNORM", "headline", "load_benchmarks", "load_reference", "step_times", "table_lines"]
 
 CONVNORM = "ConvNorm2d+BN"
 BASELINE = "Conv2d+BN"

@@ -1,18 +1,17 @@
-"""convnorm_book.part1_figures draws the quantities chapter 1 defines, side by side or stacked for a phone."""
+"""convnorm_book.chapters.circulant_matrices_and_the_dft draws the quantities Chapter 1 defines, side by side
+or stacked for a phone."""
 from __future__ import annotations
-
-import base64
-import io
-import re
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from PIL import Image
 
 from convnorm.circulant import circulant
-from convnorm_book.figures_onedim import phone_and_desktop
-from convnorm_book.part1_figures import plot_circulant, plot_fourier_eigenvectors, plot_kernel_spectrum
+from convnorm_book.chapters.circulant_matrices_and_the_dft import (
+    plot_circulant,
+    plot_fourier_eigenvectors,
+    plot_kernel_spectrum,
+)
 
 KERNEL = [1.0, 2.0, 3.0, -1.0]
 
@@ -51,18 +50,3 @@ def test_spectrum_panels_agree_with_the_svd(stacked):
 def test_bad_kernel_is_refused():
     with pytest.raises(ValueError, match="a"):
         plot_kernel_spectrum(np.ones((2, 2)), 8)
-
-
-def test_a_figure_for_phones_and_desktops_shows_each_drawing_at_its_width():
-    """phone_and_desktop draws a plot twice, side by side and stacked; the HTML shows the stacked
-    drawing below 600 px, the other above, and leaves the alt text to the build (the caption)."""
-    open_before = set(plt.get_fignums())
-    figure = phone_and_desktop(plot_kernel_spectrum, KERNEL, 10)
-    desktop, phone = (Image.open(io.BytesIO(png)).size for png in (figure.desktop, figure.phone))
-    assert desktop[0] > desktop[1] and phone[1] > phone[0]  # a wide drawing and a tall one
-    html = figure._repr_html_()
-    sources = re.findall(r'(?:srcset|src)="data:image/png;base64,([^"]+)"', html)
-    assert [base64.b64decode(s) for s in sources] == [figure.phone, figure.desktop]
-    assert '<source media="(max-width: 599.98px)"' in html and 'alt=""' in html
-    assert figure._repr_png_() == figure.desktop
-    assert set(plt.get_fignums()) == open_before  # both drawings closed: nothing else reaches the page

@@ -1,10 +1,30 @@
-"""convnorm_book.gradient_descent: iteration counts of gradient descent on least squares."""
+"""convnorm_book.chapters.why_normalize: the deep stack's two panels, and iteration counts of gradient
+descent on least squares."""
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 
-from convnorm_book.gradient_descent import gradient_descent_iterations, predicted_iterations
+from convnorm_book.chapters.why_normalize import (
+    compare_stacks,
+    gradient_descent_iterations,
+    plot_stack,
+    predicted_iterations,
+)
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_the_second_panel_is_each_runs_output_spectrum_under_the_energies_on_a_phone(stacked):
+    x = torch.randn(4, 2, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    runs = compare_stacks(x, depth=4, taps=3, scales=(0.5, 2.0), seed=5)
+    fig = plot_stack(runs, "two channels", stacked=stacked)
+    energy, spectrum = fig.axes
+    assert all(np.allclose(line.get_ydata(), power) for (_, power), line in zip(runs.values(), spectrum.get_lines()))
+    assert len(energy.get_lines()) == len(runs)  # the energies (drawn by deep_stack.draw_energies)
+    assert (spectrum.get_position().y1 < energy.get_position().y0) == stacked
+    plt.close(fig)
 
 
 def test_prediction_is_the_rate_bound():

@@ -1,88 +1,32 @@
-"""Figures of Part II (chapters 4 and 5): convolution types, 2D spectra, Figure 2.
-
-Every function draws with matplotlib and returns the figure; the numbers it shows come
-from the package (:mod:`convnorm.padding`, :mod:`convnorm.spectral`, :mod:`convnorm.fourier`,
-through :mod:`convnorm_book.explorers.views` for what chapter 5's explorer shows too).
+r"""The book code of Chapter 5 (``book/part2/05-two-dimensions.ipynb``): the paper's Figure 2
+(:func:`plot_figure2`), a photograph through random layers plain and with ConvNorm
+(:func:`plot_photo_through_layer`, :func:`radial_power_gain`), and a 3x3 kernel's 2D spectrum before
+and after ConvNorm with the photograph filtered by each, as numbers (:func:`kernel_filter_view`), a
+figure (:func:`plot_kernel_filter`) and the chapter's explorer (:func:`kernel_filter_explorer`, which
+recomputes :func:`kernel_filter_view` in the reader's browser); the numbers are the package's
+(:mod:`convnorm.spectral`, :mod:`convnorm.fourier`, :mod:`convnorm.reference`). The chapter reads its
+timing record with :func:`~convnorm_book.results.records.load_benchmarks`.
 """
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
+from matplotlib import colormaps
 
-from convnorm.circulant import circular_convolve, cyclic_reverse, zero_pad
-from convnorm.padding import linear_as_circular, linear_convolve, linear_cross_correlate
+from convnorm.fourier import normalizer_spectrum
 from convnorm.reference import conv_norm_reference
 from convnorm.spectral import LayerSpectrum
+from convnorm_book.explorers.page import Explorer, encode_bytes, encode_float64
+from convnorm_book.explorers.shared import EPS_DECADES
+from convnorm_book.phone_and_desktop import phone_and_desktop
+from convnorm_book.results.records import load_benchmarks
 
-from .explorers.views import kernel_filter_view
-
-__all__ = [
-    "plot_convolution_relations",
-    "load_photo",
-    "KERNEL_PRESETS",
-    "plot_kernel_filter",
-    "radial_power_gain",
-    "plot_photo_through_layer",
-    "plot_figure2",
-]
-
-
-# ----------------------------------------------------------------------------- chapter 4
-
-
-def _cells(ax, row: float, start: int, values: Sequence[float], color: str, label: str, muted=()) -> None:
-    """Draw ``values`` as a row of labelled boxes starting at column ``start``."""
-    for i, value in enumerate(values):
-        face = "#eeeeee" if i in muted else color
-        ax.add_patch(plt.Rectangle((start + i, row), 0.95, 0.8, facecolor=face, edgecolor="black", lw=0.6))
-        ax.text(start + i + 0.475, row + 0.4, f"{value:g}", ha="center", va="center", fontsize=8)
-    ax.text(start - 0.3, row + 0.4, label, ha="right", va="center", fontsize=8)
-
-
-def plot_convolution_relations(a: Sequence[float], x: Sequence[float], stacked: bool = False) -> plt.Figure:
-    """The four operations on one small example, each with the kernel placed for output 0.
-
-    (i) linear convolution, (ii) cross-correlation without padding, (iii) circular
-    convolution at length n, (iv) linear convolution as a circular one at length n + m - 1.
-    Grey boxes are zeros added by padding. The outputs come from :mod:`convnorm.padding`
-    and :func:`convnorm.circulant.circular_convolve`. With ``stacked``, narrower, the titles on
-    two lines, for a phone's width.
-    """
-    a, x = np.asarray(a, dtype=float), np.asarray(x, dtype=float)
-    m, n = a.size, x.size
-    length = n + m - 1
-    fig, axes = plt.subplots(4, 1, figsize=(5, 9.5) if stacked else (8, 7.5))
-    pad = np.concatenate([np.zeros(m - 1), x, np.zeros(m - 1)])
-    zeros = set(range(m - 1)) | set(range(m - 1 + n, n + 2 * (m - 1)))
-    panels = [
-        ("(i) linear convolution: flipped kernel slides over the zero-extended signal, length n+m-1",
-         pad, -(m - 1), a[::-1], -(m - 1), linear_convolve(a, x), -(m - 1), zeros),
-        ("(ii) cross-correlation (conv1d, no padding): kernel not flipped, length n-m+1",
-         x, 0, a, 0, linear_cross_correlate(a, x), 0, ()),
-        ("(iii) circular convolution at length n: kernel zero-padded to n and cyclically reversed",
-         x, 0, cyclic_reverse(zero_pad(a, n)), 0, circular_convolve(a, x), 0, ()),
-        ("(iv) linear convolution as circular: both zero-padded to n+m-1, equals (i)",
-         zero_pad(x, length), 0, cyclic_reverse(zero_pad(a, length)), 0, linear_as_circular(a, x), 0,
-         set(range(n, length))),
-    ]
-    for ax, (title, signal, s0, kernel, k0, out, o0, muted) in zip(axes, panels):
-        _cells(ax, 2, s0, signal, "#cfe2f3", "x", muted)
-        _cells(ax, 1, k0, kernel, "#fce5cd", "kernel, t=0")
-        _cells(ax, 0, o0, out, "#d9ead3", "y")
-        ax.set_title(textwrap.fill(title, 52) if stacked else title, fontsize=9, loc="left")
-        ax.set_xlim(-(m - 1) - 3, n + 2 * m)
-        ax.set_ylim(-0.2, 3)
-        ax.axis("off")
-    fig.tight_layout()
-    return fig
-
-
-# ----------------------------------------------------------------------------- chapter 5
+__all__ = ["KERNEL_PRESETS", "kernel_filter_explorer", "load_benchmarks", "load_photo", "phone_and_desktop",
+           "plot_figure2", "plot_kernel_filter", "plot_photo_through_layer", "radial_power_gain"]
 
 
 def load_photo(size: int = 128, grayscale: bool = False) -> torch.Tensor:
@@ -119,11 +63,49 @@ KERNEL_PRESETS: dict[str, tuple[float, ...]] = {
 }
 
 
+def check_photo(photo: torch.Tensor) -> torch.Tensor:
+    """``photo`` if it is a grayscale ``(1, H, W)`` tensor, else ``ValueError``."""
+    if not isinstance(photo, torch.Tensor) or photo.dim() != 3 or photo.shape[0] != 1:
+        raise ValueError(f"photo must be a (1, H, W) tensor, got shape {tuple(getattr(photo, 'shape', ()))}")
+    return photo
+
+
+def kernel_filter_view(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6) -> dict[str, np.ndarray]:
+    r"""A 3x3 kernel's 2D spectrum before and after ConvNorm, and the photograph filtered by each.
+
+    Args:
+        kernel: 9 numbers, row-major.
+        photo: ``(1, H, W)`` image.
+        eps: ConvNorm's :math:`\varepsilon` (needed where the spectrum vanishes, e.g. the
+            Laplacian at frequency 0).
+
+    Returns:
+        ``(H, W)`` arrays, zero frequency first: ``magnitude`` :math:`|\hat a(\omega)|`,
+        ``normalized`` :math:`\hat v(\omega) |\hat a(\omega)|`; the photo filtered with circular
+        padding, ``filtered`` by the kernel and ``normed`` by the ConvNorm layer
+        (:func:`~convnorm.reference.conv_norm_reference`, exact for circular padding).
+    """
+    k = torch.as_tensor(kernel, dtype=torch.float64)
+    if k.numel() != 9:
+        raise ValueError(f"kernel must have 9 entries (3x3), got {k.numel()}")
+    check_photo(photo)
+    weight = k.reshape(1, 1, 3, 3)
+    size = tuple(photo.shape[1:])
+    magnitude = torch.fft.fft2(weight[0, 0], s=size).abs()
+    x = photo[None].double()
+    return {
+        "magnitude": magnitude.numpy(),
+        "normalized": (magnitude * normalizer_spectrum(weight, size, eps=eps, onesided=False)[0]).numpy(),
+        "filtered": F.conv2d(F.pad(x, (1, 1, 1, 1), mode="circular"), weight)[0, 0].numpy(),
+        "normed": conv_norm_reference(x, weight, padding=1, padding_mode="circular", eps=eps)[0, 0].numpy(),
+    }
+
+
 def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float = 1e-6,
                        stacked: bool = False) -> plt.Figure:
     """A 3x3 kernel's 2D magnitude spectrum, its ConvNorm-normalized spectrum, and the
     grayscale ``photo`` filtered by each (circular padding, so the normalized layer is exact):
-    :func:`~convnorm_book.explorers.views.kernel_filter_view`, drawn.
+    :func:`kernel_filter_view`, drawn.
 
     Args:
         kernel: 9 numbers, row-major.
@@ -148,6 +130,23 @@ def plot_kernel_filter(kernel: Sequence[float], photo: torch.Tensor, eps: float 
         ax.set_title(title, fontsize=9)
         ax.axis("off")
     return fig
+
+
+def kernel_filter_explorer(photo: torch.Tensor, preset: str = "gaussian blur", eps: float = 1e-6) -> Explorer:
+    """Chapter 5's explorer: a preset or the nine taps and ε against the kernel's 2D spectrum
+    before and after ConvNorm and the grayscale ``photo`` ``(1, H, W)`` filtered by each
+    (:func:`kernel_filter_view`)."""
+    check_photo(photo)
+    if preset not in KERNEL_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(KERNEL_PRESETS)}, got {preset!r}")
+    if eps not in EPS_DECADES:
+        raise ValueError(f"eps must be one of {EPS_DECADES}, got {eps!r}")
+    magma = np.round(colormaps["magma"](np.linspace(0, 1, 256))[:, :3] * 255)
+    return Explorer("kernelFilter", "kernel_filter.js", "A 3×3 kernel, its spectrum and a photograph",
+                    {"photo": encode_float64(photo[0].double().numpy()), "photo_shape": list(photo.shape[1:]),
+                     "magma": encode_bytes(magma),
+                     "presets": {name: list(map(float, k)) for name, k in KERNEL_PRESETS.items()},
+                     "preset": preset, "eps": eps, "eps_values": EPS_DECADES})
 
 
 def radial_power_gain(x: torch.Tensor, y: torch.Tensor, bins: int = 12) -> tuple[np.ndarray, np.ndarray]:

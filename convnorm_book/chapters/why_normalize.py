@@ -1,18 +1,44 @@
-r"""Gradient descent on a least-squares problem, counted in iterations (the book's
-motivation chapter).
+r"""The book code of Chapter 0 (``book/part1/00-why-normalize.ipynb``): the deep stack's two
+panels (:func:`plot_stack`, on the experiment of :mod:`convnorm_book.deep_stack`), and gradient
+descent on a least-squares problem, counted in iterations.
 
 For :math:`f(x) = \tfrac12\|B x - y\|^2` with step :math:`1/\sigma_{\max}(B)^2`, the error
 :math:`e_t = x_t - x^\star` evolves as :math:`e_{t+1} = (I - B^\top B/\sigma_{\max}^2)\, e_t`,
 so every component along a right singular vector shrinks by :math:`1 - \sigma_i^2/\sigma_{\max}^2
 \le 1 - 1/\kappa^2` per step, :math:`\kappa = \sigma_{\max}/\sigma_{\min}`. Hence
 :math:`\|e_t\| \le (1 - 1/\kappa^2)^t \|e_0\|`, and reaching a relative error ``tol`` takes at
-most :func:`predicted_iterations` steps.
+most :func:`predicted_iterations` steps (:func:`gradient_descent_iterations` counts them).
 """
 from __future__ import annotations
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
+
+from convnorm_book.deep_stack import compare_stacks, draw_energies, power_spectrum, propagate, random_kernels
+from convnorm_book.phone_and_desktop import phone_and_desktop
+
+__all__ = ["compare_stacks", "gradient_descent_iterations", "phone_and_desktop", "plot_stack", "power_spectrum",
+           "predicted_iterations", "propagate", "random_kernels"]
+
+
+def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, stacked: bool = False) -> plt.Figure:
+    """Energy against depth (left) and output power spectrum (right) for ``runs``,
+    ``{label: (energies, spectrum)}`` (:func:`~convnorm_book.deep_stack.compare_stacks`); labels containing
+    "ConvNorm" are drawn solid, others dashed. With ``stacked``, the spectrum under the energy, for a phone's
+    width."""
+    fig, (ax_energy, ax_spectrum) = plt.subplots(*((2, 1) if stacked else (1, 2)),
+                                                 figsize=(5, 6.4) if stacked else (10, 3.2))
+    draw_energies(ax_energy, runs)
+    for i, (label, (_, spectrum)) in enumerate(runs.items()):
+        ax_spectrum.semilogy(spectrum, "-" if "ConvNorm" in label else "--", color=f"C{i}")
+    ax_energy.set(title=title)
+    ax_spectrum.set(xlabel=r"frequency $\omega$", ylabel=r"output power $|\hat x(\omega)|^2$", title=title)
+    ax_energy.legend(fontsize=7)
+    if stacked:
+        fig.tight_layout()
+    return fig
 
 
 def predicted_iterations(kappa: float, tol: float) -> int:
