@@ -253,10 +253,10 @@ class _SpectralFilter(torch.autograd.Function):
         ctx.spec = spec
         multiplier = _multiplier(affine_weight, gain, spec)
         if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
-            from ._fused_filter import filter_forward
+            from ._fused_filter import launch_forward  # unchecked: the plan chose it for this device, dtype and size
 
             real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
-            z = filter_forward(y, real, imag, spec.matrices, bias, spec.precision)
+            z = launch_forward(y, real, imag, spec.matrices, bias, spec.precision)
             if any(ctx.needs_input_grad):
                 ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
             return z
@@ -328,9 +328,9 @@ def _fused_backward(grad, y, real, imag, spec, need_y):
     r"""The fused kernels' input gradient and the products :math:`\sum_n \overline{Y} G`, from
     the multiplier's planes ``real`` and ``imag``; ``y`` None when the affine kernel needs no
     gradient."""
-    from ._fused_filter import filter_backward
+    from ._fused_filter import launch_backward
 
-    grad_y, products_real, products_imag = filter_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
+    grad_y, products_real, products_imag = launch_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
                                                            spec.precision)
     return grad_y, None if products_real is None else torch.complex(products_real, products_imag)
 

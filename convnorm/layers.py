@@ -34,10 +34,11 @@ _DOC = r"""{title}
 
 Applies, per output channel :math:`k`,
 
-.. math::
-    z_k = \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k *
-          (v_k * (a_k \star x))\bigr] + b_k,\qquad
-    \hat v_k = \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
+.. math:: \begin{{aligned}}
+    \tilde y_k &= v_k * (a_k \star x),\\
+    z_k &= \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k * \tilde y_k\bigr] + b_k,\\
+    \hat v_k &= \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
+    \end{{aligned}}
 
 where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
 :math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine

@@ -140,7 +140,10 @@ SWIPED_EQUATIONS = """(() => Array.from(document.querySelectorAll("article.bd-ar
   .filter((math) => math.getClientRects().length && math.scrollWidth > math.clientWidth + 1)
   .map((math) => {
     const number = math.closest("div.math").querySelector(".eqno");
-    return `${number ? number.textContent.trim() : "unnumbered"}: ${math.scrollWidth} px in ${math.clientWidth} px`;
+    const items = MathJax.startup.document.getMathItemsWithin(math);
+    const tex = items.length ? items[0].math.replace(/\\s+/g, " ").slice(0, 60) : "";
+    const name = number ? number.textContent.trim() : "unnumbered";
+    return `${name} (${tex}): ${math.scrollWidth} px in ${math.clientWidth} px`;
   }))()"""
 
 #: Code and printed output that must be scrolled sideways: at 1280 px a line of about 120 characters fits.
