@@ -7,14 +7,19 @@ number of entries (least recently used dropped first). Matrices on a GPU stay al
 while cached: :func:`clear_caches` frees them (e.g. after moving a model off the GPU or
 changing input sizes for good), and the next call builds what it needs again.
 
-Nothing built while a program is being traced is kept (:func:`tracing`): under ``torch.compile``
-or ``torch.export`` the tensors are fake or symbolic, and a cache that kept one would hand it to
-every later eager call of the same geometry.
+Nothing fake or symbolic is kept. While ``torch.compile`` traces a program (:func:`tracing`) the
+tensors are fake or symbolic, and a cache that kept one would hand it to every later eager call
+of the same geometry: the caches are bypassed, the matrices built in the program. A program
+traced for deployment (:func:`exporting`: ``torch.export``, ``torch.jit.trace``) would likewise
+record the building of each matrix, operation by operation, and redo it every time it runs; the
+caches build theirs outside the trace instead (:func:`untraced`), as real tensors that they keep
+and that the program holds as constants.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import torch
@@ -34,16 +39,59 @@ def tracing() -> bool:
     return detect_fake_mode() is not None
 
 
+def exporting() -> bool:
+    """Whether a program is being traced for deployment: by ``torch.export`` (which
+    ``torch.onnx.export`` runs by default) or by ``torch.jit.trace`` (which the TorchScript-based
+    ONNX exporter runs). Not under ``torch.compile``, which compiles for training as well."""
+    return torch.compiler.is_exporting() or torch.jit.is_tracing()
+
+
+@contextlib.contextmanager
+def untraced() -> Iterator[None]:
+    """Compute real tensors inside the ``with`` block, outside the trace of a program being
+    exported: ``torch.jit.trace``'s recording paused, and ``torch.export``'s fake-tensor and proxy
+    modes set aside; a tensor made there enters the program as a constant."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    state = torch._C._get_tracing_state()
+    torch._C._set_tracing_state(None)
+    try:
+        with _disable_current_modes():
+            yield
+    finally:
+        torch._C._set_tracing_state(state)
+
+
+def outside_export() -> contextlib.AbstractContextManager:
+    """:func:`untraced` while a program is exported (:func:`exporting`) and Dynamo does not read
+    the code, else nothing: what is prepared for a layer inside (its checks, its sizes as Python
+    ints, its matrices) is computed once, not recorded, and enters the program as constants."""
+    return untraced() if _exported_outside_dynamo() else contextlib.nullcontext()
+
+
+def _exported_outside_dynamo() -> bool:
+    """:func:`exporting`, by ``torch.jit.trace`` or ``torch.export``'s non-strict tracing (Dynamo,
+    which reads the code itself, takes no change of the tracing state)."""
+    return exporting() and not torch.compiler.is_dynamo_compiling()
+
+
 def cached(maxsize: int) -> Callable[[Function], Function]:
-    """``functools.lru_cache(maxsize)``, registered so that :func:`clear_caches` empties it, and
-    bypassed while :func:`tracing` (the function is then called, its result not kept)."""
+    """``functools.lru_cache(maxsize)``, registered so that :func:`clear_caches` empties it;
+    filled outside the trace while :func:`exporting` (:func:`untraced`), except where Dynamo
+    reads the code (``torch.export(strict=True)``), and bypassed while ``torch.compile`` traces
+    (:func:`tracing`: the function is then called, its result not kept)."""
     def decorate(function: Function) -> Function:
         cache = functools.lru_cache(maxsize=maxsize)(function)
         _REGISTRY.append(cache)
 
         @functools.wraps(function)
         def lookup(*args):
-            return function(*args) if tracing() else cache(*args)
+            if torch._C._get_tracing_state() is None and not tracing():
+                return cache(*args)
+            if _exported_outside_dynamo():
+                with untraced():
+                    return cache(*args)
+            return function(*args)
 
         lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info
         return lookup

@@ -17,7 +17,12 @@ affine kernel's basis, DFT matrices). :func:`prepare` makes all of that once int
    the FFT filter, the inverse transform's :math:`1/\prod L` folded in as a scale of the basis
    and of :math:`\varepsilon` by :math:`(\prod L)^2`;
 4. the computation the plan names: ``pointwise``, ``frequency_domain``, or ``spatial`` (the
-   convolution, then the filter).
+   convolution, then the filter). In a program traced for deployment (``torch.export``,
+   ``torch.onnx.export``, ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
+   the spatial computation with the planar filter, plain real operations that every exporter
+   and runtime takes, and its matrices are constants of the traced program; in evaluation the
+   running average is read from its buffer in the program, so the program follows the buffers
+   it is given.
 
 A layer keeps its :class:`Prepared` and uses it while the signature and policy stay the same
 (:class:`convnorm.layers.ConvNorm2d`), so a forward call passes few Python frames and
@@ -37,7 +42,7 @@ import torch.nn.functional as F
 from ._caches import cached
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._geometry import CONV, LayerGeometry
-from ._policy import ComputationPolicy, Plan
+from ._policy import EXPORTED_FILTER, ComputationPolicy, Plan
 from ._precision import FLOAT_DTYPES
 from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
 from .fourier import _cosine_basis, _lag_map, autocorrelation_by_convolution, kernel_autocorrelation
@@ -84,13 +89,13 @@ class Prepared:
 
     __slots__ = ("policy", "geometry", "plan", "stop_gradient", "computing", "cast", "out_dtype",
                  "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "gain_shape", "unit_affine",
-                 "compute", "convolve", "spec", "constants", "relayout", "run")
+                 "compute", "convolve", "spec", "hand_written", "constants", "relayout", "run")
 
     def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
                  affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
-                 autocast_dtype: torch.dtype | None):
+                 autocast_dtype: torch.dtype | None, exporting: bool):
         self.policy, self.geometry, self.stop_gradient = policy, geometry, stop_gradient
-        plan = self.plan = policy.plan(input, weight_shape, geometry, stop_gradient, autocast_dtype)
+        plan = self.plan = policy.plan(input, weight_shape, geometry, stop_gradient, autocast_dtype, exporting)
         device, d = input.device, len(geometry.size)
         fused = plan.filter == "fused"
         # The normalizer, and every computation but the fused filter, in float32 for half-precision
@@ -120,6 +125,8 @@ class Prepared:
         self.unit_affine = (None if affine_taps is not None
                             else torch.ones(c_out, *taps, dtype=computing, device=device))
         self.spec = self.constants = None
+        # the spatial filter's hand-written backward, with the stop-gradient; the planar filter has none
+        self.hand_written = stop_gradient and plan.filter != EXPORTED_FILTER
         if pointwise:
             self.compute = _pointwise
             self.convolve = functools.partial(CONV[d], stride=geometry.stride, padding=0, dilation=geometry.dilation,
@@ -182,7 +189,7 @@ class Prepared:
                     r = kernel_autocorrelation(kernels, by_convolution=True).view(kernels.shape[0], -1)
                 else:
                     flat = kernels.reshape(kernels.shape[0], kernels.shape[1], -1)
-                    r = torch.bmm(flat.mT, flat).view(flat.shape[0], -1) @ self.lag_map
+                    r = torch.bmm(flat.transpose(1, 2), flat).view(flat.shape[0], -1) @ self.lag_map
                 if running is not None:
                     r = averaged_autocorrelation(r, running.view(r.shape), steps, training, factor)
             gain = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
@@ -199,8 +206,8 @@ class Prepared:
             if self.convolution_dtype is not None:
                 input, weight = input.to(self.convolution_dtype), weight.to(self.convolution_dtype)
             y = self.convolve(input, weight)
-            out = (_SpectralFilter.apply(y, affine_weight, bias, (gain, self.spec)) if self.stop_gradient
-                   else spatial_conv_norm(y, affine_weight, gain, bias, self.spec, False))
+            out = (_SpectralFilter.apply(y, affine_weight, bias, (gain, self.spec)) if self.hand_written
+                   else spatial_conv_norm(y, affine_weight, gain, bias, self.spec))
         else:
             out = self.compute(self, input, weight, bias, affine_weight, gain.view(self.gain_shape))
         if self.relayout and input.dim() == 4 and not input.is_contiguous() \
@@ -211,9 +218,10 @@ class Prepared:
     def _by_operations(self, input, weight, bias, affine_weight, gain) -> torch.Tensor:
         """The spatial computation by plain operations that autograd and ``torch.func``
         differentiate (the custom backward functions take no ``torch.func`` transform): the
-        full convolution, then the filter by dense DFT matrices (2D) or FFTs (1D), ``gain``
-        taken as the constant it is with the stop-gradient."""
-        filter = "dense" if len(self.geometry.size) == 2 else "fft"
+        full convolution, then the filter by real DFT matrices (2D: the planar filter of
+        exported programs) or FFTs (1D, whose dense matrices would grow as the square of the
+        signal's length), ``gain`` taken as the constant it is with the stop-gradient."""
+        filter = EXPORTED_FILTER if len(self.geometry.size) == 2 else "fft"
         spec = spatial_filter(self.geometry, filter, tuple(affine_weight.shape[1:]), self.computing, input.device,
                               False, None)
         if self.spec is None or self.spec.filter != filter:  # v-hat again as this filter takes it
@@ -221,7 +229,7 @@ class Prepared:
             unscaled = gain if self.spec is None else gain[:, ::2] / (fft_scale(self.geometry)
                                                                       if self.spec.filter == "fft" else 1.0)
             gain = unscaled.reshape(gain.shape[0], -1).repeat_interleave(2, dim=1) * scale
-        return spatial_conv_norm(self.convolve(input, weight), affine_weight, gain, bias, spec, False)
+        return spatial_conv_norm(self.convolve(input, weight), affine_weight, gain, bias, spec)
 
 
 def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -249,21 +257,31 @@ def autocast_dtype(device_type: str) -> torch.dtype | None:
 
 def prepare(dtype: torch.dtype, device: torch.device, weight_shape: tuple[int, ...], geometry: LayerGeometry,
             eps: float, affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
-            autocast: torch.dtype | None) -> Prepared:
+            autocast: torch.dtype | None, exporting: bool) -> Prepared:
     """The :class:`Prepared` layer for an input of ``dtype`` on ``device``, a weight of
     ``weight_shape``, checked ``geometry`` and ``eps``, an affine kernel of ``affine_taps`` (None:
-    none), the effective stop-gradient, the ``policy``, and ``torch.autocast`` to ``autocast`` (or
-    None). Kept in a cache (layers of the same shape share it), except while :func:`tracing`."""
-    return _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast)
+    none), the effective stop-gradient, the ``policy``, ``torch.autocast`` to ``autocast`` (or
+    None), in a program traced for deployment if ``exporting``. Kept in a cache (layers of the
+    same shape share it), except while :func:`tracing`.
+
+    Raises:
+        ValueError: if ``exporting`` with a spatial size left dynamic (symbolic)."""
+    if exporting and not all(isinstance(n, int) for n in geometry.size):
+        raise ValueError(f"input must have a static spatial size to be exported, got {tuple(geometry.size)}: the "
+                         "layer's DFT matrices are constants of the program, made for one size (leave the batch "
+                         "dimension alone dynamic)")
+    return _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast,
+                     exporting)
 
 
 @cached(maxsize=256)
-def _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast) -> Prepared:
+def _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast,
+              exporting) -> Prepared:
     like = torch.empty((), dtype=dtype, device=device)  # what the plan reads of the input: dtype and device
     # the constants are built with autocast off, in the dtypes asked for
     off = torch.autocast(device.type, enabled=False) if autocast is not None else contextlib.nullcontext()
     with off:
-        return Prepared(like, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast)
+        return Prepared(like, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast, exporting)
 
 
 def plan_of(input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, stop_gradient: bool,

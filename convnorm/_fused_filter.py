@@ -145,7 +145,7 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     Raises:
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
-    _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
+    _check_filter("y", y, "length", multiplier_real, multiplier_imag, matrices, precision)
     if bias is not None:
         check_tensor("bias", bias)
         c = y.shape[1]
@@ -164,9 +164,7 @@ def launch_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     once (the layer's engine: the shapes, dtypes and device are fixed by its prepared plan), so
     that a forward call passes few Python frames."""
     n, c = y.shape[0], y.shape[1]
-    memory_format = (torch.channels_last if y.is_contiguous(memory_format=torch.channels_last)
-                     and not y.is_contiguous() else torch.contiguous_format)
-    z = torch.empty(n, c, *matrices.out_size, dtype=y.dtype, device=y.device, memory_format=memory_format)
+    z = torch.empty(n, c, *matrices.out_size, dtype=y.dtype, device=y.device, memory_format=_memory_format(y))
     per_program = _samples_per_program(n, c, y.device, samples_per_program)
     blocks = _blocks(matrices)
     if n * c:
@@ -178,7 +176,7 @@ def launch_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
     return z
 
 
-def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torch.Tensor,
+def filter_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_real: torch.Tensor,
                     multiplier_imag: torch.Tensor, matrices: FilterMatrices, need_grad_y: bool, need_products: bool,
                     precision: str = "ieee", *, samples_per_program: int | None = None
                     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
@@ -189,41 +187,55 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torc
     the planes of :math:`S_c = \sum_n \overline{Y_n} \circ \Gamma_n`, float32 ``(C, L0, K)``
     each, if ``need_products`` (:math:`Y` is recomputed from ``y``; the sum over samples is
     deterministic: per program in registers, then one ``sum`` over programs); None for what is
-    not needed. ``precision`` and ``samples_per_program`` as in :func:`filter_forward`.
+    not needed. ``y`` may be None when no products are asked for (a frozen affine kernel: the
+    caller then keeps no copy of the full convolution's output); ``grad_y`` then has
+    ``grad_z``'s dtype and memory format. ``precision`` and ``samples_per_program`` as in
+    :func:`filter_forward`.
 
     Raises:
         ImportError: if triton does not import.
         ValueError: naming the argument, for a device, dtype or shape the kernel does not take."""
-    n, c = _check_filter(y, multiplier_real, multiplier_imag, matrices, precision)
-    _check_tiles("grad_z", grad_z, matrices.out_size, matrices)
-    if grad_z.shape[:2] != y.shape[:2]:
-        raise ValueError(f"grad_z must have shape (N, C, O0, O1) = {(n, c, *matrices.out_size)}, "
-                         f"got {tuple(grad_z.shape)}")
+    if y is None and need_products:
+        raise ValueError("y must be a tensor when need_products is True (the products are computed from it), got None")
+    if y is None:
+        _check_filter("grad_z", grad_z, "out_size", multiplier_real, multiplier_imag, matrices, precision)
+    else:
+        n, c = _check_filter("y", y, "length", multiplier_real, multiplier_imag, matrices, precision)
+        _check_tiles("grad_z", grad_z, matrices.out_size, matrices)
+        if grad_z.shape[:2] != y.shape[:2]:
+            raise ValueError(f"grad_z must have shape (N, C, O0, O1) = {(n, c, *matrices.out_size)}, "
+                             f"got {tuple(grad_z.shape)}")
     if samples_per_program is not None:
         check_positive_int("samples_per_program", samples_per_program)
     return launch_backward(grad_z, y, multiplier_real, multiplier_imag, matrices, need_grad_y, need_products,
                            precision, samples_per_program)
 
 
-def launch_backward(grad_z: torch.Tensor, y: torch.Tensor, multiplier_real: torch.Tensor,
+def launch_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_real: torch.Tensor,
                     multiplier_imag: torch.Tensor, matrices: FilterMatrices, need_grad_y: bool, need_products: bool,
                     precision: str, samples_per_program: int | None = None
                     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """:func:`filter_backward` without its checks (see :func:`launch_forward`)."""
     if not (need_grad_y or need_products):
         return None, None, None
-    n, c = y.shape[0], y.shape[1]
+    n, c = grad_z.shape[0], grad_z.shape[1]
     k = multiplier_real.shape[-1]
-    per_program = _samples_per_program(n, c, y.device, samples_per_program)
+    per_program = _samples_per_program(n, c, grad_z.device, samples_per_program)
     programs_per_channel, blocks = -(-n // per_program), _blocks(matrices)
-    grad_y = torch.empty_like(y) if need_grad_y else None
+    grad_y = None
+    if need_grad_y:
+        grad_y = (torch.empty_like(y) if y is not None else
+                  torch.empty(n, c, *matrices.length, dtype=grad_z.dtype, device=grad_z.device,
+                              memory_format=_memory_format(grad_z)))
     partial = (y.new_empty(2, programs_per_channel, c, matrices.length[0], k, dtype=torch.float32) if need_products
                else None)
     written = y if grad_y is None else grad_y  # a pointer the kernel does not use stands for what is not needed
+    read = written if y is None else y
     if n * c:
         _kernels().backward_kernel[(c, programs_per_channel)](
-            grad_z, y, written, y if partial is None else partial, multiplier_real, multiplier_imag, *matrices[:4],
-            n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(), *y.stride(), *written.stride(),
+            grad_z, read, written, read if partial is None else partial, multiplier_real, multiplier_imag,
+            *matrices[:4],
+            n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(), *read.stride(), *written.stride(),
             per_program, *blocks, NEED_GRAD_Y=need_grad_y, NEED_PRODUCTS=need_products, PRECISION=precision,
             num_warps=_num_warps(*blocks[:2]))
     if not need_products:
@@ -248,17 +260,26 @@ def _require_triton() -> None:
         raise ImportError("the fused filter needs triton, which does not import here (pip install triton)")
 
 
-def _check_filter(y: torch.Tensor, real: torch.Tensor, imag: torch.Tensor, matrices: FilterMatrices,
-                  precision: str) -> tuple[int, int]:
-    """``(N, C)`` of ``y`` once the arguments both launchers share are checked: ``ImportError``
-    without triton, else ``ValueError`` naming the first argument the kernels cannot take."""
+def _check_filter(name: str, tensor: torch.Tensor, size: str, real: torch.Tensor, imag: torch.Tensor,
+                  matrices: FilterMatrices, precision: str) -> tuple[int, int]:
+    """``(N, C)`` of ``tensor`` (the argument ``name``, of spatial size ``matrices.<size>``:
+    ``"length"`` or ``"out_size"``) once the arguments both launchers share are checked:
+    ``ImportError`` without triton, else ``ValueError`` naming the first argument the kernels
+    cannot take."""
     _require_triton()
     if not isinstance(matrices, FilterMatrices):
         raise ValueError(f"matrices must be a FilterMatrices (from filter_matrices), got {type(matrices).__name__}")
-    _check_tiles("y", y, matrices.length, matrices)
-    _check_multiplier(real, imag, y.shape[1], matrices, y.device)
+    _check_tiles(name, tensor, getattr(matrices, size), matrices)
+    _check_multiplier(real, imag, tensor.shape[1], matrices, tensor.device)
     check_choice("precision", precision, PRECISIONS)
-    return y.shape[0], y.shape[1]
+    return tensor.shape[0], tensor.shape[1]
+
+
+def _memory_format(tensor: torch.Tensor) -> torch.memory_format:
+    """Channels-last for a tensor stored so (and not also contiguous), else contiguous: the
+    layout the kernels write their outputs in, to keep the caller's."""
+    return (torch.channels_last if tensor.is_contiguous(memory_format=torch.channels_last)
+            and not tensor.is_contiguous() else torch.contiguous_format)
 
 
 def _check_tiles(name: str, tensor: torch.Tensor, size: tuple[int, int], matrices: FilterMatrices) -> None:

@@ -4,7 +4,8 @@ set for a block of code by a context manager, and the :class:`Plan` it makes for
 Three computations give the same layer (see :mod:`convnorm.functional`): ``"pointwise"``
 (1x1 kernels), ``"spatial"`` (the full convolution, then the per-channel filter) and
 ``"frequency_domain"`` (one matrix product per frequency). The spatial computation's filter
-runs by FFTs, by dense DFT matrix products, or as fused GPU kernels (:data:`FILTERS`). Which
+runs by FFTs, by dense DFT matrix products, or as fused GPU kernels (:data:`FILTERS`); in a
+program traced for deployment, by real matrix products (``"planar"``, :data:`EXPORTED_FILTER`). Which
 is fastest, and how each transforms and chunks its work, depends on the device and the layer's
 size, so every such choice is a field of a :class:`ComputationPolicy`, and
 :meth:`ComputationPolicy.plan` is the one place that makes them: the computations receive its
@@ -37,6 +38,16 @@ FILTERS = ("fft", "dense", "fused")
 or fused GPU kernels (``convnorm._fused_filter``) that read the convolution once and write
 the layer's output once."""
 
+EXPORTED_FILTER = "planar"
+"""The filter of a program traced for deployment (``torch.export``, ``torch.onnx.export``,
+``torch.jit.trace``): the dense DFTs as real matrix products on the real and imaginary planes,
+by plain operations that every exporter and runtime takes (no complex tensor, no FFT, no custom
+autograd function, no strided view, no ``out=``), differentiated by autograd. Not one of
+:data:`FILTERS`: a computation of its own for deployment, not a choice of speed. Its matrices hold
+about :math:`L_0^2 + L_1^2` numbers per plane (:math:`L_1^2` for a 1D signal): small for images,
+large for long 1D signals."""
+
+
 class Plan(NamedTuple):
     """How one call of :func:`convnorm.functional.conv_norm` computes, decided by
     :meth:`ComputationPolicy.plan` before anything is computed."""
@@ -44,7 +55,8 @@ class Plan(NamedTuple):
     computation: str
     """``"pointwise"``, ``"spatial"`` or ``"frequency_domain"``."""
     filter: str | None
-    """Spatial: how the filter runs, one of :data:`FILTERS`; None for the other computations."""
+    """Spatial: how the filter runs, one of :data:`FILTERS`, or :data:`EXPORTED_FILTER` in a
+    program traced for deployment; None for the other computations."""
     products_by_sample: bool
     """Spatial with dense transforms: the affine gradient's products are summed sample by
     sample, the running sum kept in a CPU's cache (else one product of all and one sum, as a
@@ -143,12 +155,15 @@ class ComputationPolicy:
             raise ValueError(f"float32_convolution must be a bool, got {self.float32_convolution!r}")
 
     def plan(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry,
-             stop_gradient: bool, autocast_dtype: torch.dtype | None = None) -> Plan:
+             stop_gradient: bool, autocast_dtype: torch.dtype | None = None, exporting: bool = False) -> Plan:
         r"""The :class:`Plan` for a layer of weight shape ``weight_shape`` and ``geometry`` on
         ``input`` (its shape, device and dtype: the dtype of the data), with the gradient
         flowing through :math:`\hat v` unless ``stop_gradient``, under ``torch.autocast`` to
         ``autocast_dtype`` if given. Every computation but the fused filter computes half-precision
-        data and autocast regions in float32."""
+        data and autocast regions in float32. In a program traced for deployment (``exporting``),
+        every layer but a pointwise one is computed spatially with the :data:`EXPORTED_FILTER`,
+        whatever the policy: the other computations need complex tensors, FFTs, buffers written
+        in place, or custom kernels."""
         d = len(geometry.size)
         device = input.device.type
         on_cpu = device == "cpu"
@@ -156,6 +171,8 @@ class ComputationPolicy:
         small = max(geometry.length) <= self.dense_dft_max_length
         if all(k == 1 for k in geometry.kernel):
             computation = "pointwise"
+        elif exporting:
+            computation = "spatial"
         elif (device in self.frequency_domain_devices and d == 2 and geometry.groups == 1
               and all(dl == 1 for dl in geometry.dilation) and stop_gradient and small
               and ((self.frequency_domain_strided and max(geometry.stride) > 1)
@@ -166,7 +183,9 @@ class ComputationPolicy:
         filter = convolution_dtype = precision = None
         if computation == "spatial":
             data = autocast_dtype if autocast_dtype is not None and not self.float32_convolution else input.dtype
-            if (device in self.fused_filter_devices and d == 2 and stop_gradient and data != torch.float64
+            if exporting:
+                filter = EXPORTED_FILTER
+            elif (device in self.fused_filter_devices and d == 2 and stop_gradient and data != torch.float64
                     and max(geometry.length) <= FUSED_MAX_LENGTH and fused_filter_available(input.device)):
                 filter = "fused"
                 convolution_dtype = data if autocast_dtype is not None else None

@@ -9,7 +9,7 @@ per channel,
 which also carries the crop offset :math:`c` as a phase, so that the crop becomes "keep the
 first samples"; the inverse transform is evaluated on the strided output grid only.
 
-The filter runs one of three ways (:attr:`~convnorm._policy.Plan.filter`):
+The filter runs one of four ways (:attr:`~convnorm._policy.Plan.filter`):
 
 - ``"fft"``: ``rfftn``/``irfftn``. The inverse transform's :math:`1/\prod L` is folded into
   :math:`\hat v` (the normalizer is computed scaled, see :mod:`convnorm._engine`), so no pass
@@ -17,10 +17,16 @@ The filter runs one of three ways (:attr:`~convnorm._policy.Plan.filter`):
 - ``"dense"``: dense DFT matrix products (small 2D sizes, on a CPU by default), whose inverse
   matrices keep only the output rows and columns :math:`s t`, so crop and stride cost nothing;
 - ``"fused"``: the same matrix products as GPU kernels (:mod:`convnorm._fused_filter`) that
-  read :math:`y` once in its own dtype and write the layer's output once, bias included.
+  read :math:`y` once in its own dtype and write the layer's output once, bias included;
+- ``"planar"``: the same matrix products again, on the real and imaginary planes by plain real
+  operations (:func:`_planar_filtered`): what a program traced for deployment computes, and what
+  ``torch.func`` differentiates.
 
 With the stop-gradient the filter has a hand-written backward (:class:`_SpectralFilter`);
-without it, autograd differentiates the FFT or dense operations, through :math:`\hat v` too.
+without it (:func:`spatial_conv_norm`), autograd differentiates the FFT, dense or planar
+operations, through :math:`\hat v` too. The planar filter has no hand-written backward: the
+runtimes it is made for take no custom autograd function, and with the stop-gradient
+:math:`\hat v` enters it as a constant, so that autograd's gradient is the hand-written one's.
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ import torch
 
 from ._caches import cached
 from ._geometry import LayerGeometry
+from ._policy import EXPORTED_FILTER
 from ._transforms import DenseDFT, dense_dft, kernel_basis
 
 
@@ -39,7 +46,7 @@ class SpatialFilter(NamedTuple):
 
     geometry: LayerGeometry
     filter: str
-    """``"fft"``, ``"dense"`` or ``"fused"``."""
+    """``"fft"``, ``"dense"``, ``"fused"`` or ``"planar"``."""
     taps: tuple[int, ...]
     """The affine kernel's taps."""
     shift: tuple[int, ...]
@@ -51,7 +58,8 @@ class SpatialFilter(NamedTuple):
     dft: DenseDFT | None
     """The dense DFT matrices (``"dense"`` and ``"fused"``)."""
     matrices: object | None
-    """``"fused"``: the kernels' planar matrices (:func:`convnorm._fused_filter.filter_matrices`)."""
+    """``"fused"``: the kernels' planar matrices (:func:`convnorm._fused_filter.filter_matrices`);
+    ``"planar"``: the :class:`PlanarDFT`."""
     products_by_sample: bool
     """``"dense"``: the affine gradient's products summed sample by sample (a CPU's cache)."""
     precision: str | None
@@ -65,6 +73,39 @@ class SpatialFilter(NamedTuple):
     """``(1,) * d``: a bias of shape ``(C,)`` viewed as ``(C, *ones)`` broadcasts over positions."""
 
 
+class PlanarDFT(NamedTuple):
+    r"""The matrices of a :class:`~convnorm._transforms.DenseDFT` as real planes, each complex
+    matrix :math:`X = X^R + iX^I` as its two real ones, in the fused kernels' notation
+    (:mod:`convnorm._fused_filter_kernels`); for a 1D signal the DFT of the last axis alone
+    (the rows' matrices None)."""
+
+    columns: tuple[torch.Tensor, torch.Tensor]
+    """:math:`C^R, C^I` ``(L_1, K)``: the last axis's ``rfft``."""
+    rows: tuple[torch.Tensor, torch.Tensor] | None
+    """:math:`D^R, D^I` ``(L_0, L_0)``: the rows' DFT (2D)."""
+    inverse_rows: tuple[torch.Tensor, torch.Tensor] | None
+    """:math:`I^R, I^I` ``(O_0, L_0)``: the rows' inverse DFT at rows :math:`s_0 u` (2D)."""
+    inverse_columns: tuple[torch.Tensor, torch.Tensor]
+    """:math:`E^R, E^I` ``(K, O_1)``: the inverse ``rfft``'s rows that multiply the real and the
+    imaginary parts of the spectrum, at columns :math:`s_1 v`."""
+
+
+def planar_dft(length: tuple[int, ...], stride: tuple[int, ...], out_size: tuple[int, ...], dtype: torch.dtype,
+               device: torch.device) -> PlanarDFT:
+    """The :class:`PlanarDFT` of a 1D or 2D signal of size ``length`` sampled with ``stride`` on
+    ``out_size`` outputs, in ``dtype`` on ``device``: :func:`~convnorm._transforms.dense_dft`'s
+    matrices (a 1D signal as one row), split into planes."""
+    lead = (1,) * (2 - len(length))
+    dft = dense_dft(lead + length, lead + stride, lead + out_size, dtype, device)
+
+    def planes(matrix: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        return (matrix.real.contiguous(), matrix.imag.contiguous()) if len(length) == 2 else None
+
+    return PlanarDFT((dft.rfft_cols[:, 0::2].contiguous(), dft.rfft_cols[:, 1::2].contiguous()),
+                     planes(dft.dft_rows), planes(dft.idft_rows),
+                     (dft.irfft_cols[0::2].contiguous(), dft.irfft_cols[1::2].contiguous()))
+
+
 @cached(maxsize=64)
 def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], dtype: torch.dtype,
                    device: torch.device, products_by_sample: bool, precision: str | None) -> SpatialFilter:
@@ -73,12 +114,14 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, taps))  # tap j reads t + c + j - centre
     length = geometry.length
     half = (*length[:-1], length[-1] // 2 + 1)
-    dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter != "fft" else None
+    dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter in ("dense", "fused") else None
     matrices = None
     if filter == "fused":
         from ._fused_filter import filter_matrices
 
         matrices = filter_matrices(dft)
+    elif filter == EXPORTED_FILTER:
+        matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
     contiguous = [math.prod(length[a + 1:]) for a in range(len(length))]  # the inverse transform's strides
     sampled = (geometry.out_size, tuple(c * s for c, s in zip(contiguous, geometry.stride)))
     return SpatialFilter(geometry, filter, taps, shift, kernel_basis(taps, shift, length, dtype, device), half, dft,
@@ -93,18 +136,47 @@ def fft_scale(geometry: LayerGeometry) -> float:
 
 
 def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor | None,
-                      spec: SpatialFilter, stop_gradient: bool) -> torch.Tensor:
+                      spec: SpatialFilter) -> torch.Tensor:
     r"""The layer's output from the full convolution ``y`` ``(N, C, *L)``: filtered per channel
     by the normalizer ``gain`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
-    strided, plus ``bias``; the gradient does not flow through ``gain`` if ``stop_gradient``.
+    strided, plus ``bias``, by operations that autograd differentiates (through ``gain`` too,
+    where it requires a gradient); :class:`_SpectralFilter` is the same map with the hand-written
+    backward.
 
     ``gain`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
     twice, for the real and the imaginary part of the affine kernel's spectrum it multiplies
     (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
-    if stop_gradient:
-        return _SpectralFilter.apply(y, affine_weight, bias, (gain, spec))
-    z = _filtered(y, torch.view_as_complex(_multiplier(affine_weight, gain, spec)), spec)[1]
+    multiplier = _multiplier(affine_weight, gain, spec)
+    if spec.filter == EXPORTED_FILTER:
+        z = _planar_filtered(y, multiplier[..., 0], multiplier[..., 1], spec.matrices)
+    else:
+        z = _filtered(y, torch.view_as_complex(multiplier), spec)[1]
     return z if bias is None else z + bias.view(-1, *spec.ones)
+
+
+def _planar_filtered(y: torch.Tensor, real: torch.Tensor, imag: torch.Tensor, planes: PlanarDFT) -> torch.Tensor:
+    r""":math:`z = \operatorname{sample}_s(\mathcal F^{-1}[M Y])`, :math:`Y = \mathcal F y`, with the
+    multiplier's planes :math:`M^R` = ``real``, :math:`M^I` = ``imag`` ``(C, *half)``, by real
+    matrix products on planes: the fused kernels' formulas
+    (:func:`convnorm._fused_filter_kernels.forward_kernel`), the inverse's columns first,
+
+    .. math:: H = yC,\quad Y = DH,\quad P = M \circ Y,\quad
+              z = I^R (P^R E^R + P^I E^I) + I^I (P^R E^I - P^I E^R),
+
+    the last being :math:`Q^R E^R + Q^I E^I` with :math:`Q = IP` (with :math:`E` first, the row
+    products run on :math:`O_1 \le K` columns); in 1D, :math:`Y = H` and
+    :math:`z = P^R E^R + P^I E^I`."""
+    h_real, h_imag = y @ planes.columns[0], y @ planes.columns[1]
+    if planes.rows is not None:
+        d_real, d_imag = planes.rows
+        h_real, h_imag = d_real @ h_real - d_imag @ h_imag, d_real @ h_imag + d_imag @ h_real
+    p_real, p_imag = real * h_real - imag * h_imag, real * h_imag + imag * h_real
+    e_real, e_imag = planes.inverse_columns
+    u_real, u_imag = p_real @ e_real + p_imag @ e_imag, p_real @ e_imag - p_imag @ e_real
+    if planes.inverse_rows is None:
+        return u_real
+    i_real, i_imag = planes.inverse_rows
+    return i_real @ u_real + i_imag @ u_imag
 
 
 def _multiplier(affine_weight: torch.Tensor, gain: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
@@ -181,10 +253,10 @@ class _SpectralFilter(torch.autograd.Function):
         ctx.spec = spec
         multiplier = _multiplier(affine_weight, gain, spec)
         if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
-            from ._fused_filter import filter_forward
+            from ._fused_filter import launch_forward  # unchecked: the plan chose it for this device, dtype and size
 
             real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
-            z = filter_forward(y, real, imag, spec.matrices, bias, spec.precision)
+            z = launch_forward(y, real, imag, spec.matrices, bias, spec.precision)
             if any(ctx.needs_input_grad):
                 ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
             return z
@@ -256,9 +328,9 @@ def _fused_backward(grad, y, real, imag, spec, need_y):
     r"""The fused kernels' input gradient and the products :math:`\sum_n \overline{Y} G`, from
     the multiplier's planes ``real`` and ``imag``; ``y`` None when the affine kernel needs no
     gradient."""
-    from ._fused_filter import filter_backward
+    from ._fused_filter import launch_backward
 
-    grad_y, products_real, products_imag = filter_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
+    grad_y, products_real, products_imag = launch_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
                                                            spec.precision)
     return grad_y, None if products_real is None else torch.complex(products_real, products_imag)
 

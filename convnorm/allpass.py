@@ -93,8 +93,8 @@ def sample_normalizer_filter(outputs: ArrayLike, variance: float = 1.0, eps: flo
     entry variance :math:`\nu`, :math:`\mathbb{E}[C_{x_i} C_{x_i}^\top] = n\nu I`, so
 
     .. math:: \begin{aligned}
-              \tilde P &= \Bigl(\frac{1}{n\nu N} \sum_{i=0}^{N-1} C_{y_i} C_{y_i}^\top + \varepsilon I\Bigr)^{-1/2} \\
-              &\longrightarrow (C_a C_a^\top + \varepsilon I)^{-1/2} = P \quad (N \to \infty).
+              \tilde P &= \Bigl(\tfrac{1}{n\nu N} \textstyle\sum_i C_{y_i} C_{y_i}^\top + \varepsilon I\Bigr)^{-1/2} \\
+              &\xrightarrow{N \to \infty} (C_a C_a^\top + \varepsilon I)^{-1/2} = P.
               \end{aligned}
 
     :math:`\tilde P` is the multichannel normalizer of :func:`normalizer_filter` with the

@@ -67,7 +67,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ._caches import clear_caches
+from ._caches import clear_caches, exporting, outside_export
 from ._engine import autocast_dtype, averaged_autocorrelation, plan_of, prepare
 from ._geometry import PADDING_MODES, check_dtypes, layer_geometry
 from ._policy import COMPUTATIONS, FILTERS, ComputationPolicy, computation, current_policy, use_policy
@@ -133,20 +133,22 @@ def conv_norm(
     unbatched = isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor) and input.dim() == weight.dim() - 1
     if unbatched:  # one sample, as torch.nn.functional.conv2d takes it: a batch of one
         input = input.unsqueeze(0)
-    geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
-    eps = check_non_negative("eps", eps)
-    autocast = autocast_dtype(input.device.type)
-    check_dtypes(input, weight, autocast)
+    deployed = exporting()
+    with outside_export():  # exported: sizes as ints and matrices as constants, not recorded
+        geometry = layer_geometry(input, weight, stride, padding, dilation, groups, padding_mode, bias, affine_weight)
+        eps = check_non_negative("eps", eps)
+        autocast = autocast_dtype(input.device.type)
+        check_dtypes(input, weight, autocast)
+        if running_autocorrelation is not None:
+            _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
+        stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
+        prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, eps,
+                           None if affine_weight is None else tuple(affine_weight.shape[1:]), stop_gradient,
+                           current_policy(), autocast, deployed)
     factor = None
-    if running_autocorrelation is not None:
-        _check_running_average(weight, running_autocorrelation, num_steps_tracked, training, averaging_factor)
-        if training:
-            factor = torch.as_tensor(averaging_factor, device=running_autocorrelation.device,
-                                     dtype=running_autocorrelation.dtype)
-    stop_gradient = stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-    prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, eps,
-                       None if affine_weight is None else tuple(affine_weight.shape[1:]), stop_gradient,
-                       current_policy(), autocast)
+    if running_autocorrelation is not None and training:
+        factor = torch.as_tensor(averaging_factor, device=running_autocorrelation.device,
+                                 dtype=running_autocorrelation.dtype)
     out = prepared.run(input, weight, bias, affine_weight, running_autocorrelation, num_steps_tracked, training,
                        factor)
     return out.squeeze(0) if unbatched else out

@@ -17,7 +17,7 @@ import math
 import torch
 import torch.nn as nn
 
-from ._caches import tracing
+from ._caches import exporting, outside_export, tracing
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import _IN_FORCE
@@ -27,14 +27,18 @@ _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: 
 """Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
 the private function is missing, every call asks :func:`~convnorm._engine.autocast_dtype`)."""
 
+_jit_tracing_state = torch._C._get_tracing_state
+"""``torch.jit.trace``'s state, None outside a trace: one C call on the forward's hot path."""
+
 _DOC = r"""{title}
 
 Applies, per output channel :math:`k`,
 
-.. math::
-    z_k = \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k *
-          (v_k * (a_k \star x))\bigr] + b_k,\qquad
-    \hat v_k = \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
+.. math:: \begin{{aligned}}
+    \tilde y_k &= v_k * (a_k \star x),\\
+    z_k &= \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k * \tilde y_k\bigr] + b_k,\\
+    \hat v_k &= \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
+    \end{{aligned}}
 
 where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
 :math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
@@ -100,9 +104,17 @@ inductor generates no code for complex tensors, so the FFT part runs as eager ke
 the compiled graph. Nothing in it synchronises with the host, so a whole training step records
 into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
 launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
-layer then computes by plain operations, not its hand-written backward). ``torch.export`` of a
-model in evaluation mode works for a fixed input shape; nothing it traces is kept for eager
-calls. A batch dimension left dynamic, ONNX and TorchScript are not supported yet.
+layer then computes by plain operations, not its hand-written backward). Deployment: a model in
+evaluation mode (``model.eval()``, what ships) exports with ``torch.export.export`` (the batch
+dimension may be left dynamic), ``torch.onnx.export`` (either exporter; onnxruntime runs the
+result) and ``torch.jit.trace``. In the exported program every layer is its full convolution,
+then the DFTs as real matrix products, constants of the program made for the input's spatial
+size (which must be static): no complex tensor, no FFT, no custom autograd function. The
+normalizer is computed in the program from the running average's buffer. ``torch.export``'s
+programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
+grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
+``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
+and a layer prepared eagerly keeps what it prepared.
 
 Args:
     in_channels (int): channels of the input.
@@ -218,9 +230,11 @@ class _ConvNormNd(nn.Module):
         except KeyError:
             weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
-        key = (input.shape[1:], input.dtype, input.device, weight.dtype, weight.device,  # any batch size
-               weight.requires_grad and torch.is_grad_enabled(), _any_autocast() and autocast_dtype(input.device.type),
-               None if training else steps._version)
+        # whether a program is traced for deployment (a jit trace's state; what torch.compiler.is_exporting()
+        # returns, read without a call), then the signature (any batch size)
+        key = (_jit_tracing_state(), torch.compiler._is_exporting_flag, input.shape[1:], input.dtype, input.device,
+               weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
+               _any_autocast() and autocast_dtype(input.device.type), None if training else steps._version)
         prepared = self._prepared
         if prepared is None or prepared[0] != key or prepared[1] is not _IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
@@ -238,24 +252,28 @@ class _ConvNormNd(nn.Module):
     def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
         """Check the call (what depends on the input) and prepare the layer for its signature
         ``key``: ``(key, policy, prepared layer, ramp table, trained, unbatched)``, kept unless
-        traced. ``trained`` (evaluation only) says whether the running average has been updated,
-        read once here (the key holds the step count's version, so any change to it prepares
-        again); None while traced, where the choice stays on the device."""
-        unbatched = input.dim() == self._ndim + 1
-        if unbatched:
-            input = input.unsqueeze(0)
-        check_dtypes(input, weight, key[6] or None)
-        geometry = layer_geometry(input, weight, self.stride, self.padding, self.dilation, self.groups,
-                                  self.padding_mode, bias, affine_weight)
-        policy = _IN_FORCE.policy
-        taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
-        prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
-                           self.stop_gradient or not key[5], policy, key[6] or None)
-        running, steps = self.running_autocorrelation, self.num_steps_tracked
-        traced = tracing()
-        trained = None if self.training or traced else bool(steps > 0)
-        entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
-                 trained, unbatched)
+        traced (a layer prepared eagerly keeps its entry through a trace). ``trained`` (evaluation
+        only) says whether the running average has been updated, read once here (the key holds the
+        step count's version, so any change to it prepares again); None while traced, where the
+        choice stays on the device, and in the traced program."""
+        deployed = exporting()
+        autocast = key[8] or None
+        with outside_export():  # exported: sizes as ints and matrices as constants, not recorded
+            unbatched = input.dim() == self._ndim + 1
+            if unbatched:
+                input = input.unsqueeze(0)
+            check_dtypes(input, weight, autocast)
+            geometry = layer_geometry(input, weight, self.stride, self.padding, self.dilation, self.groups,
+                                      self.padding_mode, bias, affine_weight)
+            policy = _IN_FORCE.policy
+            taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
+            prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
+                               self.stop_gradient or not key[7], policy, autocast, deployed)
+            running, steps = self.running_autocorrelation, self.num_steps_tracked
+            traced = deployed or tracing()
+            trained = None if self.training or traced else bool(steps > 0)
+            entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
+                     trained, unbatched)
         if not traced:
             self.__dict__["_prepared"] = entry
         return entry
@@ -267,6 +285,17 @@ class _ConvNormNd(nn.Module):
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_prepared": None}  # prepared again where it is unpickled
+
+    def __prepare_scriptable__(self):
+        """``torch.jit.script`` asks every module for a scriptable version of itself first: this
+        layer has none (its forward keeps Python state between calls, which TorchScript's
+        compiler does not take), so the error names the ways that do work."""
+        name = type(self).__name__
+        raise RuntimeError(
+            f"{name} cannot be compiled by torch.jit.script. Put the model in evaluation mode "
+            f"(model.eval()) and trace or export it instead: torch.jit.trace(model, example_input), "
+            f"torch.export.export(model, (example_input,)) or torch.onnx.export(model, (example_input,), path); "
+            f"a scripted model can call a traced {name} (trace the layer, then script the rest).")
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

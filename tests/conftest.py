@@ -26,6 +26,7 @@ KINDS_BY_FILE = {
     "test_layer_cuda.py": ("cuda",),
     "test_training_cuda.py": ("cuda",),
     "test_fused_filter.py": ("triton",),
+    "test_bench_imagenet.py": ("heavy",),
 }
 """The kinds of every test in a file (``tests/`` or ``benchmarks/``); notebooks are ``notebook``."""
 
@@ -41,6 +42,11 @@ KINDS_BY_TEST = {
     ("test_layer.py", "test_torch_compile_matches_eager"): ("compile",),
     ("test_layer.py", "test_exporting_first_leaves_no_fake_tensor_for_eager_calls"): ("compile",),
     ("test_layer.py", "test_second_derivatives_only_without_stop_gradient"): ("heavy",),
+    ("test_deployment.py", "test_onnx_of_a_convnorm_resnet18_matches_eager_at_any_batch"): ("compile",),
+    ("test_deployment.py", "test_onnx_of_a_converted_torchvision_style_net_matches_eager"): ("compile",),
+    ("test_deployment.py", "test_export_with_a_dynamic_batch_dimension"): ("compile",),
+    ("test_deployment.py", "test_jit_trace_runs_at_any_batch_and_saves"): ("compile",),
+    ("test_deployment.py", "test_an_exported_training_program_is_the_training_layer"): ("compile",),
     ("test_experiments.py", "test_smoke_preset_runs"): ("training",),
     ("test_experiments.py", "test_an_analysed_training_is_stored_with_its_findings"): ("training",),
     ("test_experiments.py", "test_finished_runs_are_reused_and_leave_no_checkpoint"): ("training",),

@@ -91,7 +91,7 @@ def test_part4_prose_states_the_cpu_preset_as_defined(path):
 #: links"): every page of the book.
 LINKED_PAGES = [ROOT / "book" / "intro.ipynb", *sorted((ROOT / "book").glob("part[1234]/*.ipynb")),
                 *sorted((ROOT / "book" / "appendix").glob("*.ipynb")),
-                ROOT / "book" / "notation.md", ROOT / "book" / "api.md"]
+                ROOT / "book" / "practitioner.ipynb", ROOT / "book" / "notation.md", ROOT / "book" / "api.md"]
 
 #: What a reader does not see as text: labels ((name)= lines, :label: options, an equation's label),
 #: the fences of directives, then roles with their text ({numref}`Chapter %s <ch-...>`; a citation

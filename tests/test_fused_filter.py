@@ -490,3 +490,47 @@ def test_bfloat16_costs_more_on_a_low_pass_kernel_and_stays_bounded():
     assert max(errors["random", "bfloat16"], errors["low-pass", "bfloat16"]) < 5e-2, errors
     # float32 convolution: the only bfloat16 rounding left is the output's own (2**-8, 2**-7 interpreted)
     assert max(errors["random", "float32"], errors["low-pass", "float32"]) <= 2 * UNIT_ROUNDOFF[torch.bfloat16], errors
+
+
+@pytest.mark.parametrize("frozen", ["affine", "affine-and-input"])
+def test_a_frozen_affine_kernel_takes_no_products_and_keeps_the_gradients(frozen):
+    """With the affine kernel frozen (no gradient asked for it) the fused filter keeps no copy
+    of the full convolution's output and computes no products, and the gradients that are asked
+    for (the input's, the weight's, the bias's) still equal the float64 reference's."""
+    from convnorm import ConvNorm2d
+    from convnorm.functional import use_policy
+
+    torch.manual_seed(0)
+    layer = ConvNorm2d(3, 4, 3, 1, 1).to(DEVICE)
+    with torch.no_grad():
+        layer.affine_weight.add_(0.1 * torch.randn_like(layer.affine_weight))
+    layer.affine_weight.requires_grad_(False)
+    x = torch.randn(2, 3, 6, 6, device=DEVICE, requires_grad=frozen == "affine")
+    with use_policy(fused_policy()):
+        out = layer(x)
+        assert layer._prepared[2].plan.filter == "fused"
+    probe = torch.randn_like(out)
+    asked = ((x,) if x.requires_grad else ()) + (layer.weight, layer.bias)
+    got = torch.autograd.grad(out, asked, probe)
+    leaves = [t.detach().double().requires_grad_(t.requires_grad) for t in (x, layer.weight, layer.bias)]
+    want = conv_norm_reference(leaves[0], leaves[1], leaves[2], 1, 1, affine_weight=layer.affine_weight.double())
+    wanted = torch.autograd.grad(want, [t for t in leaves if t.requires_grad], probe.double())
+    for g, w in zip(got, wanted):
+        assert error(g, w) < FLOAT32_TOLERANCE
+
+
+def test_backward_without_y_asks_for_no_products():
+    """``y`` may be left out only when no products are asked for: then the input's gradient is
+    the one computed with ``y``, in ``grad_z``'s memory format; asking for products without
+    ``y`` is refused by name."""
+    geo = geometry("L6")
+    y, real, imag, _, _ = filter_case(geo)
+    mats = matrices(geo)
+    grad = torch.randn(y.shape[0], y.shape[1], *mats.out_size, device=DEVICE)
+    with_y = fused.filter_backward(grad, y, real, imag, mats, True, False)[0]
+    for layout in (torch.contiguous_format, torch.channels_last):
+        without = fused.filter_backward(grad.contiguous(memory_format=layout), None, real, imag, mats, True, False)
+        assert torch.equal(without[0], with_y) and without[1:] == (None, None)
+        assert without[0].is_contiguous(memory_format=layout)
+    with pytest.raises(ValueError, match="y must be a tensor when need_products is True"):
+        fused.filter_backward(grad, None, real, imag, mats, True, True)

@@ -140,22 +140,16 @@ SWIPED_EQUATIONS = """(() => Array.from(document.querySelectorAll("article.bd-ar
   .filter((math) => math.getClientRects().length && math.scrollWidth > math.clientWidth + 1)
   .map((math) => {
     const number = math.closest("div.math").querySelector(".eqno");
-    return `${number ? number.textContent.trim() : "unnumbered"}: ${math.scrollWidth} px in ${math.clientWidth} px`;
+    const items = MathJax.startup.document.getMathItemsWithin(math);
+    const tex = items.length ? items[0].math.replace(/\\s+/g, " ").slice(0, 60) : "";
+    const name = number ? number.textContent.trim() : "unnumbered";
+    return `${name} (${tex}): ${math.scrollWidth} px in ${math.clientWidth} px`;
   }))()"""
 
 #: Code and printed output that must be scrolled sideways: at 1280 px a line of about 120 characters fits.
 WIDE_CODE = """(() => Array.from(document.querySelectorAll("article div.cell_input pre, article div.cell_output pre"))
   .filter((pre) => pre.getClientRects().length && pre.scrollWidth > pre.clientWidth + 1)
   .map((pre) => pre.textContent.split("\\n").sort((a, b) => b.length - a.length)[0].slice(0, 80)))()"""
-
-#: Pages whose printed output is being rewritten in another change (issue 38: the run-time section of appendix A):
-#: the test lists what is still too wide there without failing.
-OUTPUT_WIDENED_ELSEWHERE = {"book/appendix/engineering-notes.html"}
-
-#: Pages whose display equations other chapters' authors are still writing on several lines (issue 38):
-#: the test lists what still needs a swipe there without failing.
-EQUATIONS_SPLIT_ELSEWHERE = {"book/api.html", "book/part4/08-training-and-generalization.html",
-                             "book/part4/09-robustness.html", "book/part4/10-conditioning-lipschitz-and-cost.html"}
 
 #: Every page of the book, as the toc lists it (the intro, the chapters, the appendices, the back matter).
 BOOK_PAGES = [f"{entry}.html" for entry in (
@@ -366,11 +360,9 @@ def test_chapters_sections_and_what_they_number_are_numbered_as_the_book_counts(
 
 
 @pytest.mark.parametrize("page", BOOK_PAGES)
-def test_display_equations_fit_a_phone(built_site, browser, page, request):
+def test_display_equations_fit_a_phone(built_site, browser, page):
     """At a phone's width no display equation needs a sideways swipe: a long one is written on several
-    aligned lines. (Pages still being rewritten elsewhere report theirs as an expected failure.)"""
-    if page in EQUATIONS_SPLIT_ELSEWHERE:
-        request.applymarker(pytest.mark.xfail(reason="its equations are split in another change (issue 38)"))
+    aligned lines."""
     browser.resize(WIDTHS["phone"], 900, mobile=True)
     browser.open(built_site / page)
     assert browser.evaluate(WAIT_FOR_MATH), f"{page}: MathJax did not finish"
@@ -380,10 +372,8 @@ def test_display_equations_fit_a_phone(built_site, browser, page, request):
 
 
 @pytest.mark.parametrize("page", BOOK_PAGES)
-def test_code_and_output_fit_a_desktop(built_site, browser, page, request):
+def test_code_and_output_fit_a_desktop(built_site, browser, page):
     """At a desktop's width every line of code and of printed output is read without scrolling sideways."""
-    if page in OUTPUT_WIDENED_ELSEWHERE:
-        request.applymarker(pytest.mark.xfail(reason="its output is rewritten in another change (issue 38)"))
     browser.resize(WIDTHS["desktop"], 900)
     browser.open(built_site / page)
     browser.evaluate(NEXT_FRAME)

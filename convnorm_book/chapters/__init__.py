@@ -17,6 +17,8 @@ page uses, named after its notebook (``book/part1/02-all-pass-filters.ipynb`` is
 * :mod:`.convnorm_in_pytorch` (Chapter 6): the layer's data flow, training one layer;
 * :mod:`.baselines` (Chapter 7): the paper's numbers;
 * :mod:`.engineering_notes` (Appendix A): every recorded training-step time and its headline.
+* :mod:`.practitioner` (the back matter's *ConvNorm in practice*): the records of what the layer
+  costs, each with the machine that measured it.
 
 Each module's ``__all__`` lists exactly the names its notebook uses; what several pages share lives
 outside this package (:mod:`convnorm_book.deep_stack`, :mod:`convnorm_book.phone_and_desktop`,
