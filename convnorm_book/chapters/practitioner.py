@@ -6,12 +6,12 @@ it, is the table of Appendix A) and the records at ImageNet's size of ``benchmar
 (:func:`imagenet_runs`)."""
 from __future__ import annotations
 
-from convnorm_book.results.records import Run, load_benchmarks
+from convnorm_book.results.records import StoredFile, load_benchmarks
 
 __all__ = ["cifar_runs", "imagenet_runs", "measured_on"]
 
 
-def cifar_runs(directory=None) -> list[Run]:
+def cifar_runs(directory=None) -> list[StoredFile]:
     """The records of a CIFAR ResNet18 training step (``bench_layer*.json`` in ``directory``, default
     ``benchmarks/results``) with both networks timed, the package's own choice of computation and
     the default memory allocator (not those that forced a computation or set the allocator)."""
@@ -24,13 +24,13 @@ def cifar_runs(directory=None) -> list[Run]:
     return runs
 
 
-def imagenet_runs(directory=None) -> list[Run]:
+def imagenet_runs(directory=None) -> list[StoredFile]:
     """The records of a ResNet18 of torchvision's architecture at ImageNet's size
     (``bench_imagenet*.json`` in ``directory``, default ``benchmarks/results``)."""
     return load_benchmarks("bench_imagenet*.json", directory)
 
 
-def measured_on(run: Run) -> str:
+def measured_on(run: StoredFile) -> str:
     """Where and how ``run`` was measured, in a line: the device, the day, how busy a CPU was (its
     load average over the minute before), the batch, and a whole step captured as one CUDA graph."""
     setup, provenance = run.results["setup"], run.provenance
