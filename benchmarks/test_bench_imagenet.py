@@ -6,9 +6,12 @@ import json
 import sys
 
 import bench_imagenet
+import pytest
 import torch
 
 from convnorm import ConvNorm2d
+
+pytestmark = pytest.mark.heavy
 
 
 def test_the_network_is_torchvisions_resnet18_and_converted_whole():

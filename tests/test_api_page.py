@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.docs
+
 API_PAGE = Path(__file__).resolve().parents[1] / "book" / "api.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 DOCUMENTED = re.compile(r"^\.\. auto\w+:: ([\w.]+)", re.M)

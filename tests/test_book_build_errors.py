@@ -11,6 +11,8 @@ import pytest
 
 from site_build import ROOT, jupyter_book_build
 
+pytestmark = pytest.mark.site
+
 
 def make_book(tmp_path: Path, chapter_cells: list[nbformat.NotebookNode], extra_md: str = "") -> Path:
     """A two-page book using the real _config.yml, _ext and vendored assets."""

@@ -109,6 +109,7 @@ def run_onnx(proto, x: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(session.run(None, {session.get_inputs()[0].name: x.numpy()})[0])
 
 
+@pytest.mark.compile
 def test_onnx_of_a_convnorm_resnet18_matches_eager_at_any_batch():
     """The book's ConvNorm+BN ResNet18, trained a few steps, exported to ONNX (torch.onnx's
     default exporter, through torch.export) with a dynamic batch: onnxruntime gives the eager
@@ -123,6 +124,7 @@ def test_onnx_of_a_convnorm_resnet18_matches_eager_at_any_batch():
             assert_close_to_largest(run_onnx(program.model_proto, batch), model(batch))
 
 
+@pytest.mark.compile
 def test_onnx_of_a_converted_torchvision_style_net_matches_eager(tmp_path):
     """A torchvision-style ResNet converted by ``convnorm.convert`` (7x7 stride-2 stem, strided 3x3
     and 1x1 layers), trained a few steps, exported by the TorchScript-based exporter
@@ -156,6 +158,7 @@ def dynamic_batch_models() -> list[tuple[nn.Module, torch.Tensor]]:
             (trained(one, torch.randn(4, 2, 21)), torch.randn(4, 2, 21))]
 
 
+@pytest.mark.compile
 def test_export_with_a_dynamic_batch_dimension():
     """torch.export with the batch dimension dynamic: the program equals the eager model at other
     batch sizes, holds no complex tensor and no FFT, and the layers, prepared eagerly before,
@@ -175,6 +178,7 @@ def test_export_with_a_dynamic_batch_dimension():
                 torch.testing.assert_close(program.module()(batch), model(batch), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.compile
 def test_an_exported_training_program_is_the_training_layer():
     """Evaluation mode is what ships, but torch.export keeps training's semantics too: the program
     of a model in training mode updates the running averages as the eager model does, and its
@@ -205,6 +209,7 @@ def test_an_export_with_a_dynamic_spatial_size_is_refused_by_name():
         torch.export.export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=({2: height},))
 
 
+@pytest.mark.compile
 def test_jit_trace_runs_at_any_batch_and_saves(tmp_path):
     """torch.jit.trace of each model: the traced program (and the one saved and loaded back)
     equals the eager model at another batch size, holds no complex tensor and no FFT, and the

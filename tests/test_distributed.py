@@ -26,6 +26,8 @@ from convnorm.data import BatchLoader, CifarSource, CifarSplits
 from convnorm.models import build_model
 from convnorm.training import TrainConfig, Trainer, distributed, seed_everything
 
+pytestmark = pytest.mark.multiprocess
+
 ROOT = Path(__file__).resolve().parents[1]
 PROCESSES = 2
 # 29 training images in batches of 12, 12, 5: parts of 6 + 6, 6 + 6 and 3 + 2 images

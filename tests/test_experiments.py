@@ -56,6 +56,7 @@ def check_records(records: dict):
         assert summary["test_acc_at_best_val"] == history["test_acc"][best]
 
 
+@pytest.mark.training
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_smoke_preset_runs(name, cifar_root, tmp_path):
     payload = run_experiment(name, "smoke", cifar_root, tmp_path, seed=0, progress=False)
@@ -119,6 +120,7 @@ def test_schema_check_finds_a_missing_key():
         check_schema("runtime", results)
 
 
+@pytest.mark.training
 def test_finished_runs_are_reused_and_leave_no_checkpoint(cifar_root, tmp_path):
     first = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False)
     assert not list((tmp_path / "checkpoints").rglob("*.pt"))  # deleted once each record was stored
@@ -128,6 +130,7 @@ def test_finished_runs_are_reused_and_leave_no_checkpoint(cifar_root, tmp_path):
         assert again["results"][key]["history"] == record["history"]
 
 
+@pytest.mark.training
 def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root, tmp_path):
     run_experiment("label-noise", "smoke", cifar_root, tmp_path, progress=False, only=["noise0.4-convnorm+bn"])
     key = {r.run: r.key for r in planned_runs("label-noise", "smoke", cifar_root, tmp_path)}["noise0.4-convnorm+bn"]
@@ -140,6 +143,7 @@ def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root,
     assert record["ramp_steps"] == round(RAMP_FRACTION * record["epochs"] * 2)  # 2 minibatches an epoch
 
 
+@pytest.mark.training
 def test_a_partial_experiment_is_written_with_its_missing_runs_named(cifar_root, tmp_path):
     payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
     saved = json.loads(Path(payload["path"]).read_text())
@@ -161,6 +165,7 @@ def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(cifar_roo
     assert record["summary"] is None
 
 
+@pytest.mark.training
 def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
     """An experiment that studies the trained network (here conditioning) trains its runs
     one per call and assembles them afterwards like the others: each run record keeps
@@ -219,6 +224,7 @@ def test_naming_runs_keeps_the_download_request(tmp_path):
     assert asked == [True]
 
 
+@pytest.mark.training
 def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
     """The run time trains nothing: asked for runs (as the GPU launcher assembles a result
     file), it refuses instead of writing an empty file."""

@@ -23,6 +23,8 @@ from convnorm_book.chapters.two_dimensions import KERNEL_PRESETS as PRESETS_2D
 from convnorm_book.chapters.two_dimensions import kernel_filter_view
 from convnorm_book.explorers.page import LIBRARY, SOURCES, encode_float64
 
+pytestmark = pytest.mark.javascript
+
 RUNNER = Path(__file__).with_name("explorer_views.js")
 SCRIPTS = ("kernel_spectrum.js", "allpass.js", "channel_singular_values.js", "padding_stride.js", "kernel_filter.js")
 RTOL = 1e-9

@@ -33,6 +33,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+pytestmark = pytest.mark.triton
+
 if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"
 

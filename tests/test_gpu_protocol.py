@@ -229,6 +229,7 @@ def test_the_benchmark_chooses_the_fastest_correct_filter():
     assert bench.choose({"fft": {"ok": False}}, {}) is None
 
 
+@pytest.mark.rehearsal
 def test_the_benchmark_and_the_calibration_stay_within_their_budgets(cifar_root, tmp_path):
     """Each stops at its budget, its children included, and says what it left out; neither
     measures at another scale than the one asked for (a smoke window's scale stays small)."""
@@ -254,6 +255,7 @@ def test_the_benchmark_and_the_calibration_stay_within_their_budgets(cifar_root,
     assert {"what": "step time of vgg16:convnorm+bn", "why": "the budget was spent"} in results["skipped"]
 
 
+@pytest.mark.rehearsal
 def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
     common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
     cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),
@@ -312,6 +314,7 @@ def _packed(archive: Path) -> dict[str, dict]:
         return {m.name: json.load(tar.extractfile(m)) for m in tar.getmembers() if m.isfile()}
 
 
+@pytest.mark.rehearsal
 def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp_path):
     """Step times far below the real ones make every training seem to fit; the deadline
     then stops the one running, which leaves no record, while the finished ones are packed."""
@@ -346,6 +349,7 @@ def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> 
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.rehearsal
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     """``scripts/device_session.sh`` end to end, in the two calls of a lent window, under a
     deadline of 90 s with a second process busy on the machine: the benchmark's choice of
@@ -383,6 +387,7 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     assert "stopped: " in session and "packed: " in trained.stdout
 
 
+@pytest.mark.rehearsal
 def test_a_window_without_time_for_its_trainings_stops_in_one_line(cifar_root, tmp_path):
     done = _session("train", tmp_path, 3, {"CONVNORM_DATA_DIR": cifar_root})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -406,6 +411,7 @@ def test_a_profiled_step_lists_its_costliest_operators():
     assert any(op["name"].startswith(("aten::", "FrequencyDomain")) for op in ops)
 
 
+@pytest.mark.rehearsal
 def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):
     readme = (ROOT / "results" / "README.md").read_text()
     plan = _gpu_runs("--plan", "--preset", "fast", "--data-dir", cifar_root)

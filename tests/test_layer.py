@@ -167,6 +167,7 @@ def test_weight_gradient_is_the_stop_gradient_one():
     assert not torch.allclose(full.weight.grad, g)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("stride", [1, 2])
 def test_second_derivatives_only_without_stop_gradient(stride):
     """The stop-gradient backward is differentiable once (PyTorch says so when asked for
@@ -216,6 +217,7 @@ def test_half_precision_layer_computes_in_float32(dtype, tolerance, stride):
     assert half(x).dtype == dtype
 
 
+@pytest.mark.compile
 def test_torch_compile_matches_eager():
     torch.manual_seed(9)
     eager = ConvNorm2d(3, 4, 3, stride=2, padding=1)
@@ -252,6 +254,7 @@ os._exit(0)
 """
 
 
+@pytest.mark.multiprocess
 def test_distributed_data_parallel_updates_buffers(tmp_path):
     """In a subprocess that ends with ``os._exit``: tearing down a Gloo process group can
     deadlock in torch 2.13 (the main thread, holding the GIL, joins Gloo's thread, which
@@ -391,6 +394,7 @@ def test_torch_func_grad_and_vmap_take_the_layer_in_evaluation():
     torch.testing.assert_close(vmap(layer)(x.unsqueeze(1)).squeeze(1), layer(x))
 
 
+@pytest.mark.compile
 def test_exporting_first_leaves_no_fake_tensor_for_eager_calls():
     """torch.export traces with fake tensors; nothing it builds is kept in a cache or a layer,
     so the first eager call afterwards, of the exported layer or a new one of the same

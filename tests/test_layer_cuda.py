@@ -18,7 +18,7 @@ from convnorm.functional import computation, conv_norm, current_policy, use_poli
 from convnorm.layers import ConvNorm2d
 from convnorm_book.layer_benchmark import make_graphed_train_step, make_train_step
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 CASES = [dict(kernel_size=3, padding=1), dict(kernel_size=3, stride=2, padding=1),
          dict(kernel_size=3, padding=1, padding_mode="circular"), dict(kernel_size=1, stride=2),

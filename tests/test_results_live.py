@@ -47,6 +47,7 @@ def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
         assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
+@pytest.mark.training
 def test_the_quote_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
     requests = (Request("ablation", (0, 1), ("convnorm-affine1", "convnorm+bn-affine1")),)
     generous = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
@@ -86,6 +87,7 @@ def test_the_readers_tables_and_the_stored_ones_are_labelled_apart(tmp_path, pap
     assert mine.column("method") == ["BN", "ConvNorm+BN"]  # only what the reader trained
 
 
+@pytest.mark.training
 def test_train_keeps_checkpoints_off_the_results_folder(cifar_root, tmp_path, monkeypatch):
     monkeypatch.setenv("CONVNORM_DATA_DIR", cifar_root)
     monkeypatch.setattr(live, "checkpoint_folder", lambda: tmp_path / "local")

@@ -29,6 +29,8 @@ from convnorm_book.chapters.two_dimensions import kernel_filter_view, load_photo
 from convnorm_book.explorers.shared import condition_number
 from convnorm_book.headless_browser import Browser, BrowserError, chromium_binary
 
+pytestmark = [pytest.mark.site, pytest.mark.browser]
+
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 

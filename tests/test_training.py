@@ -27,6 +27,7 @@ def make_trainer(splits, config, checkpoint=None, seed=0, norm="bn"):
     return Trainer(model, splits.loaders(), config, checkpoint, progress=False, device="cpu")
 
 
+@pytest.mark.training
 @pytest.mark.parametrize("free_replays", [0, 2])
 def test_resume_continues_identically(tiny_cifar, tmp_path, free_replays):
     config = dict(epochs=2, milestones=(1,), lr=0.05, free_replays=free_replays, batch_size=100)
@@ -51,6 +52,7 @@ def test_resume_refuses_other_config(tiny_cifar, tmp_path):
         make_trainer(tiny_cifar, TrainConfig(epochs=2, lr=0.01), tmp_path / "ck.pt").fit(resume=True)
 
 
+@pytest.mark.training
 def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
     trainer = make_trainer(tiny_cifar, TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100))
     before, _ = evaluate(trainer.model, trainer.loaders["train"])
@@ -63,6 +65,7 @@ def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
     assert summary["test_acc_at_best_val"] == history.test_acc[best]
 
 
+@pytest.mark.training
 @pytest.mark.parametrize("norm", ["bn", "convnorm+bn"])
 def test_mixed_precision_channels_last_and_truncated_epochs(tiny_cifar, norm):
     config = TrainConfig(epochs=1, precision="bf16", batch_size=50, max_batches_per_epoch=3, channels_last=True,
@@ -101,6 +104,7 @@ def test_one_cycle_schedule_rises_then_falls_to_zero():
         lr_factor("cosine", 0, 10, 5)
 
 
+@pytest.mark.training
 def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_cifar):
     config = TrainConfig(epochs=2, batch_size=100, lr=0.4, schedule="one-cycle", warmup_fraction=0.5)
     trainer = make_trainer(tiny_cifar, config)
@@ -167,6 +171,7 @@ def test_results_file_has_provenance(tmp_path):
     assert data["results"] == {"acc": [0.5, None], "t": [1.0]}
 
 
+@pytest.mark.training
 @pytest.mark.parametrize("reset", [True, False])
 def test_free_training_resets_or_carries_the_perturbation(tiny_cifar, monkeypatch, reset):
     import convnorm.attacks.free as free
@@ -185,6 +190,7 @@ def test_free_training_resets_or_carries_the_perturbation(tiny_cifar, monkeypatc
     assert (max(seen[1:]) == 0.0) == reset  # the original method starts a batch from the last δ
 
 
+@pytest.mark.training
 def test_keep_best_restores_the_best_validation_epoch(tiny_cifar):
     config = TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100)
     trainer = make_trainer(tiny_cifar, config)

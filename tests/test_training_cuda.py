@@ -21,7 +21,7 @@ from convnorm.functional import current_policy, use_policy
 from convnorm.models import build_model
 from convnorm.training import TrainConfig, Trainer
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 
 #: the paper's step schedule, and the fast protocol's recipe (one-cycle, Nesterov, channels-last)
