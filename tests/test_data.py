@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import io
-import pickle
 import sys
 
 import numpy as np
 import pytest
 import torch
 
-from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, one_thread, random_cifar_root, write_random_cifar10  # noqa: F401 (fixtures)
 from convnorm.data import (
     BatchLoader,
     CifarNotFoundError,
@@ -23,6 +22,7 @@ from convnorm.data import (
 )
 
 
+@pytest.mark.data
 def test_load_cifar_test_split(cifar_root):
     images, labels = load_cifar("cifar10", cifar_root, train=False)
     assert images.shape == (10000, 3, 32, 32) and images.dtype == torch.uint8
@@ -59,15 +59,7 @@ def official_folder(tmp_path, monkeypatch):
     """An extracted official CIFAR-10 folder of 10 random images per batch (cached in
     ``tmp_path / "cache"``), and its batches by file name."""
     monkeypatch.setenv("CONVNORM_CACHE_DIR", str(tmp_path / "cache"))
-    folder = tmp_path / "cifar-10-batches-py"
-    folder.mkdir()
-    rng = np.random.default_rng(0)
-    batches = {}
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batches[name] = {"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8),
-                         "labels": list(rng.integers(0, 10, 10))}
-        (folder / name).write_bytes(pickle.dumps(batches[name]))
-    return folder, batches
+    return write_random_cifar10(tmp_path, 10)
 
 
 def test_extracted_official_folder_is_read(tmp_path, monkeypatch):
@@ -180,6 +172,7 @@ def test_a_longer_epoch_passes_over_the_set_in_fresh_orders():
         BatchLoader(images, labels, epoch_images=0)
 
 
+@pytest.mark.data
 def test_prepare_cifar_protocol(cifar_root):
     from convnorm.data import prepare_cifar
 
@@ -234,13 +227,13 @@ def test_prepare_cifar_names_bad_arguments_before_reading_anything(tmp_path, kwa
     (dict(max_val=5), "validation"),
     (dict(max_test=4), "test"),
 ])
-def test_prepare_cifar_refuses_arguments_that_empty_a_set(cifar_root, kwargs, split):
+def test_prepare_cifar_refuses_arguments_that_empty_a_set(random_cifar_root, kwargs, split):
     """Every class keeps round(fraction x its count) images, which can be 0 for all of them:
     an empty set is refused by name (it used to fail later with a ZeroDivisionError)."""
     from convnorm.data import prepare_cifar
 
     with pytest.raises(ValueError, match=f"leave the {split} set without images"):
-        prepare_cifar("cifar10", cifar_root, **kwargs)
+        prepare_cifar("cifar10", random_cifar_root, **kwargs)
 
 
 def test_a_truncated_cache_file_is_named_with_what_to_do(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
-"""convnorm.experiments: every experiment's smoke preset runs on real data and writes a
-result file whose numbers obey the experiment's own definitions; the CLI lists them."""
+"""convnorm.experiments: every experiment's smoke preset runs on a random CIFAR-shaped data set
+and writes a result file whose numbers obey the experiment's own definitions; the CLI lists them."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 import torch
 
-from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, one_thread, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm.experiments import (
     EXPERIMENTS,
     PRESETS,
@@ -58,8 +58,8 @@ def check_records(records: dict):
 
 @pytest.mark.training
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
-def test_smoke_preset_runs(name, cifar_root, tmp_path):
-    payload = run_experiment(name, "smoke", cifar_root, tmp_path, seed=0, progress=False)
+def test_smoke_preset_runs(name, random_cifar_root, tmp_path):
+    payload = run_experiment(name, "smoke", random_cifar_root, tmp_path, seed=0, progress=False)
     saved = json.loads((tmp_path / f"{name}-smoke-seed0.json").read_text())
     assert PROVENANCE <= set(saved["provenance"]) and saved["provenance"]["experiment"] == name
     assert "cifar10" in saved["provenance"]["data"] and saved["provenance"]["preset_settings"]["reduced"]
@@ -121,19 +121,20 @@ def test_schema_check_finds_a_missing_key():
 
 
 @pytest.mark.training
-def test_finished_runs_are_reused_and_leave_no_checkpoint(cifar_root, tmp_path):
-    first = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False)
+def test_finished_runs_are_reused_and_leave_no_checkpoint(random_cifar_root, tmp_path):
+    first = run_experiment("ablation", "smoke", random_cifar_root, tmp_path, progress=False)
     assert not list((tmp_path / "checkpoints").rglob("*.pt"))  # deleted once each record was stored
     with mock.patch.object(context, "Trainer", side_effect=AssertionError("a stored run was trained again")):
-        again = run_experiment("ablation", "smoke", cifar_root, tmp_path, resume=True, progress=False)
+        again = run_experiment("ablation", "smoke", random_cifar_root, tmp_path, resume=True, progress=False)
     for key, record in first["results"].items():
         assert again["results"][key]["history"] == record["history"]
 
 
 @pytest.mark.training
-def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root, tmp_path):
-    run_experiment("label-noise", "smoke", cifar_root, tmp_path, progress=False, only=["noise0.4-convnorm+bn"])
-    key = {r.run: r.key for r in planned_runs("label-noise", "smoke", cifar_root, tmp_path)}["noise0.4-convnorm+bn"]
+def test_a_run_record_states_every_setting_that_defines_the_training(random_cifar_root, tmp_path):
+    run = "noise0.4-convnorm+bn"
+    run_experiment("label-noise", "smoke", random_cifar_root, tmp_path, progress=False, only=[run])
+    key = {r.run: r.key for r in planned_runs("label-noise", "smoke", random_cifar_root, tmp_path)}[run]
     record = json.loads(run_record_path(key, "smoke", 0, tmp_path).read_text())["results"]
     data = record["data"]
     assert data["label_noise"] == 0.4 and data["train_fraction"] == 1.0 and data["val_fraction"] == 0.1
@@ -144,45 +145,49 @@ def test_a_run_record_states_every_setting_that_defines_the_training(cifar_root,
 
 
 @pytest.mark.training
-def test_a_partial_experiment_is_written_with_its_missing_runs_named(cifar_root, tmp_path):
-    payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
+def test_a_partial_experiment_is_written_with_its_missing_runs_named(random_cifar_root, tmp_path):
+    payload = run_experiment("ablation", "smoke", random_cifar_root, tmp_path, progress=False,
+                             only=["convnorm-affine1"])
     saved = json.loads(Path(payload["path"]).read_text())
     missing = saved["provenance"]["runs_missing"]
     assert "convnorm-affine1" not in missing and len(missing) == 3
     assert saved["results"]["convnorm, affine=on"]["summary"] and saved["results"]["convnorm+bn, affine=on"] is None
 
 
-def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(cifar_root, tmp_path):
+def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(random_cifar_root, tmp_path):
     from convnorm.training import TrainingDiverged
 
     def diverge(self, resume=False):
         raise TrainingDiverged(1, "training loss became nan at epoch 1, between batches 1 and 2")
 
     with mock.patch.object(context.Trainer, "fit", diverge):
-        payload = run_experiment("ablation", "smoke", cifar_root, tmp_path, progress=False, only=["convnorm-affine1"])
+        payload = run_experiment("ablation", "smoke", random_cifar_root, tmp_path, progress=False,
+                                 only=["convnorm-affine1"])
     record = payload["results"]["convnorm, affine=on"]
     assert record["diverged"] and record["diverged_at_epoch"] == 1 and "nan" in record["reason"]
     assert record["summary"] is None
 
 
 @pytest.mark.training
-def test_an_analysed_training_is_stored_with_its_findings(cifar_root, tmp_path):
+def test_an_analysed_training_is_stored_with_its_findings(random_cifar_root, tmp_path):
     """An experiment that studies the trained network (here conditioning) trains its runs
     one per call and assembles them afterwards like the others: each run record keeps
     the analysis, under a key that is not the plain training's (which has none), and the
     assembled result equals the one of a single call."""
-    runs = [(r.run, r.key) for r in planned_runs("conditioning", "smoke", cifar_root, tmp_path / "split")]
-    plain = {r.run: r.key for r in planned_runs("generalization", "smoke", cifar_root, tmp_path)}
+    runs = [(r.run, r.key) for r in planned_runs("conditioning", "smoke", random_cifar_root, tmp_path / "split")]
+    plain = {r.run: r.key for r in planned_runs("generalization", "smoke", random_cifar_root, tmp_path)}
     assert dict(runs)["none"] != plain["cifar10-none"]
     for run, key in runs:
-        payload = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[run])
+        payload = run_experiment("conditioning", "smoke", random_cifar_root, tmp_path / "split", progress=False,
+                                 only=[run])
         stored = json.loads(run_record_path(key, "smoke", 0, tmp_path / "split").read_text())
         assert stored["results"]["run_key"] == key and stored["results"]["layers"]
         assert stored["provenance"]["protocol_version"] == PROTOCOL_VERSION
     assert payload["path"] is not None and not payload["skipped"]  # the last run completes the set
     with mock.patch.object(context, "Trainer", side_effect=AssertionError("a stored run was trained again")):
-        assembled = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "split", progress=False, only=[])
-    whole = run_experiment("conditioning", "smoke", cifar_root, tmp_path / "whole", progress=False)
+        assembled = run_experiment("conditioning", "smoke", random_cifar_root, tmp_path / "split", progress=False,
+                                   only=[])
+    whole = run_experiment("conditioning", "smoke", random_cifar_root, tmp_path / "whole", progress=False)
     assert set(assembled["results"]) == set(whole["results"]) == {run for run, _ in runs}
     for norm, record in whole["results"].items():
         assert assembled["results"][norm]["layers"] == record["layers"]
@@ -225,12 +230,12 @@ def test_naming_runs_keeps_the_download_request(tmp_path):
 
 
 @pytest.mark.training
-def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
+def test_the_run_time_is_never_assembled_from_runs(random_cifar_root, tmp_path):
     """The run time trains nothing: asked for runs (as the GPU launcher assembles a result
     file), it refuses instead of writing an empty file."""
-    assert planned_runs("runtime", "smoke", cifar_root, tmp_path) == []
+    assert planned_runs("runtime", "smoke", random_cifar_root, tmp_path) == []
     with pytest.raises(ValueError, match="runtime trains nothing"):
-        run_experiment("runtime", "smoke", cifar_root, tmp_path, only=[])
+        run_experiment("runtime", "smoke", random_cifar_root, tmp_path, only=[])
     assert not any(tmp_path.iterdir())
 
 
@@ -242,20 +247,21 @@ def test_the_run_time_is_never_assembled_from_runs(cifar_root, tmp_path):
     (["--cuda-graph"], "--cuda-graph"),
     (["--seed", "-1"], "--seed must be a non-negative integer"),
 ])
-def test_cli_user_errors_are_one_line_before_training(options, message, cifar_root, tmp_path, capsys):
+def test_cli_user_errors_are_one_line_before_training(options, message, random_cifar_root, tmp_path, capsys):
     if "cuda" in " ".join(options) and torch.cuda.is_available():
         pytest.skip("CUDA is available here")
-    code = main(["generalization", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(tmp_path / "out"),
-                 "--no-progress", *options])
+    code = main(["generalization", "--preset", "smoke", "--data-dir", random_cifar_root,
+                 "--output", str(tmp_path / "out"), "--no-progress", *options])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0]
     assert not (tmp_path / "out" / "checkpoints").exists()  # nothing trained
 
 
-def test_cli_refuses_an_unwritable_output_folder(cifar_root, tmp_path, capsys):
+def test_cli_refuses_an_unwritable_output_folder(random_cifar_root, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    code = main(["generalization", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(blocker / "out")])
+    code = main(["generalization", "--preset", "smoke", "--data-dir", random_cifar_root,
+                 "--output", str(blocker / "out")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "--output" in err[0] and "cannot be written" in err[0]
 
@@ -268,12 +274,13 @@ def test_cli_reports_a_corrupt_archive_in_one_line(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "cifar-10-python.tar.gz" in err[0]
 
 
-def test_cli_names_a_truncated_run_record_in_one_line(cifar_root, tmp_path, capsys):
-    key = {r.run: r.key for r in planned_runs("ablation", "smoke", cifar_root, tmp_path)}["convnorm-affine1"]
+def test_cli_names_a_truncated_run_record_in_one_line(random_cifar_root, tmp_path, capsys):
+    key = {r.run: r.key for r in planned_runs("ablation", "smoke", random_cifar_root, tmp_path)}["convnorm-affine1"]
     path = run_record_path(key, "smoke", 0, tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text('{"provenance": {"experiment": "ablation"}, "results": {"arch": "sma')
-    code = main(["ablation", "--preset", "smoke", "--data-dir", cifar_root, "--output", str(tmp_path), "--no-progress"])
+    code = main(["ablation", "--preset", "smoke", "--data-dir", random_cifar_root, "--output", str(tmp_path),
+                 "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and str(path) in err[0] and "not valid JSON" in err[0]
 
@@ -293,22 +300,23 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     assert load_results(path)["results"] == {"acc": 0.5} and [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
-def _scarcity_record(preset, cifar_root, tmp_path) -> dict:
-    ctx = context.Context("data-scarcity", preset, cifar_root, tmp_path, progress=False, device=torch.device("cpu"))
+def _scarcity_record(preset, data_dir, tmp_path) -> dict:
+    ctx = context.Context("data-scarcity", preset, data_dir, tmp_path, progress=False, device=torch.device("cpu"))
     return EXPERIMENTS["data-scarcity"].conduct(ctx)["0.3"]["bn"], ctx.splits().info["n_train"]
 
 
-def test_a_scarce_subset_trains_for_as_many_steps_as_the_full_set(cifar_root, tmp_path):
+def test_a_scarce_subset_trains_for_as_many_steps_as_the_full_set(random_cifar_root, tmp_path):
     from dataclasses import replace
 
     preset = replace(PRESETS["smoke"], max_batches_per_epoch=None, robust_norms=("bn",), fractions=(0.3,), epochs=1)
-    record, full = _scarcity_record(preset, cifar_root, tmp_path / "same-steps")
+    record, full = _scarcity_record(preset, random_cifar_root, tmp_path / "same-steps")
     assert record["data"]["n_train"] == 60 and record["epoch_images"] == full == 200
     assert record["history"]["steps"] == [4]  # 200 images an epoch in batches of 50, as the full set takes
-    record, _ = _scarcity_record(replace(preset, scarcity_same_steps=False), cifar_root, tmp_path / "paper-rule")
+    record, _ = _scarcity_record(replace(preset, scarcity_same_steps=False), random_cifar_root, tmp_path / "paper-rule")
     assert record["epoch_images"] == 60 and record["history"]["steps"] == [2]  # the paper's rule: one pass
 
 
+@pytest.mark.data
 def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifar_root):
     """Adding ``TrainConfig.epoch_images`` left every other training's run key as it was:
     each stored cpu generalization record is still found where the plan looks for it."""
@@ -318,7 +326,7 @@ def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifa
         assert runs == [], [run.key for run in runs]
 
 
-def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers(cifar_root, tmp_path):
+def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers():
     """At the fast protocol a subset is passed over as often as the paper's 120 epochs pass
     over it, up to the full set's steps; the cpu preset keeps the full set's steps."""
     from convnorm.experiments.presets import scarcity_epoch_images

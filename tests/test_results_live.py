@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from cifar_data import one_thread, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm.experiments import gpu_queue
 from convnorm.experiments.gpu_queue import Request
 from convnorm_book.results import live
@@ -41,16 +41,16 @@ def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
     assert live.recorded_minutes("cpu", root) == {"ablation": {"GPU X": [4.0, 10.0]}}
 
 
-def test_the_chapters_ask_for_runs_their_experiments_have(cifar_root, tmp_path):
+def test_the_chapters_ask_for_runs_their_experiments_have(random_cifar_root, tmp_path):
     for requests in live.CHAPTER_RUNS.values():
-        jobs = gpu_queue.jobs((requests,), "smoke", tmp_path, cifar_root)
+        jobs = gpu_queue.jobs((requests,), "smoke", tmp_path, random_cifar_root)
         assert len(jobs) == 2 and len({job.settings["norm"] for job in jobs}) == 2
 
 
 @pytest.mark.training
-def test_the_quote_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp_path):
+def test_the_quote_is_measured_here_and_trains_whole_comparisons(random_cifar_root, tmp_path):
     requests = (Request("ablation", (0, 1), ("convnorm-affine1", "convnorm+bn-affine1")),)
-    generous = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+    generous = live.quote(requests, 60, "smoke", tmp_path, random_cifar_root, "cpu", steps=2)
     assert len(generous.estimates) == 4 and generous.chosen == tuple(job for job, _ in generous.estimates)
     assert all(minutes > 0 for _, minutes in generous.estimates) and "raise it" not in str(generous)
     from convnorm.experiments import step_timing
@@ -58,9 +58,9 @@ def test_the_quote_is_measured_here_and_trains_whole_comparisons(cifar_root, tmp
     fixed = step_timing.time_steps("smoke", "resnet18", "bn", "cpu", batches=2)  # one measurement for every network
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(step_timing, "time_steps", lambda preset, arch, norm, device, batches: {**fixed, "norm": norm})
-        one = live.quote(requests, 60, "smoke", tmp_path, cifar_root, "cpu", steps=2).estimates[0][1]
-        half = live.quote(requests, one * 1.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
-        seed0 = live.quote(requests, one * 2.5, "smoke", tmp_path, cifar_root, "cpu", steps=2)
+        one = live.quote(requests, 60, "smoke", tmp_path, random_cifar_root, "cpu", steps=2).estimates[0][1]
+        half = live.quote(requests, one * 1.5, "smoke", tmp_path, random_cifar_root, "cpu", steps=2)
+        seed0 = live.quote(requests, one * 2.5, "smoke", tmp_path, random_cifar_root, "cpu", steps=2)
     assert half.chosen == () and "Nothing trained: no comparison fits" in str(half)  # never one network alone
     assert [job.seed for job in seed0.chosen] == [0, 0]  # both networks of seed 0, none of seed 1
     assert "left out: its comparison does not fit the budget" in str(seed0) and "raise it" in str(seed0)
@@ -88,11 +88,11 @@ def test_the_readers_tables_and_the_stored_ones_are_labelled_apart(tmp_path, pap
 
 
 @pytest.mark.training
-def test_train_keeps_checkpoints_off_the_results_folder(cifar_root, tmp_path, monkeypatch):
-    monkeypatch.setenv("CONVNORM_DATA_DIR", cifar_root)
+def test_train_keeps_checkpoints_off_the_results_folder(random_cifar_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVNORM_DATA_DIR", random_cifar_root)
     monkeypatch.setattr(live, "checkpoint_folder", lambda: tmp_path / "local")
     requests = (Request("ablation", (0,), ("convnorm-affine1",)),)
-    yours = live.train(requests, 60, "smoke", tmp_path / "drive", cifar_root)
+    yours = live.train(requests, 60, "smoke", tmp_path / "drive", random_cifar_root)
     assert yours["ablation"].seeds == (0,)
     assert not list((tmp_path / "drive").rglob("*.pt")) and not list((tmp_path / "local").rglob("*.pt"))
     assert list((tmp_path / "drive" / "smoke" / "runs").rglob("*.json"))

@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from cifar_data import cifar_root, one_thread, tiny_cifar  # noqa: F401 (fixtures)
+from cifar_data import one_thread, tiny_random_cifar  # noqa: F401 (fixtures)
 from convnorm.data import BatchLoader
 from convnorm.models import build_model
 from convnorm.training import (
@@ -29,14 +29,14 @@ def make_trainer(splits, config, checkpoint=None, seed=0, norm="bn"):
 
 @pytest.mark.training
 @pytest.mark.parametrize("free_replays", [0, 2])
-def test_resume_continues_identically(tiny_cifar, tmp_path, free_replays):
+def test_resume_continues_identically(tiny_random_cifar, tmp_path, free_replays):
     config = dict(epochs=2, milestones=(1,), lr=0.05, free_replays=free_replays, batch_size=100)
-    straight = make_trainer(tiny_cifar, TrainConfig(**config))
+    straight = make_trainer(tiny_random_cifar, TrainConfig(**config))
     straight.fit()
     # an interrupted run: one epoch, then a fresh process (other init) resumes
-    first = make_trainer(tiny_cifar, TrainConfig(**{**config, "epochs": 1}), tmp_path / "ck.pt")
+    first = make_trainer(tiny_random_cifar, TrainConfig(**{**config, "epochs": 1}), tmp_path / "ck.pt")
     first.fit()
-    resumed = make_trainer(tiny_cifar, TrainConfig(**config), tmp_path / "ck.pt", seed=123)
+    resumed = make_trainer(tiny_random_cifar, TrainConfig(**config), tmp_path / "ck.pt", seed=123)
     resumed.fit(resume=True)
     for (name, a), b in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
         assert torch.equal(a, b), name
@@ -46,15 +46,15 @@ def test_resume_continues_identically(tiny_cifar, tmp_path, free_replays):
         assert resumed.delta.abs().max() <= 8 / 255 + 1e-7 and resumed.delta.abs().max() > 0
 
 
-def test_resume_refuses_other_config(tiny_cifar, tmp_path):
-    make_trainer(tiny_cifar, TrainConfig(epochs=1), tmp_path / "ck.pt").fit()
+def test_resume_refuses_other_config(tiny_random_cifar, tmp_path):
+    make_trainer(tiny_random_cifar, TrainConfig(epochs=1), tmp_path / "ck.pt").fit()
     with pytest.raises(ValueError, match="different config.*lr"):
-        make_trainer(tiny_cifar, TrainConfig(epochs=2, lr=0.01), tmp_path / "ck.pt").fit(resume=True)
+        make_trainer(tiny_random_cifar, TrainConfig(epochs=2, lr=0.01), tmp_path / "ck.pt").fit(resume=True)
 
 
 @pytest.mark.training
-def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
-    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100))
+def test_training_reduces_loss_and_history_is_complete(tiny_random_cifar):
+    trainer = make_trainer(tiny_random_cifar, TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100))
     before, _ = evaluate(trainer.model, trainer.loaders["train"])
     history = trainer.fit()
     after, _ = evaluate(trainer.model, trainer.loaders["train"])
@@ -67,10 +67,10 @@ def test_training_reduces_loss_and_history_is_complete(tiny_cifar):
 
 @pytest.mark.training
 @pytest.mark.parametrize("norm", ["bn", "convnorm+bn"])
-def test_mixed_precision_channels_last_and_truncated_epochs(tiny_cifar, norm):
+def test_mixed_precision_channels_last_and_truncated_epochs(tiny_random_cifar, norm):
     config = TrainConfig(epochs=1, precision="bf16", batch_size=50, max_batches_per_epoch=3, channels_last=True,
                          nesterov=True)
-    trainer = make_trainer(tiny_cifar, config, norm=norm)
+    trainer = make_trainer(tiny_random_cifar, config, norm=norm)
     history = trainer.fit()
     assert trainer.steps == 3 and history.train_loss[0] > 0 and 0 <= history.test_acc[0] <= 1
     assert trainer.loaders["train"].batch_size == 50 and trainer.loaders["train"].augment
@@ -79,8 +79,8 @@ def test_mixed_precision_channels_last_and_truncated_epochs(tiny_cifar, norm):
     assert trainer.optimizer.param_groups[0]["nesterov"]
 
 
-def test_the_callers_loaders_are_left_as_they_were(tiny_cifar):
-    loaders = tiny_cifar.loaders(batch_size=37, augment=False, seed=5)
+def test_the_callers_loaders_are_left_as_they_were(tiny_random_cifar):
+    loaders = tiny_random_cifar.loaders(batch_size=37, augment=False, seed=5)
     make_trainer_with = Trainer(build_model("small", "bn", width=4), loaders, TrainConfig(epochs=1, batch_size=100),
                                 progress=False, device="cpu")
     make_trainer_with.fit()
@@ -105,9 +105,9 @@ def test_one_cycle_schedule_rises_then_falls_to_zero():
 
 
 @pytest.mark.training
-def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_cifar):
+def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_random_cifar):
     config = TrainConfig(epochs=2, batch_size=100, lr=0.4, schedule="one-cycle", warmup_fraction=0.5)
-    trainer = make_trainer(tiny_cifar, config)
+    trainer = make_trainer(tiny_random_cifar, config)
     seen = []
     step = trainer._standard_step
     trainer._standard_step = lambda x, y, share: (seen.append(trainer.optimizer.param_groups[0]["lr"]),
@@ -117,10 +117,10 @@ def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_cifar):
     assert history.lr == pytest.approx([0.1, 0.4])  # the rate at each epoch's first minibatch
 
 
-def test_a_diverging_training_says_at_which_epoch(tiny_cifar):
+def test_a_diverging_training_says_at_which_epoch(tiny_random_cifar):
     from convnorm.training import TrainingDiverged
 
-    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=3, batch_size=100, milestones=()))
+    trainer = make_trainer(tiny_random_cifar, TrainConfig(epochs=3, batch_size=100, milestones=()))
     original = trainer._loss
 
     def poisoned(x, y, share=1.0):
@@ -133,8 +133,8 @@ def test_a_diverging_training_says_at_which_epoch(tiny_cifar):
     assert caught.value.epoch == 2 and trainer.history.epoch == [1]
 
 
-def test_regularizer_enters_the_loss(tiny_cifar):
-    trainer = make_trainer(tiny_cifar, TrainConfig(epochs=1))
+def test_regularizer_enters_the_loss(tiny_random_cifar):
+    trainer = make_trainer(tiny_random_cifar, TrainConfig(epochs=1))
     x, y = next(iter(trainer.loaders["val"]))
     plain, _ = trainer._loss(x, y)
     trainer.regularizer = lambda model: torch.tensor(2.5)
@@ -173,7 +173,7 @@ def test_results_file_has_provenance(tmp_path):
 
 @pytest.mark.training
 @pytest.mark.parametrize("reset", [True, False])
-def test_free_training_resets_or_carries_the_perturbation(tiny_cifar, monkeypatch, reset):
+def test_free_training_resets_or_carries_the_perturbation(tiny_random_cifar, monkeypatch, reset):
     import convnorm.attacks.free as free
 
     seen = []
@@ -185,22 +185,22 @@ def test_free_training_resets_or_carries_the_perturbation(tiny_cifar, monkeypatc
 
     monkeypatch.setattr(free, "free_adversarial_step", spy)
     config = TrainConfig(epochs=1, batch_size=100, free_replays=2, free_reset_per_batch=reset)
-    make_trainer(tiny_cifar, config).fit()
+    make_trainer(tiny_random_cifar, config).fit()
     assert len(seen) == 4 and seen[0] == 0.0
     assert (max(seen[1:]) == 0.0) == reset  # the original method starts a batch from the last δ
 
 
 @pytest.mark.training
-def test_keep_best_restores_the_best_validation_epoch(tiny_cifar):
+def test_keep_best_restores_the_best_validation_epoch(tiny_random_cifar):
     config = TrainConfig(epochs=3, milestones=(2,), lr=0.05, batch_size=100)
-    trainer = make_trainer(tiny_cifar, config)
+    trainer = make_trainer(tiny_random_cifar, config)
     trainer.keep_best = True
     history = trainer.fit()
     trainer.load_best()
     _, acc = evaluate(trainer.model, trainer.loaders["val"])
     assert acc == max(history.val_acc)
     with pytest.raises(ValueError, match="keep_best"):
-        make_trainer(tiny_cifar, config).load_best()
+        make_trainer(tiny_random_cifar, config).load_best()
 
 
 def test_cuda_graph_needs_cuda_and_excludes_fp16_and_free_training():
