@@ -4,6 +4,7 @@
 ``scripts/device_session.sh`` end to end, as a lent window runs it."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cifar_data import cifar_root, one_thread  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, one_thread, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm.experiments import PRESETS, gpu_queue, planned_runs, step_timing
 from convnorm.training import save_results
 from convnorm_book.results.deviations import protocol_deviations
@@ -98,11 +99,11 @@ def _primary(preset: str = SMOKE) -> tuple:
     return endpoints.requests(preset, needed), needed
 
 
-def test_the_queue_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(cifar_root, tmp_path):
+def test_the_queue_checks_the_floor_then_trains_the_primary_endpoints_seed_by_seed(random_cifar_root, tmp_path):
     primary, needed = _primary()
     groups = gpu_queue.queued_groups(primary)
     assert groups[0] == (gpu_queue.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_queue.QUEUE)
-    jobs = gpu_queue.jobs(groups[:2], SMOKE, tmp_path, cifar_root)
+    jobs = gpu_queue.jobs(groups[:2], SMOKE, tmp_path, random_cifar_root)
     assert (jobs[0].experiment, jobs[0].run, jobs[0].seed) == ("generalization", "cifar10-bn", 0)
     primary_jobs = jobs[1:]
     assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
@@ -143,11 +144,11 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
     assert found.train == 2e-3 and note == "vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50 stands in"
 
 
-def test_the_queue_prices_its_trainings_from_step_times(cifar_root, tmp_path):
+def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_path):
     times = gpu_queue.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
-    first = gpu_queue.costs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, cifar_root)
+    first = gpu_queue.costs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, random_cifar_root)
     assert [(line.experiment, line.trainings) for line in first] == [("generalization", 1)]
-    job = gpu_queue.jobs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, cifar_root)[0]
+    job = gpu_queue.jobs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, random_cifar_root)[0]
     data, config = job.settings["data"], job.settings["config"]
     expected = config.epochs * (100 * 1e-3 + (data["n_val"] + data["n_test"]) * 1e-3 / 3)  # 2 batches of 50
     assert gpu_queue.estimate(job, times, "fp32").seconds == pytest.approx(expected)
@@ -161,6 +162,7 @@ def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subpro
                           capture_output=True, text=True, timeout=timeout)
 
 
+@functools.cache
 def _script(name: str, path: Path):
     """The module of a script that is not in a package (``scripts/``, ``benchmarks/``)."""
     import importlib.util
@@ -171,21 +173,21 @@ def _script(name: str, path: Path):
     return module
 
 
-def _checked(cifar_root, tmp_path, calibration: Path | None, jobs: int | None = None, filter: str | None = None):
+def _checked(data_dir, tmp_path, calibration: Path | None, jobs: int | None = None, filter: str | None = None):
     """``scripts/gpu_runs.py``'s checked arguments for a smoke request: (queue, step times,
     slowdown) and the namespace, with the values it settled."""
     import argparse
 
     args = argparse.Namespace(preset=SMOKE, jobs=jobs, deadline=60.0, requests=["generalization:0"],
-                              calibration=calibration, output=str(tmp_path), data_dir=cifar_root, filter=filter)
+                              calibration=calibration, output=str(tmp_path), data_dir=data_dir, filter=filter)
     return _script("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py").checked(args), args
 
 
-def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_measured(cifar_root, tmp_path):
+def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_measured(random_cifar_root, tmp_path):
     calibration = _calibration(tmp_path, 1e-3, jobs=2)  # two at once measured: each 1.0x as long
 
     def slowdown(jobs):
-        (_, _, measured), args = _checked(cifar_root, tmp_path, calibration, jobs)
+        (_, _, measured), args = _checked(random_cifar_root, tmp_path, calibration, jobs)
         return measured, args.jobs
 
     assert slowdown(None) == (1.0, 2)  # the calibration's number, at its measured slowdown
@@ -193,14 +195,16 @@ def test_the_measured_slowdown_prices_only_as_many_trainings_at_once_as_were_mea
     assert slowdown(6) == (6.0, 6)  # not measured: no gain assumed
 
 
-def test_the_trainings_filter_as_the_benchmark_chose(cifar_root, tmp_path, monkeypatch):
+def test_the_trainings_filter_as_the_benchmark_chose(random_cifar_root, tmp_path, monkeypatch):
     """The filter the window's benchmark chose, passed through the calibration (or the option);
     a worker trains inside that policy, and a run record says which it was
     (``test_device_session_rehearsed_in_smoke_form``)."""
     from convnorm.experiments import worker
     from convnorm.functional import current_policy
 
-    chosen = lambda calibration, **option: _checked(cifar_root, tmp_path, calibration, **option)[1].filter  # noqa: E731
+    def chosen(calibration, **option):
+        return _checked(random_cifar_root, tmp_path, calibration, **option)[1].filter
+
     assert chosen(_calibration(tmp_path, 1e-3, filter="dense")) == "dense"
     assert chosen(_calibration(tmp_path, 1e-3)) is None  # a calibration that chose nothing: the package's rule
     assert chosen(None) is None
@@ -230,10 +234,10 @@ def test_the_benchmark_chooses_the_fastest_correct_filter():
 
 
 @pytest.mark.rehearsal
-def test_the_benchmark_and_the_calibration_stay_within_their_budgets(cifar_root, tmp_path):
+def test_the_benchmark_and_the_calibration_stay_within_their_budgets(random_cifar_root, tmp_path):
     """Each stops at its budget, its children included, and says what it left out; neither
     measures at another scale than the one asked for (a smoke window's scale stays small)."""
-    env = {**os.environ, "CONVNORM_DATA_DIR": cifar_root, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "CONVNORM_DATA_DIR": random_cifar_root, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "bench.json"
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--scale", "smoke",
@@ -256,8 +260,8 @@ def test_the_benchmark_and_the_calibration_stay_within_their_budgets(cifar_root,
 
 
 @pytest.mark.rehearsal
-def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, tmp_path):
-    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
+def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(random_cifar_root, tmp_path):
+    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", random_cifar_root)
     cases = ((("generalisation:0-3",), "experiment must be one of"), (("generalization:3-1",), "FIRST <= LAST"),
              (("ablation:0", "runtime:0"), "runtime trains nothing"), (("--jobs", "0", "ablation:0"), "--jobs"),
              (("generalization:0/cifar10-nope",), "is not a run of generalization"),
@@ -271,10 +275,18 @@ def test_gpu_runs_refuses_bad_requests_in_one_line_before_starting(cifar_root, t
     assert not any(tmp_path.iterdir())  # nothing was started or written
 
 
-def test_plan_and_status_refuse_what_they_cannot_honour_and_honour_the_rest(cifar_root, tmp_path):
+def _report(capsys, *args: str) -> tuple[int, str, str]:
+    """``scripts/gpu_runs.py --plan`` or ``--status``, called in this process (its ``main``):
+    the exit status, stdout and stderr."""
+    code = _script("gpu_runs_script", ROOT / "scripts" / "gpu_runs.py").main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_and_status_refuse_what_they_cannot_honour_and_honour_the_rest(random_cifar_root, tmp_path, capsys):
     """A window's options, two reports at once, bad requests: one line on stderr, exit 2.
     Requests given: a plan (a status) of those requests alone."""
-    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", cifar_root)
+    common = ("--preset", SMOKE, "--output", str(tmp_path), "--data-dir", random_cifar_root)
     refused = ((("--plan", "--jobs", "0"), "--plan does not take --jobs"),
                (("--plan", "--deadline", "90"), "--plan does not take --deadline"),
                (("--status", "--pack", str(tmp_path / "p")), "--status does not take --pack"),
@@ -283,23 +295,23 @@ def test_plan_and_status_refuse_what_they_cannot_honour_and_honour_the_rest(cifa
                (("--plan", "generalization:3-1"), "FIRST <= LAST"),
                (("--status", "label-noise:0/noise0.3-bn"), "is not a run of label-noise"))
     for args, message in refused:
-        done = _gpu_runs(*common, *args)
-        assert done.returncode == 2 and done.stderr.startswith("error: ") and message in done.stderr, done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
-    status = _gpu_runs(*common, "--status", "label-noise:0/noise0.4-bn")
-    assert status.returncode == 0 and status.stdout.splitlines()[2:] == ["| label-noise | 1 | none | 0 / 1 |"]
-    plan = _gpu_runs(*common, "--plan", "label-noise:0")
-    assert plan.returncode == 0 and plan.stdout.strip().splitlines()[-1].startswith("asked: ")
-    assert [line.split(" | ")[0] for line in plan.stdout.splitlines() if line.startswith("| label")] == [
+        code, out, err = _report(capsys, *common, *args)
+        assert code == 2 and err.startswith("error: ") and message in err, err
+        assert len(err.strip().splitlines()) == 1 and not out
+    code, out, _ = _report(capsys, *common, "--status", "label-noise:0/noise0.4-bn")
+    assert code == 0 and out.splitlines()[2:] == ["| label-noise | 1 | none | 0 / 1 |"]
+    code, out, _ = _report(capsys, *common, "--plan", "label-noise:0")
+    assert code == 0 and out.strip().splitlines()[-1].startswith("asked: ")
+    assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| label")] == [
         "| label noise 40 %", "| label noise 80 %", "| label-noise"]  # the endpoints, then the one asked
 
 
-def test_the_primary_section_ends_with_one_line_of_power():
+def test_the_primary_section_ends_with_one_line_of_power(random_cifar_root, capsys):
     """At the fast protocol every primary endpoint runs, each planned for a power of at least
     0.8 at the paper's effect; the section's last line says so, and nothing else like it."""
-    done = _gpu_runs("--plan", "--preset", "fast")
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    code, out, err = _report(capsys, "--plan", "--preset", "fast", "--data-dir", random_cifar_root)
+    assert code == 0, err
+    lines = out.splitlines()
     summary = [line for line in lines if line.startswith("primary:")]
     _, needed = _primary("fast")
     assert summary == [f"primary: {len(needed)} endpoints; power at the paper's effect: "
@@ -315,6 +327,7 @@ def _packed(archive: Path) -> dict[str, dict]:
 
 
 @pytest.mark.rehearsal
+@pytest.mark.data
 def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp_path):
     """Step times far below the real ones make every training seem to fit; the deadline
     then stops the one running, which leaves no record, while the finished ones are packed."""
@@ -350,6 +363,7 @@ def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> 
 
 
 @pytest.mark.rehearsal
+@pytest.mark.data
 def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     """``scripts/device_session.sh`` end to end, in the two calls of a lent window, under a
     deadline of 90 s with a second process busy on the machine: the benchmark's choice of
@@ -388,8 +402,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
 
 
 @pytest.mark.rehearsal
-def test_a_window_without_time_for_its_trainings_stops_in_one_line(cifar_root, tmp_path):
-    done = _session("train", tmp_path, 3, {"CONVNORM_DATA_DIR": cifar_root})
+def test_a_window_without_time_for_its_trainings_stops_in_one_line(random_cifar_root, tmp_path):
+    done = _session("train", tmp_path, 3, {"CONVNORM_DATA_DIR": random_cifar_root})
     assert done.returncode == 0, done.stdout + done.stderr
     status = json.loads((tmp_path / "out-train" / "status.json").read_text())
     assert status["finished"] == [] and status["stopped"].startswith("no time left")
@@ -412,6 +426,7 @@ def test_a_profiled_step_lists_its_costliest_operators():
 
 
 @pytest.mark.rehearsal
+@pytest.mark.data
 def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):
     readme = (ROOT / "results" / "README.md").read_text()
     plan = _gpu_runs("--plan", "--preset", "fast", "--data-dir", cifar_root)
