@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.docs
 
-API_PAGE = Path(__file__).resolve().parents[1] / "book" / "api.md"
+API_PAGE = Path(__file__).resolve().parents[2] / "book" / "api.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 DOCUMENTED = re.compile(r"^\.\. auto\w+:: ([\w.]+)", re.M)
 

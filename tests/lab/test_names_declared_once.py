@@ -35,7 +35,7 @@ import convnorm_book.results.words as words
 from convnorm.experiments.catalog import EXPERIMENTS
 from convnorm.models.normalizations import NORMALIZATIONS, NORMS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: where the names are searched for
 SEARCHED = ("convnorm", "convnorm_book", "scripts")
 #: a key that is also an everyday word, and the one module that writes the word in that sense

@@ -28,7 +28,7 @@ from convnorm.training import TrainConfig, Trainer, distributed, seed_everything
 
 pytestmark = pytest.mark.multiprocess
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROCESSES = 2
 # 29 training images in batches of 12, 12, 5: parts of 6 + 6, 6 + 6 and 3 + 2 images
 CONFIG = {"epochs": 2, "milestones": (1,), "lr": 0.05, "batch_size": 12}
@@ -119,7 +119,8 @@ def two_processes(tmp_path_factory):
     """Run the worker in 2 processes under torchrun; return its folder and their reports."""
     out = tmp_path_factory.mktemp("ddp")
     env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
-    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
+    path = [str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")]  # the packages, the shared fixtures
+    env.update(PYTHONPATH=os.pathsep.join(path), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={PROCESSES}",
                __file__, str(out)]
     result = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)

@@ -31,7 +31,7 @@ from convnorm_book.headless_browser import Browser, BrowserError, chromium_binar
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 
 #: Every page with an explorer: the explorer it holds and the slider the test moves.

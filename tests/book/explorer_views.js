@@ -1,4 +1,4 @@
-// Run the explorers' browser-side computations in Node.js, for tests/test_explorers_parity.py.
+// Run the explorers' browser-side computations in Node.js, for tests/book/test_explorers_parity.py.
 // Reads {"sources": [file, ...], "calls": [[name, [arg, ...]], ...]} as JSON on stdin, where
 // name is a path in the namespace CX ("fft", "explorers.allpass.view"); writes the results as
 // JSON, typed arrays as lists and non-finite numbers as the strings "Infinity", "-Infinity", "NaN".

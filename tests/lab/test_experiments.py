@@ -321,7 +321,7 @@ def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifa
     """Adding ``TrainConfig.epoch_images`` left every other training's run key as it was:
     each stored cpu generalization record is still found where the plan looks for it."""
     for seed in range(3):
-        stored = Path(__file__).parents[1] / "results" / "cpu"
+        stored = Path(__file__).parents[2] / "results" / "cpu"
         runs = planned_runs("generalization", "cpu", cifar_root, stored, seed=seed, missing=True)
         assert runs == [], [run.key for run in runs]
 

@@ -20,7 +20,7 @@ from convnorm.experiments import PRESETS, gpu_queue, planned_runs, step_timing
 from convnorm.training import save_results
 from convnorm_book.results.deviations import protocol_deviations
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMOKE = "fast-smoke"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PART4 = sorted((ROOT / "book" / "part4").glob("*.ipynb"))
 PAGES = PART4 + [ROOT / "book" / "appendix" / "how-results-were-produced.ipynb"]
 FORBIDDEN = ("+-", "(tab:", "(table:", "(fig:", "harness", "at hand", "this machine", "git_commit")

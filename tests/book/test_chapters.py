@@ -12,7 +12,7 @@ import pytest
 
 import convnorm_book.chapters
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(path.stem for path in Path(convnorm_book.chapters.__file__).parent.glob("[a-z]*.py"))
 NOTEBOOKS = {re.sub(r"^\d+-", "", path.stem).replace("-", "_"): path
              for path in sorted((ROOT / "book").rglob("*.ipynb")) if ".ipynb_checkpoints" not in path.parts}

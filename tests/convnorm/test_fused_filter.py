@@ -373,7 +373,7 @@ def test_without_triton_the_module_imports_and_says_what_is_missing():
         "    assert 'triton' in str(error), error\n"
         "else:\n"
         "    raise AssertionError('no ImportError')\n")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
     assert completed.returncode == 0, completed.stderr
@@ -413,7 +413,7 @@ def test_the_kernels_compile_for_a_hopper_gpu(dtype, precision, blocks):
     are compiled for an H100 (sm_90; triton needs no GPU for it), at the largest blocks and at
     blocks of 32, and fit its shared memory (227 KiB a block)."""
     pytest.importorskip("triton.backends.nvidia", reason="triton without its CUDA backend")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
     completed = subprocess.run([sys.executable, "-c", COMPILE_FOR_SM90, dtype, precision, json.dumps(blocks)],
