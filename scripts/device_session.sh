@@ -29,7 +29,7 @@
 # Data: $CONVNORM_DATA_DIR, else .data/ (any copy), else .data-part1/ and .data-part2/ (the
 # lossless copy's two parts). The code runs from a copy in $WORK/code (default /tmp/gpu/code),
 # so that the records name COMMIT. PRESET=fast-smoke rehearses a window on any machine
-# (tests/test_gpu_protocol.py does); PYTHON names the interpreter (default python3).
+# (tests/lab/test_gpu_protocol.py does); PYTHON names the interpreter (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -100,7 +100,7 @@ if [ "$PHASE" != train ]; then
         budget=$(capped "$CHECKS_S" 3)
         log "graph check (at most ${budget} s)"
         FILTER=$filter timeout "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
-            tests/test_training_cuda.py > "$WORK/logs/cuda-checks.log" 2>&1
+            tests/lab/test_training_cuda.py > "$WORK/logs/cuda-checks.log" 2>&1
         status=$?
         tail -n 3 "$WORK/logs/cuda-checks.log"
         if [ "$status" -eq 0 ]; then echo --cuda-graph > "$STATE/graph"

@@ -10,7 +10,7 @@ the caption's formulas written in plain symbols (``$\hat v = |\hat a|^{-1}$`` be
 figures that show another drawing at a phone's width, :class:`convnorm_book.phone_and_desktop.
 PhoneAndDesktopFigure`). An image that is not in a figure keeps what its author gave it.
 
-``tests/test_site_browser.py`` fails on any image of the site whose alt text is empty or a file name.
+``tests/book/test_site_browser.py`` fails on any image of the site whose alt text is empty or a file name.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ page's ``default_mode`` (``html_context``), which Jupyter Book leaves empty: the
 "Got invalid theme mode" on the first page a browser opened. Unless the configuration names a mode,
 it is ``auto`` (the system's), which is what the theme fell back to.
 
-``tests/test_site_browser.py`` fails on any error the browser's console reports.
+``tests/book/test_site_browser.py`` fails on any error the browser's console reports.
 """
 from __future__ import annotations
 

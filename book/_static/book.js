@@ -5,7 +5,7 @@
    two lines by design), and on a phone (a window under 600 px) whenever it has more than two columns.
    The column names come from the table's head; a table whose head is not one plain row of names (or
    that has none) is left as it is and scrolls in its box. The choice is made again when the window
-   changes width. tests/test_site_browser.py checks every table of the book at 400 px and 1280 px. */
+   changes width. tests/book/test_site_browser.py checks every table of the book at 400 px and 1280 px. */
 (function () {
   "use strict";
   const PHONE = 600;  // CSS pixels: a narrower window is a phone's
@@ -71,7 +71,7 @@
     }
   }
 
-  // The line count is shared with tests/test_site_browser.py, which checks the tables the same way.
+  // The line count is shared with tests/book/test_site_browser.py, which checks the tables the same way.
   window.cxBook = { lines };
 
   let pending = null;

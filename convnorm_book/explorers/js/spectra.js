@@ -2,7 +2,7 @@
 // spectra, the ConvNorm normalizer and symmetric eigenvalues, all in float64.
 //
 // Each function mirrors a function of the Python package (named in its comment), which stays
-// the reference: tests/test_explorers_parity.py runs these in Node.js on the same inputs and
+// the reference: tests/book/test_explorers_parity.py runs these in Node.js on the same inputs and
 // compares. A script, not a module: it adds its functions to the namespace object `CX` that
 // the page (or the test) provides.
 (function (CX) {
