@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from convnorm.data import ENV_VAR, CifarNotFoundError, find_cifar, prepare_cifar
 from convnorm.data.cifar import CACHE_ENV_VAR
@@ -83,11 +82,3 @@ def cifar_root():
         pytest.fail(f"these tests need the real CIFAR-10: {error}", pytrace=False)
     return os.environ[ENV_VAR]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One intra-op thread: on a loaded 2-core machine this is several times faster."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from cifar_data import one_thread, random_cifar_root  # noqa: F401 (fixtures)
+from cifar_data import random_cifar_root  # noqa: F401 (fixture)
 from convnorm.experiments import gpu_queue
 from convnorm.experiments.gpu_queue import Request
 from convnorm_book.results import live

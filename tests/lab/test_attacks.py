@@ -7,7 +7,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from cifar_data import one_thread  # noqa: F401 (fixture)
 from convnorm.attacks import dct_matrix, fgsm, free_adversarial_step, pgd, simba, simba_order
 
 EPS = 8 / 255

@@ -8,7 +8,6 @@ import pytest
 import torch
 import torch.nn as nn
 
-from cifar_data import one_thread  # noqa: F401 (fixture)
 from convnorm.baselines import (
     CayleyConv2d,
     OCNNConv2d,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from cifar_data import cifar_root, one_thread, random_cifar_root, write_random_cifar10  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, random_cifar_root, write_random_cifar10  # noqa: F401 (fixtures)
 from convnorm.data import (
     BatchLoader,
     CifarNotFoundError,

@@ -21,7 +21,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cifar_data import one_thread  # noqa: F401 (fixture)
 from convnorm.data import BatchLoader, CifarSource, CifarSplits
 from convnorm.models import build_model
 from convnorm.training import TrainConfig, Trainer, distributed, seed_everything
@@ -119,8 +118,7 @@ def two_processes(tmp_path_factory):
     """Run the worker in 2 processes under torchrun; return its folder and their reports."""
     out = tmp_path_factory.mktemp("ddp")
     env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
-    path = [str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")]  # the packages, the shared fixtures
-    env.update(PYTHONPATH=os.pathsep.join(path), OMP_NUM_THREADS="1")
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={PROCESSES}",
                __file__, str(out)]
     result = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)

@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 import torch
 
-from cifar_data import cifar_root, one_thread, random_cifar_root  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm.experiments import (
     EXPERIMENTS,
     PRESETS,

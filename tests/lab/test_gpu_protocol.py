@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cifar_data import cifar_root, one_thread, random_cifar_root  # noqa: F401 (fixtures)
+from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm.experiments import PRESETS, gpu_queue, planned_runs, step_timing
 from convnorm.training import save_results
 from convnorm_book.results.deviations import protocol_deviations

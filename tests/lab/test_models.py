@@ -5,7 +5,6 @@ import pytest
 import torch
 import torch.nn as nn
 
-from cifar_data import one_thread  # noqa: F401 (fixture)
 from convnorm.models import NORMS, Standardize, build_model, conv_block
 
 

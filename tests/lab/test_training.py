@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from cifar_data import one_thread, tiny_random_cifar  # noqa: F401 (fixtures)
+from cifar_data import tiny_random_cifar  # noqa: F401 (fixture)
 from convnorm.data import BatchLoader
 from convnorm.models import build_model
 from convnorm.training import (
