@@ -1,7 +1,7 @@
 """Every example on the API page (book/api.md) runs, each in a fresh namespace, and its asserts hold.
 
 The examples that read CIFAR-10 need ``CONVNORM_DATA_DIR``, like the harness tests (they fail, not skip,
-without it)."""
+without it): they are of kind ``data`` too."""
 from __future__ import annotations
 
 import re
@@ -14,6 +14,8 @@ pytestmark = pytest.mark.docs
 API_PAGE = Path(__file__).resolve().parents[2] / "book" / "api.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 DOCUMENTED = re.compile(r"^\.\. auto\w+:: ([\w.]+)", re.M)
+READS_CIFAR = re.compile(r"\b(?:prepare_cifar|load_cifar|find_cifar|run_experiment)\(")
+"""A call that reads CIFAR-10: a loader's, or an experiment's (which trains on it)."""
 
 
 def examples() -> list[tuple[str, str]]:
@@ -39,7 +41,8 @@ def test_every_documented_object_exists_and_has_an_example():
     assert all("```python" in section for section in sections), "an autodoc block without an example after it"
 
 
-@pytest.mark.parametrize("code", [code for _, code in examples()], ids=[name for name, _ in examples()])
+@pytest.mark.parametrize("code", [pytest.param(code, marks=[pytest.mark.data] if READS_CIFAR.search(code) else [])
+                                  for _, code in examples()], ids=[name for name, _ in examples()])
 def test_example_runs(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, str(API_PAGE), "exec"), {"__name__": "api_example"})
