@@ -8,6 +8,9 @@ loop of unit tests; ``python -m pytest -n 2`` runs everything."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -21,6 +24,9 @@ from site_build import build_site  # noqa: E402
 SLOW_KINDS = frozenset({"notebook", "site", "browser", "docs", "javascript", "multiprocess", "rehearsal", "compile",
                         "heavy", "training", "triton", "data"})
 """Kinds left out of the fast loop: a test of one of these kinds is marked ``slow`` too."""
+REHEARSING_PROGRAMS = frozenset({Path(sys.executable).name, "python", "python3", "bash", "sh", "node", "torchrun"})
+"""What a test of the fast loop may not start: a Python process, a shell script, Node.js (a
+rehearsal of a script or a page is of a slow kind); other programs (git) it may."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,3 +74,22 @@ def default_policy_around_each_test():
     assert current_policy() == ComputationPolicy()
     yield
     assert current_policy() == ComputationPolicy()
+
+
+@pytest.fixture(autouse=True)
+def no_rehearsal_in_the_fast_loop(request, monkeypatch):
+    """A test of the fast loop that starts one of :data:`REHEARSING_PROGRAMS` fails, naming
+    it: such a test calls the script's function in this process, or declares its slow kind."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    popen = subprocess.Popen
+
+    def refusing(args, *rest, **kwargs):
+        command = [args] if isinstance(args, (str, os.PathLike)) else list(args)
+        program = Path(str(command[0]).split()[0]).name
+        if program in REHEARSING_PROGRAMS:
+            raise AssertionError(f"a test of the fast loop started {program} ({command}): call the function in this "
+                                 "process, or mark the test with its slow kind (e.g. @pytest.mark.rehearsal)")
+        return popen(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", refusing)
