@@ -1,6 +1,6 @@
 """Shared test configuration: headless plotting, one intra-op thread, the website built once
-per session, every test under the package's default computation policy, and which kinds are
-slow.
+per session, every test under the package's default computation policy, which kinds are slow,
+and no rehearsal (a Python process, a shell script) in the fast loop.
 
 Kinds are pytest markers (declared in pyproject.toml) that each test carries itself, a file's
 as ``pytestmark``, a test's as a decorator: ``python -m pytest -m "not slow"`` is the fast
