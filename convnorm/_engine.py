@@ -43,9 +43,10 @@ from ._caches import cached
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._geometry import CONV, LayerGeometry
 from ._policy import EXPORTED_FILTER, ComputationPolicy, Plan
-from ._precision import FLOAT_DTYPES
 from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
-from .fourier import _cosine_basis, _lag_map, autocorrelation_by_convolution, kernel_autocorrelation
+from .dft import cosine_basis
+from .fourier import autocorrelation_by_convolution, kernel_autocorrelation, lag_map
+from .precision import FLOAT_DTYPES
 
 _functorch_active = torch._C._are_functorch_transforms_active
 """Whether a ``torch.func`` transform (``grad``, ``vmap``, ...) is running: one C call (the
@@ -110,11 +111,11 @@ class Prepared:
         self.autocast_device = device.type if autocast_dtype is not None else None
         c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
         lags = tuple(2 * k - 1 for k in kernel)
-        self.lag_map = None if autocorrelation_by_convolution(kernel) else _lag_map(kernel, computing, device)
+        self.lag_map = None if autocorrelation_by_convolution(kernel) else lag_map(kernel, computing, device)
         pointwise = plan.computation == "pointwise"
         size = (1,) * d if pointwise else geometry.length
         scale = fft_scale(geometry) if plan.filter == "fft" else 1.0  # v-hat carries the inverse FFT's 1/prod(L)
-        basis = _cosine_basis(lags, (1,) * d if pointwise else geometry.dilation, size, True, computing, device)
+        basis = cosine_basis(lags, (1,) * d if pointwise else geometry.dilation, size, True, computing, device)
         if plan.computation == "spatial":  # each value twice: for the real and imaginary parts it multiplies
             basis, self.gain_shape = basis.repeat_interleave(2, dim=1), None
         else:

@@ -55,7 +55,7 @@ import torch.nn.functional as F
 
 from ._caches import cached
 from ._transforms import DenseDFT
-from ._validation import check_choice, check_positive_int, check_tensor
+from .validation import check_choice, check_positive_int, check_tensor
 
 MAX_LENGTH = 64
 """Largest normalization size :math:`L` per axis: blocks of 64 already take every register a

@@ -28,7 +28,7 @@ import torch
 from ._fused_filter import MAX_LENGTH as FUSED_MAX_LENGTH
 from ._fused_filter import available as fused_filter_available
 from ._geometry import LayerGeometry
-from ._precision import FLOAT_DTYPES
+from .precision import FLOAT_DTYPES
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""

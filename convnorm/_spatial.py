@@ -36,6 +36,7 @@ from typing import NamedTuple
 import torch
 
 from ._caches import cached
+from ._fused_filter import filter_matrices, launch_backward, launch_forward
 from ._geometry import LayerGeometry
 from ._policy import EXPORTED_FILTER
 from ._transforms import DenseDFT, dense_dft, kernel_basis
@@ -117,8 +118,6 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter in ("dense", "fused") else None
     matrices = None
     if filter == "fused":
-        from ._fused_filter import filter_matrices
-
         matrices = filter_matrices(dft)
     elif filter == EXPORTED_FILTER:
         matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
@@ -253,9 +252,8 @@ class _SpectralFilter(torch.autograd.Function):
         ctx.spec = spec
         multiplier = _multiplier(affine_weight, gain, spec)
         if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
-            from ._fused_filter import launch_forward  # unchecked: the plan chose it for this device, dtype and size
-
             real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
+            # unchecked: the plan chose the fused kernels for this device, dtype and size
             z = launch_forward(y, real, imag, spec.matrices, bias, spec.precision)
             if any(ctx.needs_input_grad):
                 ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
@@ -328,8 +326,6 @@ def _fused_backward(grad, y, real, imag, spec, need_y):
     r"""The fused kernels' input gradient and the products :math:`\sum_n \overline{Y} G`, from
     the multiplier's planes ``real`` and ``imag``; ``y`` None when the affine kernel needs no
     gradient."""
-    from ._fused_filter import launch_backward
-
     grad_y, products_real, products_imag = launch_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
                                                            spec.precision)
     return grad_y, None if products_real is None else torch.complex(products_real, products_imag)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
 from .fourier import _normalizer_spectrum
+from .validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
 
 __all__ = ["algorithm1", "centred_affine_as_convolution"]
 

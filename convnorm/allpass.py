@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import (
+from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
+from .fourier import _normalizer_spectrum
+from .validation import (
     ArrayLike,
     as_real_array,
     check_kernel_fits,
@@ -28,8 +30,6 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
-from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
-from .fourier import _normalizer_spectrum
 
 
 def preconditioner_dense(a: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:

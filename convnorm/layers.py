@@ -21,7 +21,7 @@ from ._caches import exporting, outside_export, tracing
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import _IN_FORCE
-from ._validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
+from .validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
 
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
 """Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import as_size, check_kernel_fits, check_non_negative
 from .fourier import (
     _checked_weight,
     _normalizer_spectrum,
@@ -46,6 +45,8 @@ from .fourier import (
     normalizer_from_autocorrelation,
 )
 from .functional import normalizing_autocorrelation
+from .layers import ConvNorm1d, ConvNorm2d
+from .validation import as_size, check_kernel_fits, check_non_negative
 
 __all__ = [
     "conv_spectrum",
@@ -232,8 +233,6 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
         complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` in float64: pass it to
         :func:`spectrum_singular_values` or :func:`deployed_channel_condition_numbers`.
     """
-    from .layers import ConvNorm1d, ConvNorm2d
-
     if getattr(module, "groups", 1) != 1 or any(d != 1 for d in getattr(module, "dilation", (1,))):
         raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
     weight = module.weight.detach().double()

@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-from convnorm.data import ENV_VAR, CifarNotFoundError, find_cifar, prepare_cifar
+from convnorm_lab.data import ENV_VAR, CifarNotFoundError, find_cifar, prepare_cifar
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""convnorm.models: every architecture with every normalization builds, runs, back-propagates."""
+"""convnorm_lab.models: every architecture with every normalization builds, runs, back-propagates."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 from cifar_data import one_thread  # noqa: F401 (fixture)
-from convnorm.models import NORMS, Standardize, build_model, conv_block
+from convnorm_lab.models import NORMS, Standardize, build_model, conv_block
 
 
 def n_params(model):
