@@ -43,7 +43,7 @@ from ._caches import cached
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._geometry import CONV, LayerGeometry
 from ._policy import EXPORTED_FILTER, ComputationPolicy, Plan
-from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
+from ._spatial import SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
 from .dft import cosine_basis
 from .fourier import autocorrelation_by_convolution, kernel_autocorrelation, lag_map
 from .precision import FLOAT_DTYPES
@@ -207,7 +207,7 @@ class Prepared:
             if self.convolution_dtype is not None:
                 input, weight = input.to(self.convolution_dtype), weight.to(self.convolution_dtype)
             y = self.convolve(input, weight)
-            out = (_SpectralFilter.apply(y, affine_weight, bias, (v_hat, self.spec)) if self.hand_written
+            out = (SpectralFilter.apply(y, affine_weight, bias, (v_hat, self.spec)) if self.hand_written
                    else spatial_conv_norm(y, affine_weight, v_hat, bias, self.spec))
         else:
             out = self.compute(self, input, weight, bias, affine_weight, v_hat.view(self.v_hat_shape))

@@ -22,7 +22,7 @@ The filter runs one of four ways (:attr:`~convnorm._policy.Plan.filter`):
   operations (:func:`_planar_filtered`): what a program traced for deployment computes, and what
   ``torch.func`` differentiates.
 
-With the stop-gradient the filter has a hand-written backward (:class:`_SpectralFilter`);
+With the stop-gradient the filter has a hand-written backward (:class:`SpectralFilter`);
 without it (:func:`spatial_conv_norm`), autograd differentiates the FFT, dense or planar
 operations, through :math:`\hat v` too. The planar filter has no hand-written backward: the
 runtimes it is made for take no custom autograd function, and with the stop-gradient
@@ -139,7 +139,7 @@ def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch
     r"""The layer's output from the full convolution ``y`` ``(N, C, *L)``: filtered per channel
     by the normalizer ``v_hat`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
     strided, plus ``bias``, by operations that autograd differentiates (through ``v_hat`` too,
-    where it requires a gradient); :class:`_SpectralFilter` is the same map with the hand-written
+    where it requires a gradient); :class:`SpectralFilter` is the same map with the hand-written
     backward.
 
     ``v_hat`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
@@ -228,7 +228,7 @@ def _filtered(y: torch.Tensor, multiplier: torch.Tensor, spec: SpatialFilter) ->
     return spectrum, _sample(spectrum * multiplier, spec)
 
 
-class _SpectralFilter(torch.autograd.Function):
+class SpectralFilter(torch.autograd.Function):
     r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr) + b` with
     a hand-written backward that keeps only what it needs: the (small) multiplier
     :math:`M = \hat v \hat\rho` for the input gradient, plus, when the affine kernel needs a

@@ -154,7 +154,8 @@ def kernel_power_spectrum(
     Returns:
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
     """
-    return _power_spectrum(weight, _checked_weight(weight, size), onesided)
+    size = _checked_size(weight, size)
+    return autocorrelation_power_spectrum(_weight_autocorrelation(weight), size, onesided)
 
 
 def normalizer_spectrum(
@@ -167,15 +168,15 @@ def normalizer_spectrum(
     ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
     """
     eps = check_non_negative("eps", eps)
-    return _normalizer_spectrum(weight, _checked_weight(weight, size), eps, onesided)
+    size = _checked_size(weight, size)
+    return _normalizer(_weight_autocorrelation(weight), size, eps, onesided)
 
 
-def _checked_weight(weight: torch.Tensor, size: int | Sequence[int], size_name: str = "size") -> tuple[int, ...]:
+def _checked_size(weight: torch.Tensor, size: int | Sequence[int]) -> tuple[int, ...]:
     """``size`` as one int per kernel axis of ``weight``, once ``weight`` is checked to be a
-    finite ``(C_out, C_in, *kernel)`` tensor and ``size`` (named ``size_name``) to fit it;
-    ``ValueError`` naming the argument otherwise: what the public functions taking a weight and a
-    size check before calling the unchecked ones."""
-    size = as_size(size_name, size, check_weight(weight))
+    finite ``(C_out, C_in, *kernel)`` tensor and ``size`` to fit it; ``ValueError`` naming the
+    argument otherwise."""
+    size = as_size("size", size, check_weight(weight))
     check_finite("weight", weight)
     return size
 
@@ -183,18 +184,6 @@ def _checked_weight(weight: torch.Tensor, size: int | Sequence[int], size_name: 
 def _weight_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     """:func:`kernel_autocorrelation` of a checked ``weight``, integer weights in float64."""
     return kernel_autocorrelation(weight if weight.is_floating_point() else weight.double())
-
-
-def _power_spectrum(weight: torch.Tensor, size: int | Sequence[int], onesided: bool = True) -> torch.Tensor:
-    """:func:`kernel_power_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)."""
-    return autocorrelation_power_spectrum(_weight_autocorrelation(weight), size, onesided)
-
-
-def _normalizer_spectrum(weight: torch.Tensor, size: int | Sequence[int], eps: float,
-                         onesided: bool = True) -> torch.Tensor:
-    """:func:`normalizer_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)
-    and a checked ``eps`` (a float ``>= 0``)."""
-    return _normalizer(_weight_autocorrelation(weight), size, eps, onesided)
 
 
 def normalizer_from_autocorrelation(

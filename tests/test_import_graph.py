@@ -6,7 +6,8 @@ training, experiments) and the book's code ``convnorm_book`` point one way::
     convnorm  <-  convnorm_lab  <-  convnorm_book
 
 A package never imports a later one, nor another package's private module (a module or a name
-starting with ``_``); an import between the project's modules is written at module level, where
+starting with ``_``); no module imports another's private name (within a package, a private
+module's public names are what the package's modules share); an import between the project's modules is written at module level, where
 a cycle would show, not inside a function body; and no package's modules import each other in a
 cycle.
 """
@@ -151,6 +152,12 @@ def test_the_arrows_point_from_the_book_to_the_lab_to_the_library():
 def test_no_package_imports_another_packages_private_module_or_name():
     wrong = [found.where for found in IMPORTS if package_of(found.target) != package_of(found.importer)
              and any(part.startswith("_") for part in [*found.target.split(".")[1:], *found.names])]
+    assert not wrong, wrong
+
+
+def test_a_modules_private_names_are_its_own():
+    wrong = [f"{found.where}: {name}" for found in IMPORTS for name in found.names
+             if name.startswith("_") and not name.startswith("__")]
     assert not wrong, wrong
 
 
