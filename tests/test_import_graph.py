@@ -7,9 +7,10 @@ training, experiments) and the book's code ``convnorm_book`` point one way::
 
 A package never imports a later one, nor another package's private module (a module or a name
 starting with ``_``); no module imports another's private name (within a package, a private
-module's public names are what the package's modules share); an import between the project's modules is written at module level, where
-a cycle would show, not inside a function body; and no package's modules import each other in a
-cycle.
+module's public names are what the package's modules share); an import between the project's
+modules is written at module level, where a cycle would show, not inside a function body; no
+package's modules import each other in a cycle; and the maths the book teaches never reaches the
+layer's computation policy.
 """
 from __future__ import annotations
 
@@ -136,6 +137,21 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 IMPORTS = all_imports()
+#: the maths the book teaches, which computes from its arguments alone
+MATHS = ("convnorm.dft", "convnorm.fourier", "convnorm.circulant", "convnorm.allpass", "convnorm.tightframe",
+         "convnorm.padding", "convnorm.algorithm1", "convnorm.reference")
+
+
+def reached(module: str) -> set[str]:
+    """The project's modules that importing ``module`` runs (its module-level imports, followed)."""
+    seen, todo = set(), [module]
+    while todo:
+        current = todo.pop()
+        for found in IMPORTS:
+            if found.importer == current and not found.in_function and found.target not in seen:
+                seen.add(found.target)
+                todo.append(found.target)
+    return seen
 
 
 def test_every_package_is_read():
@@ -153,6 +169,13 @@ def test_no_package_imports_another_packages_private_module_or_name():
     wrong = [found.where for found in IMPORTS if package_of(found.target) != package_of(found.importer)
              and any(part.startswith("_") for part in [*found.target.split(".")[1:], *found.names])]
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("module", MATHS)
+def test_the_maths_never_reads_the_engines_policy(module):
+    """No maths module reaches the computation policy (which chooses how a layer computes) or the
+    layer itself: what it computes depends on its arguments only."""
+    assert not reached(module) & {"convnorm._policy", "convnorm._engine", "convnorm.functional", "convnorm.layers"}
 
 
 def test_a_modules_private_names_are_its_own():
