@@ -15,6 +15,7 @@ layer's computation policy.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,9 @@ PACKAGES = {
     "convnorm_book": ROOT / "book_code" / "convnorm_book",
 }
 RANK = {name: rank for rank, name in enumerate(PACKAGES)}
+#: what the library imports beyond the standard library: torch and numpy, and triton for the fused GPU
+#: kernels where it is installed (their launch refuses without it)
+LIBRARY_NEEDS = {"torch", "numpy", "triton"}
 #: imports between the project's modules inside a function body, with the reason each has to wait
 IN_FUNCTION = {
     ("convnorm._fused_filter", "convnorm._fused_filter_kernels"):
@@ -190,6 +194,17 @@ def test_the_projects_imports_are_at_module_level():
     assert not wrong, wrong
     used = {(found.importer, found.target) for found in IMPORTS if found.in_function}
     assert set(IN_FUNCTION) <= used, "an allowed exception no longer exists: remove it"
+
+
+def test_the_library_needs_torch_and_numpy_alone():
+    imported = set()
+    for path in PACKAGES["convnorm"].rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                imported.add(node.module.split(".")[0])
+    assert imported - set(sys.stdlib_module_names) - {"convnorm"} <= LIBRARY_NEEDS
 
 
 @pytest.mark.parametrize("package", list(PACKAGES))
