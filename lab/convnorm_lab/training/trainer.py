@@ -41,7 +41,7 @@ import torch.nn.functional as F
 
 from convnorm.validation import check_fraction, check_positive_int
 
-from ..attacks.free import free_adversarial_step
+from ..attacks import free
 from ..data.pipeline import BatchLoader
 from . import distributed
 from .graphed import GraphedStep
@@ -505,7 +505,7 @@ class Trainer:
         cfg = self.config
         if self.delta is None or cfg.free_reset_per_batch:
             self.delta = torch.zeros(self.loaders["train"].batch_size, *x.shape[1:], device=self.device)
-        loss, correct, self.delta = free_adversarial_step(
+        loss, correct, self.delta = free.free_adversarial_step(
             self.model, x, y, self.delta, self.optimizer, lambda xx, yy: self._loss(xx, yy, share),
             cfg.free_replays, cfg.free_eps, self.scaler)
         self.steps += cfg.free_replays
