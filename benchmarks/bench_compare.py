@@ -33,12 +33,13 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(ROOT)]  # bench_layer, and the packages of this checkout
+# bench_layer, and this checkout's packages
+sys.path[:0] = [str(HERE), *(str(ROOT / folder) for folder in (".", "lab", "book_code"))]
 
 from bench_layer import RESNET18_3X3, batch, cpu_info, cpu_line, layer_inputs  # noqa: E402
 
-from convnorm.training.results import device_name, provenance, save_results  # noqa: E402
 from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
+from convnorm_lab.training.results import device_name, provenance, save_results  # noqa: E402
 
 STEM = (3, 64, 32, 1)
 
@@ -149,7 +150,8 @@ def main() -> None:
         results = {"setup": {"base_commit": base, "head_commit": head,
                              "head_package": "this checkout" if args.head is None else "git archive",
                              "batch": args.batch, "repeats": args.repeats, "threads": args.threads,
-                             "model": "CIFAR ResNet18 (convnorm.models.build_model), ConvNorm2d+BN against Conv2d+BN",
+                             "model": "CIFAR ResNet18 (convnorm_lab.models.build_model), "
+                                      "ConvNorm2d+BN against Conv2d+BN",
                              "device": device_name("cpu"), "cpu": cpu_info()},
                    "whole_step": whole_step(packages, args.batch, args.repeats)}
         step = results["whole_step"]

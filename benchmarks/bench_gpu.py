@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 sys.path.insert(0, str(HERE))
 
 from authors_layer import with_authors_layers  # noqa: E402
@@ -57,11 +57,11 @@ from bench_layer import RESNET18_3X3, batch, cpu_info  # noqa: E402
 
 from convnorm import ConvNorm2d  # noqa: E402
 from convnorm.functional import FILTERS, ComputationPolicy, conv_norm2d, use_policy  # noqa: E402
-from convnorm.models import build_model  # noqa: E402
 from convnorm.reference import conv_norm_reference  # noqa: E402
-from convnorm.training import provenance, save_results  # noqa: E402
-from convnorm.training.graphed import GraphedStep  # noqa: E402
 from convnorm_book.layer_benchmark import interleaved_medians  # noqa: E402
+from convnorm_lab.models import build_model  # noqa: E402
+from convnorm_lab.training import provenance, save_results  # noqa: E402
+from convnorm_lab.training.graphed import GraphedStep  # noqa: E402
 
 SCALES = {"full": {"width": 64, "bf16_batch": 512, "fp32_batch": 128, "layer_batch": 512, "rounds": 10},
           "smoke": {"width": 4, "bf16_batch": 4, "fp32_batch": 2, "layer_batch": 2, "rounds": 2}}

@@ -55,23 +55,23 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 
 import convnorm.functional as functional  # noqa: E402
-from convnorm.models import build_model  # noqa: E402
-from convnorm.training.results import (  # noqa: E402
-    cpuinfo_fields,
-    device_name,
-    processor_model,
-    provenance,
-    save_results,
-)
 from convnorm_book.layer_benchmark import (  # noqa: E402
     interleaved_medians,
     make_graphed_train_step,
     make_train_step,
     saved_activation_bytes,
     summarize_samples,
+)
+from convnorm_lab.models import build_model  # noqa: E402
+from convnorm_lab.training.results import (  # noqa: E402
+    cpuinfo_fields,
+    device_name,
+    processor_model,
+    provenance,
+    save_results,
 )
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
@@ -242,7 +242,7 @@ def child_flags(args: argparse.Namespace) -> list[str]:
 def setup(args: argparse.Namespace, step_suffix: str, cpu: dict, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
     ``cpu`` (:func:`cpu_info` taken before the run), Python, then ``details`` (repeats, threads, ...)."""
-    return {"model": "CIFAR ResNet18 (convnorm.models.build_model)", "batch": args.batch,
+    return {"model": "CIFAR ResNet18 (convnorm_lab.models.build_model)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
             "device": device_name(args.device), "cpu": cpu, "python": platform.python_version(),
             "computation": args.computation, **details}

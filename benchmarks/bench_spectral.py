@@ -1,6 +1,6 @@
 """Time the spectral analysis of every conv layer of a CIFAR ResNet18 at 32x32 (CPU).
 
-Prints, for a freshly initialised ``convnorm.models`` ResNet18 (BatchNorm variant):
+Prints, for a freshly initialised ``convnorm_lab.models`` ResNet18 (BatchNorm variant):
 
 * the time to compute *all* singular values of every 3x3 conv layer
   (:func:`convnorm.spectral.conv_singular_values`, float32), and
@@ -23,14 +23,15 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the packages of this checkout
+# this checkout's packages, not other installed copies
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / folder) for folder in (".", "lab", "book_code")]
 
 from bench_layer import cpu_info  # noqa: E402
 
-from convnorm.models import build_model  # noqa: E402
 from convnorm.spectral import analyse_conv_layers, conv_singular_values  # noqa: E402
-from convnorm.training.results import provenance, save_results  # noqa: E402
 from convnorm_book.layer_benchmark import best_time  # noqa: E402
+from convnorm_lab.models import build_model  # noqa: E402
+from convnorm_lab.training.results import provenance, save_results  # noqa: E402
 
 
 def main() -> None:
@@ -61,7 +62,7 @@ def main() -> None:
     block = provenance("bench_spectral", f"best of {args.repeats}", 0, None, time.perf_counter() - started, "cpu")
     block.update({"cpu": cpu_info(), "threads": args.threads,
                   "measured": f"wall-clock time of one call, best of the repeats, float32, {args.threads} thread(s)"})
-    results = {"model": "CIFAR ResNet18 (convnorm.models, BatchNorm), fresh initialisation, seed 0",
+    results = {"model": "CIFAR ResNet18 (convnorm_lab.models, BatchNorm), fresh initialisation, seed 0",
                "input_size": 32, "layers": len(layers), "singular_values": count,
                "seconds_singular_values": round(t_svd, 4), "seconds_analyse_conv_layers": round(t_report, 4),
                "repeats": args.repeats}

@@ -4,7 +4,7 @@ training step of each network the window will train costs here, as the trainings
 1. **Step times of the protocol** (``step_times``): for each network and normalization the
    window will train (``--networks``, in order: the core's two first), seconds per image of a
    training step and of an evaluation pass, measured by the trainer itself
-   (:func:`convnorm.experiments.step_timing.time_steps`) at the preset's batch and precision,
+   (:func:`convnorm_lab.experiments.step_timing.time_steps`) at the preset's batch and precision,
    with ConvNorm's filter as the benchmark chose it (``--filter``;
    :meth:`~convnorm.functional.ComputationPolicy.filtering`) and as CUDA graphs unless
    ``--eager`` (a window whose graph check failed). Each network is timed in its own process
@@ -12,7 +12,7 @@ training step of each network the window will train costs here, as the trainings
    ``convnorm_book.layer_benchmark.make_graphed_train_step``).
 2. **Where ConvNorm's step goes** (``profile``): the second network stepped eagerly under the
    profiler, its costliest operators per step
-   (:func:`convnorm.experiments.step_timing.profile_steps`): what a faster layer on this GPU
+   (:func:`convnorm_lab.experiments.step_timing.profile_steps`): what a faster layer on this GPU
    has to cut.
 3. **Concurrency** (``concurrency``): the first network's epoch timed in two processes at once
    against alone; ``jobs`` is 2 where two trainings at once get through more images per second
@@ -42,14 +42,14 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the packages of this checkout, not other installed copies
+sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 sys.path.insert(0, str(HERE))
 
 from bench_layer import cpu_info  # noqa: E402
 
-from convnorm.experiments.step_timing import profile_steps, time_steps  # noqa: E402
 from convnorm.functional import FILTERS, current_policy, use_policy  # noqa: E402
-from convnorm.training import provenance, save_results  # noqa: E402
+from convnorm_lab.experiments.step_timing import profile_steps, time_steps  # noqa: E402
+from convnorm_lab.training import provenance, save_results  # noqa: E402
 
 #: two trainings at once are worth it when together they get through this much more
 MIN_GAIN = 1.1

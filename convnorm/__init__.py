@@ -5,8 +5,8 @@ conversion (``convert``), ``clear_caches`` (frees the cached transform matrices)
 spectral analysis of conv layers (``conv_singular_values``, ``analyse_conv_layers``) are
 available at the top level;
 everything else lives in submodules named after what they hold (``convnorm.reference``, the
-equation in one function; ``convnorm.fourier``, ``convnorm.circulant``, ``convnorm.data``,
-``convnorm.experiments``, ...).
+equation in one function; ``convnorm.fourier``, ``convnorm.circulant``, ``convnorm_lab.data``,
+``convnorm_lab.experiments``, ...).
 """
 from __future__ import annotations
 

@@ -43,9 +43,10 @@ from ._caches import cached
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._geometry import CONV, LayerGeometry
 from ._policy import EXPORTED_FILTER, ComputationPolicy, Plan
-from ._precision import FLOAT_DTYPES
-from ._spatial import _SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
-from .fourier import _cosine_basis, _lag_map, autocorrelation_by_convolution, kernel_autocorrelation
+from ._spatial import SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
+from .dft import cosine_basis
+from .fourier import autocorrelation_by_convolution, kernel_autocorrelation, lag_map
+from .precision import FLOAT_DTYPES
 
 _functorch_active = torch._C._are_functorch_transforms_active
 """Whether a ``torch.func`` transform (``grad``, ``vmap``, ...) is running: one C call (the
@@ -88,7 +89,7 @@ class Prepared:
     :meth:`run`. Made by :func:`prepare`."""
 
     __slots__ = ("policy", "geometry", "plan", "stop_gradient", "computing", "cast", "out_dtype",
-                 "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "gain_shape", "unit_affine",
+                 "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "v_hat_shape", "unit_affine",
                  "compute", "convolve", "spec", "hand_written", "constants", "relayout", "run")
 
     def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
@@ -110,15 +111,15 @@ class Prepared:
         self.autocast_device = device.type if autocast_dtype is not None else None
         c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
         lags = tuple(2 * k - 1 for k in kernel)
-        self.lag_map = None if autocorrelation_by_convolution(kernel) else _lag_map(kernel, computing, device)
+        self.lag_map = None if autocorrelation_by_convolution(kernel) else lag_map(kernel, computing, device)
         pointwise = plan.computation == "pointwise"
         size = (1,) * d if pointwise else geometry.length
         scale = fft_scale(geometry) if plan.filter == "fft" else 1.0  # v-hat carries the inverse FFT's 1/prod(L)
-        basis = _cosine_basis(lags, (1,) * d if pointwise else geometry.dilation, size, True, computing, device)
+        basis = cosine_basis(lags, (1,) * d if pointwise else geometry.dilation, size, True, computing, device)
         if plan.computation == "spatial":  # each value twice: for the real and imaginary parts it multiplies
-            basis, self.gain_shape = basis.repeat_interleave(2, dim=1), None
+            basis, self.v_hat_shape = basis.repeat_interleave(2, dim=1), None
         else:
-            self.gain_shape = (c_out, *size[:-1], size[-1] // 2 + 1)
+            self.v_hat_shape = (c_out, *size[:-1], size[-1] // 2 + 1)
         self.basis = basis / scale**2
         self.eps_term = torch.tensor(eps / scale**2, dtype=computing, device=device)
         taps = affine_taps if affine_taps is not None else (1,) * d
@@ -192,13 +193,13 @@ class Prepared:
                     r = torch.bmm(flat.transpose(1, 2), flat).view(flat.shape[0], -1) @ self.lag_map
                 if running is not None:
                     r = averaged_autocorrelation(r, running.view(r.shape), steps, training, factor)
-            gain = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
+            v_hat = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
         finally:
             torch._C._set_grad_enabled(grad_mode)
         if self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
-            out = self._by_operations(input, weight, bias, affine_weight, gain)
+            out = self._by_operations(input, weight, bias, affine_weight, v_hat)
         elif self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
-            out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (gain.view(self.gain_shape),
+            out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (v_hat.view(self.v_hat_shape),
                                                                                self.constants))
             if bias is not None:
                 out = out + bias.view(-1, 1, 1)
@@ -206,30 +207,30 @@ class Prepared:
             if self.convolution_dtype is not None:
                 input, weight = input.to(self.convolution_dtype), weight.to(self.convolution_dtype)
             y = self.convolve(input, weight)
-            out = (_SpectralFilter.apply(y, affine_weight, bias, (gain, self.spec)) if self.hand_written
-                   else spatial_conv_norm(y, affine_weight, gain, bias, self.spec))
+            out = (SpectralFilter.apply(y, affine_weight, bias, (v_hat, self.spec)) if self.hand_written
+                   else spatial_conv_norm(y, affine_weight, v_hat, bias, self.spec))
         else:
-            out = self.compute(self, input, weight, bias, affine_weight, gain.view(self.gain_shape))
+            out = self.compute(self, input, weight, bias, affine_weight, v_hat.view(self.v_hat_shape))
         if self.relayout and input.dim() == 4 and not input.is_contiguous() \
                 and input.is_contiguous(memory_format=torch.channels_last):
             out = out.contiguous(memory_format=torch.channels_last)  # the input's layout, as a convolution keeps
         return out if self.out_dtype is None else out.to(self.out_dtype)
 
-    def _by_operations(self, input, weight, bias, affine_weight, gain) -> torch.Tensor:
+    def _by_operations(self, input, weight, bias, affine_weight, v_hat) -> torch.Tensor:
         """The spatial computation by plain operations that autograd and ``torch.func``
         differentiate (the custom backward functions take no ``torch.func`` transform): the
         full convolution, then the filter by real DFT matrices (2D: the planar filter of
         exported programs) or FFTs (1D, whose dense matrices would grow as the square of the
-        signal's length), ``gain`` taken as the constant it is with the stop-gradient."""
+        signal's length), ``v_hat`` taken as the constant it is with the stop-gradient."""
         filter = EXPORTED_FILTER if len(self.geometry.size) == 2 else "fft"
         spec = spatial_filter(self.geometry, filter, tuple(affine_weight.shape[1:]), self.computing, input.device,
                               False, None)
         if self.spec is None or self.spec.filter != filter:  # v-hat again as this filter takes it
             scale = fft_scale(self.geometry) if filter == "fft" else 1.0
-            unscaled = gain if self.spec is None else gain[:, ::2] / (fft_scale(self.geometry)
+            unscaled = v_hat if self.spec is None else v_hat[:, ::2] / (fft_scale(self.geometry)
                                                                       if self.spec.filter == "fft" else 1.0)
-            gain = unscaled.reshape(gain.shape[0], -1).repeat_interleave(2, dim=1) * scale
-        return spatial_conv_norm(self.convolve(input, weight), affine_weight, gain, bias, spec)
+            v_hat = unscaled.reshape(v_hat.shape[0], -1).repeat_interleave(2, dim=1) * scale
+        return spatial_conv_norm(self.convolve(input, weight), affine_weight, v_hat, bias, spec)
 
 
 def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -238,12 +239,12 @@ def _circular_convolution(conv, geometry: LayerGeometry, input: torch.Tensor, we
     return conv(F.pad(input, pad, mode="circular"), weight, None, 1, 0, geometry.dilation, geometry.groups)
 
 
-def _pointwise(prep: Prepared, input, weight, bias, affine_weight, gain) -> torch.Tensor:
+def _pointwise(prep: Prepared, input, weight, bias, affine_weight, v_hat) -> torch.Tensor:
     r"""1x1 kernels: the summed autocorrelation is the squared norm :math:`\sum_i a_{ki}^2`, so
     :math:`\hat v_k = (\sum_i a_{ki}^2 + \varepsilon)^{-1/2}` is the same at every frequency and the
     affine kernel has one tap: both are per-channel scales, folded into the weight of one
     convolution (no transform)."""
-    scale = (gain.view(-1) * affine_weight.view(-1)).view(-1, *([1] * (weight.dim() - 1)))
+    scale = (v_hat.view(-1) * affine_weight.view(-1)).view(-1, *([1] * (weight.dim() - 1)))
     return prep.convolve(input, weight * scale, bias)
 
 

@@ -330,10 +330,10 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
 class FrequencyDomainConvNorm(torch.autograd.Function):
     r"""``z = sample(F^{-1}[M ⊙ (X A^T)])``, see the module docstring.
 
-    ``forward(x, weight, affine_weight, (gain, constants))`` with ``x`` ``(N, C_in, n_0, n_1)``,
-    ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``gain``
+    ``forward(x, weight, affine_weight, (v_hat, constants))`` with ``x`` ``(N, C_in, n_0, n_1)``,
+    ``weight`` ``(C_out, C_in, m_0, m_1)``, ``affine_weight`` ``(C_out, *taps)``, ``v_hat``
     :math:`\hat v` ``(C_out, L_0, K)`` and the layer geometry's :class:`FrequencyDomainConstants`,
-    its chunks set (:func:`chunked`); ``gain`` rides with the constants because it takes no
+    its chunks set (:func:`chunked`); ``v_hat`` rides with the constants because it takes no
     gradient (one argument less to ``apply``, which passes a Python frame per argument). Spectra are planar: per
     frequency ``(2N, C)``, the real parts of the N samples above their imaginary parts. The
     kernel spectra of a chunk are built into one buffer and its products into another, both
@@ -341,8 +341,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, x, weight, affine_weight, gain_and_constants):
-        gain, constants = gain_and_constants
+    def forward(ctx, x, weight, affine_weight, v_hat_and_constants):
+        v_hat, constants = v_hat_and_constants
         layout = constants.layout
         n, c_in, n0, n1 = x.shape
         c_out = weight.shape[0]
@@ -357,8 +357,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         weight_t = weight.reshape(c_out * c_in, -1).T
         u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
         affine = (affine_weight.reshape(c_out, -1) @ constants.affine_basis).view(c_out, frequencies, 2)
-        v = gain.reshape(c_out, -1)[:, constants.distinct_grid, None]                    # v-hat, (C_out, F_d, 1)
-        multiplier = v * affine                                                           # M, (C_out, F_d, 2)
+        v_hat = v_hat.reshape(c_out, -1)[:, constants.distinct_grid, None]                # (C_out, F_d, 1)
+        multiplier = v_hat * affine                                                       # M, (C_out, F_d, 2)
         multiplier = multiplier.permute(1, 2, 0).unsqueeze(2).contiguous()                # (F_d, 2, 1, C_out)
         z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
@@ -383,7 +383,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
                 torch.mul(u_r, m_r, out=z[part, :n]).addcmul_(u_i, m_i, value=-1)  # while the chunk is in cache
                 torch.mul(u_i, m_r, out=z[part, n:]).addcmul_(u_r, m_i)
         if any(ctx.needs_input_grad):
-            ctx.save_for_backward(stacked, u, weight, affine_weight, v, multiplier)
+            ctx.save_for_backward(stacked, u, weight, affine_weight, v_hat, multiplier)
             ctx.constants = constants
             ctx.size = (n0, n1)
         return _inverse_transform(z_all, constants)
@@ -391,7 +391,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        stacked, u, weight, affine_weight, v, multiplier = ctx.saved_tensors
+        stacked, u, weight, affine_weight, v_hat, multiplier = ctx.saved_tensors
         constants = ctx.constants
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
@@ -438,8 +438,8 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
-        if grad_multiplier is not None:  # d rho = Re(conj(basis) v dM)
-            grad_spectrum = grad_multiplier * v.permute(1, 2, 0)
+        if grad_multiplier is not None:  # d rho = Re(conj(basis) v-hat dM)
+            grad_spectrum = grad_multiplier * v_hat.permute(1, 2, 0)
             grad_affine = grad_spectrum.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T
             grad_affine = grad_affine.reshape(affine_weight.shape)
         return grad_x, grad_w, grad_affine, None

@@ -1,6 +1,6 @@
 r"""The spatial computation's per-channel filter fused into one Triton kernel each way: the
 dense-matrix filter of :mod:`convnorm._spatial` (``_filtered`` with ``dense=True`` and
-``_SpectralFilter.backward``'s dense branch) on a CUDA GPU, or on a CPU under
+``SpectralFilter.backward``'s dense branch) on a CUDA GPU, or on a CPU under
 ``TRITON_INTERPRET=1``.
 
 Per sample :math:`n` and channel :math:`c`, on the full convolution's tile :math:`y`
@@ -55,7 +55,7 @@ import torch.nn.functional as F
 
 from ._caches import cached
 from ._transforms import DenseDFT
-from ._validation import check_choice, check_positive_int, check_tensor
+from .validation import check_choice, check_positive_int, check_tensor
 
 MAX_LENGTH = 64
 """Largest normalization size :math:`L` per axis: blocks of 64 already take every register a

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from ._validation import check_tensor, check_weight, int_tuple, is_int
+from .validation import check_tensor, check_weight, int_tuple, is_int
 
 PADDING_MODES = ("zeros", "circular")
 

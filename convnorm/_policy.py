@@ -28,7 +28,7 @@ import torch
 from ._fused_filter import MAX_LENGTH as FUSED_MAX_LENGTH
 from ._fused_filter import available as fused_filter_available
 from ._geometry import LayerGeometry
-from ._precision import FLOAT_DTYPES
+from .precision import FLOAT_DTYPES
 
 COMPUTATIONS = ("frequency_domain", "spatial")
 """The computations :func:`computation` can force on every layer that can take either."""
@@ -254,13 +254,13 @@ class _PolicyInForce(threading.local):
         self.policy = ComputationPolicy()
 
 
-_IN_FORCE = _PolicyInForce()
+IN_FORCE = _PolicyInForce()
 
 
 def current_policy() -> ComputationPolicy:
     """The policy in force in this thread: the default unless inside :func:`use_policy` or
     :func:`computation`."""
-    return _IN_FORCE.policy
+    return IN_FORCE.policy
 
 
 @contextlib.contextmanager
@@ -277,11 +277,11 @@ def use_policy(policy: ComputationPolicy) -> Iterator[ComputationPolicy]:
     """
     if not isinstance(policy, ComputationPolicy):
         raise ValueError(f"policy must be a ComputationPolicy, got {type(policy).__name__}")
-    previous, _IN_FORCE.policy = _IN_FORCE.policy, policy
+    previous, IN_FORCE.policy = IN_FORCE.policy, policy
     try:
         yield policy
     finally:
-        _IN_FORCE.policy = previous
+        IN_FORCE.policy = previous
 
 
 def computation(way: str) -> contextlib.AbstractContextManager[ComputationPolicy]:

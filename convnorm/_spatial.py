@@ -22,7 +22,7 @@ The filter runs one of four ways (:attr:`~convnorm._policy.Plan.filter`):
   operations (:func:`_planar_filtered`): what a program traced for deployment computes, and what
   ``torch.func`` differentiates.
 
-With the stop-gradient the filter has a hand-written backward (:class:`_SpectralFilter`);
+With the stop-gradient the filter has a hand-written backward (:class:`SpectralFilter`);
 without it (:func:`spatial_conv_norm`), autograd differentiates the FFT, dense or planar
 operations, through :math:`\hat v` too. The planar filter has no hand-written backward: the
 runtimes it is made for take no custom autograd function, and with the stop-gradient
@@ -36,6 +36,7 @@ from typing import NamedTuple
 import torch
 
 from ._caches import cached
+from ._fused_filter import filter_matrices, launch_backward, launch_forward
 from ._geometry import LayerGeometry
 from ._policy import EXPORTED_FILTER
 from ._transforms import DenseDFT, dense_dft, kernel_basis
@@ -117,8 +118,6 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter in ("dense", "fused") else None
     matrices = None
     if filter == "fused":
-        from ._fused_filter import filter_matrices
-
         matrices = filter_matrices(dft)
     elif filter == EXPORTED_FILTER:
         matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
@@ -135,18 +134,18 @@ def fft_scale(geometry: LayerGeometry) -> float:
     return 1 / math.prod(geometry.length)
 
 
-def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor | None,
+def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch.Tensor, bias: torch.Tensor | None,
                       spec: SpatialFilter) -> torch.Tensor:
     r"""The layer's output from the full convolution ``y`` ``(N, C, *L)``: filtered per channel
-    by the normalizer ``gain`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
-    strided, plus ``bias``, by operations that autograd differentiates (through ``gain`` too,
-    where it requires a gradient); :class:`_SpectralFilter` is the same map with the hand-written
+    by the normalizer ``v_hat`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
+    strided, plus ``bias``, by operations that autograd differentiates (through ``v_hat`` too,
+    where it requires a gradient); :class:`SpectralFilter` is the same map with the hand-written
     backward.
 
-    ``gain`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
+    ``v_hat`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
     twice, for the real and the imaginary part of the affine kernel's spectrum it multiplies
     (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
-    multiplier = _multiplier(affine_weight, gain, spec)
+    multiplier = _multiplier(affine_weight, v_hat, spec)
     if spec.filter == EXPORTED_FILTER:
         z = _planar_filtered(y, multiplier[..., 0], multiplier[..., 1], spec.matrices)
     else:
@@ -179,10 +178,10 @@ def _planar_filtered(y: torch.Tensor, real: torch.Tensor, imag: torch.Tensor, pl
     return i_real @ u_real + i_imag @ u_imag
 
 
-def _multiplier(affine_weight: torch.Tensor, gain: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
+def _multiplier(affine_weight: torch.Tensor, v_hat: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
     r"""The multiplier :math:`M = \hat v \hat\rho` ``(C, *half, 2)``, real and imaginary parts
-    interleaved: the affine kernels' half spectra (the crop's phase included) times ``gain``."""
-    return (affine_weight.reshape(affine_weight.shape[0], -1) @ spec.affine_basis * gain).view(-1, *spec.half, 2)
+    interleaved: the affine kernels' half spectra (the crop's phase included) times ``v_hat``."""
+    return (affine_weight.reshape(affine_weight.shape[0], -1) @ spec.affine_basis * v_hat).view(-1, *spec.half, 2)
 
 
 def _dense_rfft2(y: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
@@ -229,7 +228,7 @@ def _filtered(y: torch.Tensor, multiplier: torch.Tensor, spec: SpatialFilter) ->
     return spectrum, _sample(spectrum * multiplier, spec)
 
 
-class _SpectralFilter(torch.autograd.Function):
+class SpectralFilter(torch.autograd.Function):
     r""":math:`z = \operatorname{sample}_s\bigl(\mathcal F^{-1}[\hat v \hat\rho\, \mathcal F y]\bigr) + b` with
     a hand-written backward that keeps only what it needs: the (small) multiplier
     :math:`M = \hat v \hat\rho` for the input gradient, plus, when the affine kernel needs a
@@ -248,17 +247,16 @@ class _SpectralFilter(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, y, affine_weight, bias, gain_and_spec):
-        gain, spec = gain_and_spec  # gain takes no gradient: it rides with the constants (one argument less)
+    def forward(ctx, y, affine_weight, bias, v_hat_and_spec):
+        v_hat, spec = v_hat_and_spec  # v_hat takes no gradient: it rides with the constants (one argument less)
         ctx.spec = spec
-        multiplier = _multiplier(affine_weight, gain, spec)
+        multiplier = _multiplier(affine_weight, v_hat, spec)
         if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
-            from ._fused_filter import launch_forward  # unchecked: the plan chose it for this device, dtype and size
-
             real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
+            # unchecked: the plan chose the fused kernels for this device, dtype and size
             z = launch_forward(y, real, imag, spec.matrices, bias, spec.precision)
             if any(ctx.needs_input_grad):
-                ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
+                ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, v_hat, real, imag)
             return z
         multiplier = torch.view_as_complex(multiplier)
         if spec.filter == "fft":
@@ -267,13 +265,13 @@ class _SpectralFilter(torch.autograd.Function):
         else:
             spectrum, z = _filtered(y, multiplier, spec)
         if any(ctx.needs_input_grad):
-            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
+            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, v_hat, multiplier)
         return z if bias is None else z + bias.view(-1, *spec.ones)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        kept, gain, *multiplier = ctx.saved_tensors  # the fused filter's planes, else the complex multiplier
+        kept, v_hat, *multiplier = ctx.saved_tensors  # the fused filter's planes, else the complex multiplier
         spec = ctx.spec
         grad_bias = grad.sum((0, *range(2, 2 + len(spec.half)))) if ctx.needs_input_grad[2] else None
         if spec.filter == "fused":
@@ -284,7 +282,7 @@ class _SpectralFilter(torch.autograd.Function):
             grad_y, products = _fft_backward(grad, kept, *multiplier, spec, ctx.needs_input_grad[0])
         grad_affine = None
         if ctx.needs_input_grad[1]:
-            weighted = torch.view_as_real(products).flatten(1) * gain  # the products times v-hat, interleaved
+            weighted = torch.view_as_real(products).flatten(1) * v_hat  # the products times v-hat, interleaved
             if spec.filter == "fft":  # the circular cross-correlation c[tau] = sum_t g[t] (v*y)[t + tau]
                 cross = torch.fft.irfftn(torch.view_as_complex(weighted.view(-1, *spec.half, 2)),
                                          s=spec.geometry.length, dim=spec.dims, norm="forward")
@@ -328,8 +326,6 @@ def _fused_backward(grad, y, real, imag, spec, need_y):
     r"""The fused kernels' input gradient and the products :math:`\sum_n \overline{Y} G`, from
     the multiplier's planes ``real`` and ``imag``; ``y`` None when the affine kernel needs no
     gradient."""
-    from ._fused_filter import launch_backward
-
     grad_y, products_real, products_imag = launch_backward(grad, y, real, imag, spec.matrices, need_y, y is not None,
                                                            spec.precision)
     return grad_y, None if products_real is None else torch.complex(products_real, products_imag)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import torch
 
 from ._caches import cached
-from .fourier import _angle, _grid_angles, complex_dtype
+from .dft import complex_dtype, dft_angles, grid_angles
 
 
 class DenseDFT(NamedTuple):
@@ -50,15 +50,16 @@ def dense_dft(length: tuple[int, int], stride: tuple[int, int], out_size: tuple[
     (l0, l1), (s0, s1), (o0, o1) = length, stride, out_size
     k = l1 // 2 + 1
     rows, cols, freqs = torch.arange(l0), torch.arange(l1), torch.arange(k)
-    theta = _angle(cols, freqs, l1)
+    theta = dft_angles(cols, freqs, l1)
     rfft_cols = torch.stack([theta.cos(), -theta.sin()], -1).reshape(l1, 2 * k)
-    dft_rows = torch.polar(torch.ones(l0, l0, dtype=torch.float64), -_angle(rows, rows, l0))
-    idft_rows = torch.polar(torch.full((o0, l0), 1 / l0, dtype=torch.float64), _angle(torch.arange(o0) * s0, rows, l0))
+    dft_rows = torch.polar(torch.ones(l0, l0, dtype=torch.float64), -dft_angles(rows, rows, l0))
+    idft_rows = torch.polar(torch.full((o0, l0), 1 / l0, dtype=torch.float64),
+                            dft_angles(torch.arange(o0) * s0, rows, l0))
     weight = torch.full((k, 1), 2.0, dtype=torch.float64)
     weight[0] = 1
     if l1 % 2 == 0:
         weight[-1] = 1
-    theta = _angle(freqs, torch.arange(o1) * s1, l1)
+    theta = dft_angles(freqs, torch.arange(o1) * s1, l1)
     irfft_cols = (torch.stack([theta.cos(), -theta.sin()], 1) * (weight / l1)[:, :, None]).reshape(2 * k, o1)
     rfft_cols, irfft_cols = (m.to(dtype=dtype, device=device) for m in (rfft_cols, irfft_cols))
     dft_rows, idft_rows = (m.to(dtype=complex_dtype(dtype), device=device) for m in (dft_rows, idft_rows))
@@ -75,7 +76,7 @@ def kernel_basis(taps: tuple[int, ...], shift: tuple[int, ...], length: tuple[in
     :math:`\sum_j \rho[j]\, e^{2\pi i \langle\omega, j + \text{shift}\rangle / L}` of a kernel
     :math:`\rho` of ``taps``: the multiplier of the circular cross-correlation
     :math:`y[t] = \sum_j \rho[j]\, x[t + j + \text{shift}]`."""
-    angle = _grid_angles([torch.arange(t) + sh for t, sh in zip(taps, shift)], length, onesided=True)
+    angle = grid_angles([torch.arange(t) + sh for t, sh in zip(taps, shift)], length, onesided=True)
     basis = torch.stack([angle.cos(), angle.sin()], -1)
     return basis.reshape(math.prod(taps), -1).to(dtype=dtype, device=device)
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
-from .fourier import _normalizer_spectrum
+from .fourier import normalizer_spectrum
+from .validation import check_finite, check_kernel_fits, check_ndim, check_non_negative, check_weight
 
 __all__ = ["algorithm1", "centred_affine_as_convolution"]
 
@@ -49,7 +49,7 @@ def algorithm1(z_out: torch.Tensor, weight: torch.Tensor, affine_weight: torch.T
         check_kernel_fits(affine_weight.shape[1:], size, "output")
     eps = check_non_negative("eps", eps)
     check_finite("weight", weight)
-    spectrum = torch.fft.fft2(z_out) * _normalizer_spectrum(weight.detach(), size, eps, onesided=False)
+    spectrum = torch.fft.fft2(z_out) * normalizer_spectrum(weight.detach(), size, eps, onesided=False)
     if affine_weight is not None:
         spectrum = spectrum * torch.fft.fft2(affine_weight, s=size)
     return torch.fft.ifft2(spectrum).real

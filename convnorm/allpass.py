@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._validation import (
+from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
+from .fourier import normalizer_spectrum
+from .validation import (
     ArrayLike,
     as_real_array,
     check_kernel_fits,
@@ -28,8 +30,6 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
-from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
-from .fourier import _normalizer_spectrum
 
 
 def preconditioner_dense(a: ArrayLike, n: int, eps: float = 0.0) -> np.ndarray:
@@ -64,7 +64,7 @@ def normalizer_filter(kernels: ArrayLike, n: int, eps: float = 0.0) -> np.ndarra
     check_kernel_fits(array.shape[-1:], (n,))
     eps = check_non_negative("eps", eps)
     weight = torch.from_numpy(array.reshape(1, -1, array.shape[-1]))
-    v_hat = _normalizer_spectrum(weight, n, eps, onesided=False)[0].numpy()
+    v_hat = normalizer_spectrum(weight, n, eps, onesided=False)[0].numpy()
     if eps == 0 and not v_hat.max() * np.sqrt(np.finfo(np.float64).eps) < v_hat.min():
         raise ValueError(
             "kernels have a (numerically) vanishing spectrum at frequency "

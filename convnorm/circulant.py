@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_non_negative, check_positive_int
+from .validation import ArrayLike, as_real_array, check_kernel_fits, check_non_negative, check_positive_int
 
 
 def zero_pad(a: ArrayLike, n: int) -> np.ndarray:

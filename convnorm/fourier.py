@@ -33,14 +33,8 @@ import torch
 
 from ._caches import cached
 from ._geometry import CONV
-from ._validation import as_size, check_finite, check_non_negative, check_weight
-
-
-def complex_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The complex dtype holding a spectrum of real ``dtype`` data: complex128 for float64,
-    complex64 otherwise."""
-    return torch.complex128 if dtype == torch.float64 else torch.complex64
-
+from .dft import cosine_basis
+from .validation import as_size, check_finite, check_non_negative, check_weight
 
 LAG_MAP_MAX_ENTRIES = 2**20
 r"""Largest lag map (:math:`m^2 \prod_a (2m_a - 1)` entries for kernels of :math:`m` taps) by which
@@ -86,12 +80,13 @@ def kernel_autocorrelation(weight: torch.Tensor, by_convolution: bool | None = N
     flat = weight.reshape(c_out, c_in, taps)
     gram = flat.transpose(1, 2) @ flat  # (C_out, taps, taps)
     return (gram.reshape(c_out, taps * taps)
-            @ _lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
+            @ lag_map(tuple(kernel), weight.dtype, weight.device)).reshape(c_out, *lags)
 
 
 @cached(maxsize=64)
-def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Cached 0/1 matrix ``(m², Π(2m - 1))`` sending Gram entry ``(t, t')`` to lag ``t' - t`` (shifted by ``m - 1``)."""
+def lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """The cached 0/1 matrix ``(m², Π(2m - 1))`` sending Gram entry ``(t, t')`` to lag ``t' - t``
+    (shifted by ``m - 1``): how :func:`kernel_autocorrelation` and the layer sum the Gram matrices by lag."""
     lags = [2 * k - 1 for k in kernel]
     position = torch.stack(torch.meshgrid(*[torch.arange(k, device=device) for k in kernel], indexing="ij"), -1)
     position = position.reshape(-1, len(kernel))  # (taps, d)
@@ -99,37 +94,9 @@ def _lag_map(kernel: tuple[int, ...], dtype: torch.dtype, device: torch.device) 
     index = torch.zeros(lag.shape[:2], dtype=torch.long, device=device)
     for axis, k in enumerate(kernel):
         index = index * (2 * k - 1) + lag[..., axis]
-    lag_map = torch.zeros(index.numel(), math.prod(lags), dtype=dtype, device=device)
-    lag_map[torch.arange(index.numel(), device=device), index.flatten()] = 1
-    return lag_map
-
-
-@cached(maxsize=64)
-def _cosine_basis(lags: tuple[int, ...], dilation: tuple[int, ...], size: tuple[int, ...], onesided: bool,
-                  dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    r"""``(Π lags, F)``: row :math:`\tau` is :math:`\cos(2\pi \sum_a \omega_a d_a \tau_a / n_a)`
-    over the DFT grid of size :math:`n` (``F`` points; last axis halved if ``onesided``),
-    for lags :math:`\tau_a` from :math:`-(k_a - 1)` to :math:`k_a - 1`. Angles are reduced
-    modulo :math:`2\pi` in integers and computed in float64; cached per geometry."""
-    taus = [(torch.arange(lag) - (lag - 1) // 2) * dl for lag, dl in zip(lags, dilation)]
-    return _grid_angles(taus, size, onesided).cos().to(dtype=dtype, device=device)
-
-
-def _angle(a: torch.Tensor, b: torch.Tensor, n: int) -> torch.Tensor:
-    r""":math:`2\pi (a b \bmod n)/n` for every pair, in float64."""
-    return 2 * math.pi * (torch.outer(a, b) % n).double() / n
-
-
-def _grid_angles(positions: Sequence[torch.Tensor], size: Sequence[int], onesided: bool) -> torch.Tensor:
-    r"""``(Π len(positions), F)`` float64: row :math:`\tau` (over the product of the integer
-    ``positions`` of each axis) is :math:`2\pi \sum_a \omega_a \tau_a / n_a` over the DFT grid of
-    ``size`` (``F`` points; last axis halved if ``onesided``), 1D or 2D, each axis's angle reduced
-    modulo :math:`2\pi` in integers."""
-    d = len(size)
-    angles = [_angle(tau, torch.arange(n // 2 + 1 if onesided and axis == d - 1 else n), n)
-              for axis, (tau, n) in enumerate(zip(positions, size))]
-    angle = angles[0] if d == 1 else angles[0][:, None, :, None] + angles[1][None, :, None, :]
-    return angle if d == 1 else angle.flatten(0, 1).flatten(1)  # the lag pairs by the frequency pairs
+    matrix = torch.zeros(index.numel(), math.prod(lags), dtype=dtype, device=device)
+    matrix[torch.arange(index.numel(), device=device), index.flatten()] = 1
+    return matrix
 
 
 def autocorrelation_power_spectrum(
@@ -165,7 +132,7 @@ def autocorrelation_power_spectrum(
         )
     n = as_size("size", size, d)
     c, *lags = autocorrelation.shape
-    basis = _cosine_basis(tuple(lags), as_size("dilation", dilation, d), n, onesided,
+    basis = cosine_basis(tuple(lags), as_size("dilation", dilation, d), n, onesided,
                           autocorrelation.dtype, autocorrelation.device)
     shape = (*n[:-1], n[-1] // 2 + 1) if onesided else n
     return (autocorrelation.reshape(c, -1) @ basis).reshape(c, *shape).clamp_min(0)
@@ -187,7 +154,8 @@ def kernel_power_spectrum(
     Returns:
         A real, non-negative tensor ``(C_out, n_1, …)`` (last axis halved if ``onesided``).
     """
-    return _power_spectrum(weight, _checked_weight(weight, size), onesided)
+    size = _checked_size(weight, size)
+    return autocorrelation_power_spectrum(_weight_autocorrelation(weight), size, onesided)
 
 
 def normalizer_spectrum(
@@ -200,15 +168,15 @@ def normalizer_spectrum(
     ``inf``; pass ``eps > 0`` to bound the gain by :math:`\varepsilon^{-1/2}`.
     """
     eps = check_non_negative("eps", eps)
-    return _normalizer_spectrum(weight, _checked_weight(weight, size), eps, onesided)
+    size = _checked_size(weight, size)
+    return _normalizer(_weight_autocorrelation(weight), size, eps, onesided)
 
 
-def _checked_weight(weight: torch.Tensor, size: int | Sequence[int], size_name: str = "size") -> tuple[int, ...]:
+def _checked_size(weight: torch.Tensor, size: int | Sequence[int]) -> tuple[int, ...]:
     """``size`` as one int per kernel axis of ``weight``, once ``weight`` is checked to be a
-    finite ``(C_out, C_in, *kernel)`` tensor and ``size`` (named ``size_name``) to fit it;
-    ``ValueError`` naming the argument otherwise: what the public functions taking a weight and a
-    size check before calling the unchecked ones."""
-    size = as_size(size_name, size, check_weight(weight))
+    finite ``(C_out, C_in, *kernel)`` tensor and ``size`` to fit it; ``ValueError`` naming the
+    argument otherwise."""
+    size = as_size("size", size, check_weight(weight))
     check_finite("weight", weight)
     return size
 
@@ -216,18 +184,6 @@ def _checked_weight(weight: torch.Tensor, size: int | Sequence[int], size_name: 
 def _weight_autocorrelation(weight: torch.Tensor) -> torch.Tensor:
     """:func:`kernel_autocorrelation` of a checked ``weight``, integer weights in float64."""
     return kernel_autocorrelation(weight if weight.is_floating_point() else weight.double())
-
-
-def _power_spectrum(weight: torch.Tensor, size: int | Sequence[int], onesided: bool = True) -> torch.Tensor:
-    """:func:`kernel_power_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)."""
-    return autocorrelation_power_spectrum(_weight_autocorrelation(weight), size, onesided)
-
-
-def _normalizer_spectrum(weight: torch.Tensor, size: int | Sequence[int], eps: float,
-                         onesided: bool = True) -> torch.Tensor:
-    """:func:`normalizer_spectrum` of a checked ``weight`` and ``size`` (:func:`_checked_weight`)
-    and a checked ``eps`` (a float ``>= 0``)."""
-    return _normalizer(_weight_autocorrelation(weight), size, eps, onesided)
 
 
 def normalizer_from_autocorrelation(

@@ -71,8 +71,8 @@ from ._caches import clear_caches, exporting, outside_export
 from ._engine import autocast_dtype, averaged_autocorrelation, plan_of, prepare
 from ._geometry import PADDING_MODES, check_dtypes, layer_geometry
 from ._policy import COMPUTATIONS, FILTERS, ComputationPolicy, computation, current_policy, use_policy
-from ._precision import HALF_DTYPES
-from ._validation import check_non_negative, check_tensor, check_weight
+from .precision import HALF_DTYPES
+from .validation import check_non_negative, check_tensor, check_weight
 
 __all__ = [
     "COMPUTATIONS", "FILTERS", "HALF_DTYPES", "PADDING_MODES", "ComputationPolicy", "chosen_computation",

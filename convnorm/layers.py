@@ -20,8 +20,8 @@ import torch.nn as nn
 from ._caches import exporting, outside_export, tracing
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
-from ._policy import _IN_FORCE
-from ._validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
+from ._policy import IN_FORCE
+from .validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
 
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
 """Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
@@ -236,7 +236,7 @@ class _ConvNormNd(nn.Module):
                weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
                _any_autocast() and autocast_dtype(input.device.type), None if training else steps._version)
         prepared = self._prepared
-        if prepared is None or prepared[0] != key or prepared[1] is not _IN_FORCE.policy:
+        if prepared is None or prepared[0] != key or prepared[1] is not IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
         if prepared[5]:  # unbatched, as nn.Conv2d takes it: a batch of one
             input = input.unsqueeze(0)
@@ -265,7 +265,7 @@ class _ConvNormNd(nn.Module):
             check_dtypes(input, weight, autocast)
             geometry = layer_geometry(input, weight, self.stride, self.padding, self.dilation, self.groups,
                                       self.padding_mode, bias, affine_weight)
-            policy = _IN_FORCE.policy
+            policy = IN_FORCE.policy
             taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
             prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
                                self.stop_gradient or not key[7], policy, autocast, deployed)

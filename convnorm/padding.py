@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._validation import ArrayLike, as_real_array, check_non_negative_int, check_weight, int_tuple
 from .circulant import circular_convolve, zero_pad
+from .validation import ArrayLike, as_real_array, check_non_negative_int, check_weight, int_tuple
 
 __all__ = [
     "linear_convolve",

@@ -32,9 +32,9 @@ import torch
 import torch.nn.functional as F
 
 from ._geometry import CONV, layer_geometry
-from ._precision import FLOAT_DTYPES, without_autocast
-from ._validation import check_non_negative
 from .padding import dilate_kernel
+from .precision import FLOAT_DTYPES, without_autocast
+from .validation import check_non_negative
 
 __all__ = ["conv_norm_reference"]
 

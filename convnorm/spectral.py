@@ -37,15 +37,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import as_size, check_kernel_fits, check_non_negative
-from .fourier import (
-    _checked_weight,
-    _normalizer_spectrum,
-    _power_spectrum,
-    kernel_autocorrelation,
-    normalizer_from_autocorrelation,
-)
+from .fourier import kernel_autocorrelation, kernel_power_spectrum, normalizer_from_autocorrelation, normalizer_spectrum
 from .functional import normalizing_autocorrelation
+from .layers import ConvNorm1d, ConvNorm2d
+from .validation import as_size, check_finite, check_kernel_fits, check_non_negative, check_weight
 
 __all__ = [
     "conv_spectrum",
@@ -66,7 +61,8 @@ __all__ = [
 def _checked_size(weight: torch.Tensor, input_size: int | Sequence[int]) -> tuple[int, ...]:
     """``input_size`` as one int per kernel axis of ``weight``, once ``weight`` (a finite
     ``(C_out, C_in, *kernel)`` tensor) and the size are checked and the kernel fits."""
-    size = _checked_weight(weight, input_size, "input_size")
+    size = as_size("input_size", input_size, check_weight(weight))
+    check_finite("weight", weight)
     check_kernel_fits(weight.shape[2:], size, "input")
     return size
 
@@ -104,7 +100,7 @@ def convnorm_spectrum(weight: torch.Tensor, input_size: int | Sequence[int], eps
     """
     size = _checked_size(weight, input_size)
     eps = check_non_negative("eps", eps)
-    return _conv_spectrum(weight, size) * _row_gain(_normalizer_spectrum(weight.detach(), size, eps))
+    return _conv_spectrum(weight, size) * _row_gain(normalizer_spectrum(weight.detach(), size, eps))
 
 
 def _row_gain(gain: torch.Tensor) -> torch.Tensor:
@@ -195,7 +191,7 @@ def channel_condition_numbers(
     """
     size = _checked_size(weight, input_size)
     eps = check_non_negative("eps", eps)
-    power = _power_spectrum(weight.detach(), size)  # (C_out, *half spectrum)
+    power = kernel_power_spectrum(weight.detach(), size)  # (C_out, *half spectrum)
     if normalized:
         power = power / (power + eps)
     flat = power.flatten(1)
@@ -232,8 +228,6 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
         complex ``(n_1, n_2 // 2 + 1, C_out, C_in)`` in float64: pass it to
         :func:`spectrum_singular_values` or :func:`deployed_channel_condition_numbers`.
     """
-    from .layers import ConvNorm1d, ConvNorm2d
-
     if getattr(module, "groups", 1) != 1 or any(d != 1 for d in getattr(module, "dilation", (1,))):
         raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
     weight = module.weight.detach().double()

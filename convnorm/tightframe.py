@@ -28,10 +28,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._validation import ArrayLike, as_real_array, check_kernel_fits, check_positive_int
 from .allpass import normalizer_filter
 from .circulant import circulant, circular_convolve, inverse_sqrt_psd, zero_pad
 from .fourier import kernel_power_spectrum
+from .validation import ArrayLike, as_real_array, check_kernel_fits, check_positive_int
 
 
 def _weight(weight: ArrayLike, n: int) -> tuple[np.ndarray, int]:

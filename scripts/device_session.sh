@@ -71,9 +71,9 @@ stop() {  # $1: why the window stops before its trainings, in one line (status.j
 }
 
 rm -rf "$WORK/code" && mkdir -p "$WORK/code"
-cp -r convnorm convnorm_book scripts benchmarks tests results pyproject.toml "$WORK/code/"
+cp -r convnorm lab book_code scripts benchmarks tests results pyproject.toml "$WORK/code/"
 cd "$WORK/code" || exit 1
-export PYTHONPATH=$WORK/code
+export PYTHONPATH=$WORK/code:$WORK/code/lab:$WORK/code/book_code
 device=cpu  # the GPU's name as nvidia-smi (and torch) give it; asked without importing torch
 if command -v nvidia-smi >/dev/null && gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1) \
         && [ -n "$gpu" ]; then
@@ -123,7 +123,7 @@ if [ -z "${CONVNORM_DATA_DIR:-}" ]; then
 fi
 export CONVNORM_DATA_DIR
 log "decoding CIFAR-10 once"
-"$PYTHON" -c "from convnorm.data import find_cifar, load_cifar; print(find_cifar('cifar10').description); \
+"$PYTHON" -c "from convnorm_lab.data import find_cifar, load_cifar; print(find_cifar('cifar10').description); \
 print(load_cifar('cifar10')[0].shape)" > "$WORK/logs/decoding.log" 2>&1
 status=$?
 cat "$WORK/logs/decoding.log"

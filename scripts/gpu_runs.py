@@ -5,7 +5,7 @@
     python scripts/gpu_runs.py --preset fast --deadline 480 --pack $OUT   # a window: the plan, in order
     python scripts/gpu_runs.py --preset fast generalization:0-2/cifar10-bn,cifar10-convnorm+bn
 
-Without requests the queue of ``convnorm.experiments.gpu_queue`` is trained: the BN network
+Without requests the queue of ``convnorm_lab.experiments.gpu_queue`` is trained: the BN network
 whose accuracy floor is checked first, then the primary endpoints' trainings for the seeds
 their power analysis asks (``convnorm_book.results.endpoints``), then the queue, highest
 priority first; a request is ``EXPERIMENT:SEEDS[/RUN,RUN...]``. Runs already stored are
@@ -17,7 +17,7 @@ a window uses.
 The trainings of one seed (of one group of requests) finish before the next seed's start.
 A training starts only if its estimate (step times of ``--calibration``, measured on the
 spot, else the recorded ones) fits before ``--deadline``. Trainings run in worker processes
-(``convnorm.experiments.worker``), ``--jobs`` at a time; a worker trains one run after
+(``convnorm_lab.experiments.worker``), ``--jobs`` at a time; a worker trains one run after
 another, except with ``--cuda-graph``, where each training gets a fresh process (two
 models captured as CUDA graphs in one process have failed:
 ``convnorm_book.layer_benchmark.make_graphed_train_step``); one still running at the
@@ -46,10 +46,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # this checkout's packages, not another installed copy
+#: this checkout's three packages (the library, the lab, the book's code), not other installed copies
+SOURCES = [str(ROOT), str(ROOT / "lab"), str(ROOT / "book_code")]
+sys.path[:0] = SOURCES
 
-from convnorm.data import CifarNotFoundError  # noqa: E402
-from convnorm.experiments import (  # noqa: E402
+from convnorm.functional import FILTERS  # noqa: E402
+from convnorm_book.results import endpoints  # noqa: E402
+from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
+from convnorm_book.results.power import TARGET_POWER  # noqa: E402
+from convnorm_book.results.words import method_label, spelled  # noqa: E402
+from convnorm_lab.data import CifarNotFoundError  # noqa: E402
+from convnorm_lab.experiments import (  # noqa: E402
     EXPERIMENTS,
     get_preset,
     gpu_queue,  # noqa: E402
@@ -58,13 +65,8 @@ from convnorm.experiments import (  # noqa: E402
     run_experiment,
     run_record_path,
 )
-from convnorm.functional import FILTERS  # noqa: E402
-from convnorm.models.normalizations import BN  # noqa: E402
-from convnorm.training import load_results  # noqa: E402
-from convnorm_book.results import endpoints  # noqa: E402
-from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
-from convnorm_book.results.power import TARGET_POWER  # noqa: E402
-from convnorm_book.results.words import method_label, spelled  # noqa: E402
+from convnorm_lab.models.normalizations import BN  # noqa: E402
+from convnorm_lab.training import load_results  # noqa: E402
 
 #: seconds kept free before the deadline for the last packing
 PACK_MARGIN_S = 10
@@ -84,7 +86,7 @@ def primary_sample_sizes() -> list[endpoints.SampleSize]:
 
 def queue_groups(preset: str, requests: list[gpu_queue.Request]) -> tuple[tuple[gpu_queue.Request, ...], ...]:
     """The groups of requests a window trains at ``preset``: the ``requests`` given, else
-    the queue (:func:`convnorm.experiments.gpu_queue.queued_groups` with the primary endpoints)."""
+    the queue (:func:`convnorm_lab.experiments.gpu_queue.queued_groups` with the primary endpoints)."""
     if requests:
         return (tuple(requests),)
     return gpu_queue.queued_groups(endpoints.requests(preset, primary_sample_sizes()))
@@ -205,7 +207,7 @@ def pack(archive: Path, members: dict[str, Path]) -> None:
 
 
 class Launcher:
-    """Workers (``python -m convnorm.experiments.worker``) fed with jobs in order, within a deadline."""
+    """Workers (``python -m convnorm_lab.experiments.worker``) fed with jobs in order, within a deadline."""
 
     def __init__(self, args: argparse.Namespace, queue: list[gpu_queue.Job], times: gpu_queue.StepTimes,
                  slowdown: float):
@@ -232,9 +234,9 @@ class Launcher:
             return self.idle.pop()
         self.spawned += 1
         log = open(self.logs / f"worker{self.spawned}.log", "a")
-        proc = subprocess.Popen([sys.executable, "-m", "convnorm.experiments.worker"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "convnorm_lab.experiments.worker"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(SOURCES)})
         self.selector.register(proc.stdout, selectors.EVENT_READ, proc)
         return proc
 

@@ -28,15 +28,16 @@ SETUP_TAG = "colab-setup"
 def setup_source(config_path: Path = ROOT / "_config.yml") -> str:
     """The source of the setup cell, built from the repository URL and branch.
 
-    In Colab it clones the repository and installs the package from it without its
-    dependencies (Colab has torch, numpy and what the book's figures need, so nothing it
-    already has is replaced and no restart is asked for). A failed clone or install
-    stops the cell with the URL or folder and the tool's own message."""
+    In Colab it clones the repository and installs its three packages from it (the library,
+    ``lab/`` and ``book_code/``) without their dependencies (Colab has torch, numpy and what the
+    book's figures need, so nothing it already has is replaced and no restart is asked for). A
+    failed clone or install stops the cell with the URL or folder and the tool's own message."""
     repo = yaml.safe_load(config_path.read_text())["repository"]
     url, branch = repo["url"].rstrip("/"), repo.get("branch", "main")
     return (
-        "# Setup: in Google Colab, fetch the book's repository (package and recorded results) and install the\n"
-        "# convnorm package from it; the data loader downloads CIFAR-10 when a chapter needs it.\n"
+        "# Setup: in Google Colab, fetch the book's repository (packages and recorded results) and install the\n"
+        "# convnorm library, its lab and the book's code from it; the data loader downloads CIFAR-10 when a\n"
+        "# chapter needs it.\n"
         "# Anywhere else (your machine, the book build, the tests) this cell does nothing.\n"
         "import os\n"
         "import subprocess\n"
@@ -53,9 +54,10 @@ def setup_source(config_path: Path = ROOT / "_config.yml") -> str:
         '    if not os.path.isdir("/content/convnorm-book"):\n'
         f'        _run(["git", "clone", "--depth", "1", "--branch", "{branch}", url, "/content/convnorm-book"],\n'
         '             f"cloning {url}")\n'
-        '    _run([sys.executable, "-m", "pip", "install", "--no-deps", "/content/convnorm-book"],\n'
-        '         "installing convnorm from /content/convnorm-book")\n'
-        '    sys.path.insert(0, "/content/convnorm-book")\n'
+        '    packages = ["/content/convnorm-book", "/content/convnorm-book/lab", "/content/convnorm-book/book_code"]\n'
+        '    _run([sys.executable, "-m", "pip", "install", "--no-deps", *packages],\n'
+        '         "installing convnorm, convnorm_lab and convnorm_book from /content/convnorm-book")\n'
+        '    sys.path[:0] = packages\n'
         '    os.environ.setdefault("CONVNORM_DATA_DIR", "/content/data")\n'
         '    os.environ.setdefault("CONVNORM_RESULTS_DIR", "/content/convnorm-book/results")\n'
         '    os.environ.setdefault("CONVNORM_DOWNLOAD", "1")'

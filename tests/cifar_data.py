@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from convnorm.data import ENV_VAR, CifarNotFoundError, find_cifar, prepare_cifar
-from convnorm.data.cifar import CACHE_ENV_VAR
+from convnorm_lab.data import ENV_VAR, CifarNotFoundError, find_cifar, prepare_cifar
+from convnorm_lab.data.cifar import CACHE_ENV_VAR
 
 RANDOM_IMAGES_PER_BATCH = 200
 """Images in each of the random copy's six batches: 1,000 training images (100 a class), 200

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from convnorm.experiments import PRESETS
-from convnorm.training import save_results
+from convnorm_lab.experiments import PRESETS
+from convnorm_lab.training import save_results
 
 REPOSITORY_RESULTS = Path(__file__).resolve().parents[1] / "results"
 

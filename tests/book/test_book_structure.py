@@ -70,7 +70,7 @@ def prose(path: Path) -> str:
 def test_part4_prose_states_the_cpu_preset_as_defined(path):
     """The experiment chapters describe the stored ``cpu`` results' scale in words: those
     words must say what ``PRESETS["cpu"]`` does (numbers that are the paper's are allowed)."""
-    from convnorm.experiments.presets import PRESETS
+    from convnorm_lab.experiments.presets import PRESETS
 
     cpu, paper = PRESETS["cpu"], PRESETS["paper"]
     text = prose(path)

@@ -33,7 +33,7 @@ def book_imports(tree: ast.Module) -> list[str]:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_module_serves_one_notebook_that_imports_it_in_one_line_and_uses_all_it_lists(module):
-    assert module in NOTEBOOKS, f"convnorm_book/chapters/{module}.py names no notebook of the book"
+    assert module in NOTEBOOKS, f"book_code/convnorm_book/chapters/{module}.py names no notebook of the book"
     tree = code(NOTEBOOKS[module])
     assert book_imports(tree) == [f"from convnorm_book.chapters import {module} as book"]
     used = {node.attr for node in ast.walk(tree)

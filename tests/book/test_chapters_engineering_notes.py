@@ -1,8 +1,8 @@
 """convnorm_book.chapters.engineering_notes: every recorded training-step time in one table, and its headline."""
 from __future__ import annotations
 
-from convnorm.training import save_results
 from convnorm_book.chapters.engineering_notes import AUTHORS, BASELINE, CONVNORM, headline, step_times, table_lines
+from convnorm_lab.training import save_results
 
 
 def _record(folder, name, experiment, day, results):

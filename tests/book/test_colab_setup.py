@@ -41,6 +41,8 @@ def test_the_setup_cell_installs_without_dependencies(monkeypatch):
     assert clone[:2] == ["git", "clone"] and clone[-1] == "/content/convnorm-book"
     assert "--no-deps" in install and "--quiet" not in install  # nothing Colab has is replaced
     assert not any("vision" in part for part in install)
+    assert install[-3:] == ["/content/convnorm-book", "/content/convnorm-book/lab",
+                            "/content/convnorm-book/book_code"]  # the library, the lab, the book's code
 
 
 @pytest.mark.parametrize("failing, message", [("clone", "cloning https://"), ("install", "installing convnorm")])

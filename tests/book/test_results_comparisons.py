@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from convnorm.experiments import EXPERIMENTS, PRESETS
-from convnorm.experiments.schema import HISTORY_KEYS, declared_paths
 from convnorm_book.results import claims, comparisons, records, sizes, studies
+from convnorm_lab.experiments import EXPERIMENTS, PRESETS
+from convnorm_lab.experiments.schema import HISTORY_KEYS, declared_paths
 from result_files import paper_values, record, results_root, root, write  # noqa: F401 (fixtures)
 
 ALL_NORMS = ["none", "bn", "convnorm", "convnorm+bn", "sn+bn", "oni+bn", "ocnn+bn"]

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from cifar_data import random_cifar_root  # noqa: F401 (fixture)
-from convnorm.experiments import gpu_queue
-from convnorm.experiments.gpu_queue import Request
 from convnorm_book.results import live
 from convnorm_book.results.records import Records, load_result_files
+from convnorm_lab.experiments import gpu_queue
+from convnorm_lab.experiments.gpu_queue import Request
 from result_files import paper_values, record, results_root, write  # noqa: F401 (fixtures)
 
 
@@ -53,7 +53,7 @@ def test_the_quote_is_measured_here_and_trains_whole_comparisons(random_cifar_ro
     generous = live.quote(requests, 60, "smoke", tmp_path, random_cifar_root, "cpu", steps=2)
     assert len(generous.estimates) == 4 and generous.chosen == tuple(job for job, _ in generous.estimates)
     assert all(minutes > 0 for _, minutes in generous.estimates) and "raise it" not in str(generous)
-    from convnorm.experiments import step_timing
+    from convnorm_lab.experiments import step_timing
 
     fixed = step_timing.time_steps("smoke", "resnet18", "bn", "cpu", batches=2)  # one measurement for every network
     with pytest.MonkeyPatch.context() as patch:

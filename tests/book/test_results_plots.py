@@ -10,9 +10,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from convnorm.experiments import EXPERIMENTS  # noqa: E402
 from convnorm_book.results import claims, comparisons, endpoints, plots, records  # noqa: E402
 from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
+from convnorm_lab.experiments import EXPERIMENTS  # noqa: E402
 from result_files import paper_values, record, root, write  # noqa: E402, F401 (fixtures)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from convnorm.experiments import EXPERIMENTS
 from convnorm_book.results import comparisons, prose, records
+from convnorm_lab.experiments import EXPERIMENTS
 from result_files import paper_values, record, results_root, write  # noqa: F401 (fixtures)
 
 FORBIDDEN = ("+-", "(tab:", "(table:", "(fig:", "harness", "R_κ", "ε_adv")

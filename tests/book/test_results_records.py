@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from convnorm.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION
 from convnorm_book.results import records
+from convnorm_lab.experiments import EXPERIMENTS, PRESETS, PROTOCOL_VERSION
 from result_files import REPOSITORY_RESULTS, record, results_root, write
 
 
@@ -81,7 +81,7 @@ def test_stored_prefers_the_gpu_protocol_once_two_of_its_seeds_are_complete(root
     assert chosen.settings.epochs == 5  # as recorded, not as today
     with pytest.raises(ValueError, match="no complete records of 'simba'"):
         records.stored("simba", root)
-    with pytest.raises(ValueError, match="python -m convnorm.experiments"):
+    with pytest.raises(ValueError, match="python -m convnorm_lab.experiments"):
         records.Records("simba", "cpu", ())
 
 
@@ -266,7 +266,7 @@ def test_the_copy_note_compares_directly_only_on_the_official_images(root):
 
 
 def test_calibration_is_the_newest_record_that_timed_the_networks(tmp_path):
-    from convnorm.training import save_results
+    from convnorm_lab.training import save_results
 
     folder = tmp_path / "benchmarks"
     timed = {"eager": {"conv2d+bn": {"seconds_per_step": 0.01, "relative_to_conv2d_bn": 1.0}}}

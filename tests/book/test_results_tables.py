@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from convnorm.experiments import EXPERIMENTS, PRESETS
 from convnorm_book.results import comparisons, endpoints, provenance, records, studies, tables
 from convnorm_book.results.paper_values import paper_leads, paper_value, table_cell
+from convnorm_lab.experiments import EXPERIMENTS, PRESETS
 from result_files import REPOSITORY_RESULTS, paper_values, record, results_root, write  # noqa: F401 (fixtures)
 
 
@@ -290,7 +290,7 @@ def test_experiment_table_carries_the_caveats(generalization, paper_values):
 
 def test_inventory_lists_what_is_recorded_with_versions_and_failed_trainings(tmp_path):
     root = results_root(tmp_path)
-    from convnorm.experiments import PROTOCOL_VERSION
+    from convnorm_lab.experiments import PROTOCOL_VERSION
 
     runs = root / "cpu" / "runs" / "cpu-seed0"
     runs.mkdir(parents=True)
@@ -332,7 +332,7 @@ def test_grid_sets_methods_against_attacks_or_rates(tmp_path, paper_values):
 
 
 def test_gpu_queue_table_lists_the_floor_the_primary_endpoints_then_the_queue(paper_values):
-    from convnorm.experiments.gpu_queue import QUEUE
+    from convnorm_lab.experiments.gpu_queue import QUEUE
 
     plans = endpoints.sample_sizes(paper_values)
     table = provenance.gpu_queue_table(plans)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from convnorm.experiments import PRESETS
 from convnorm_book.results import words
+from convnorm_lab.experiments import PRESETS
 
 
 def test_protocol_words_read_the_preset():

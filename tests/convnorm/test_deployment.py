@@ -18,8 +18,8 @@ from test_functional import REFERENCE_CASES, reference_case
 
 from convnorm import ConvNorm1d, ConvNorm2d, convert
 from convnorm.functional import conv_norm
-from convnorm.models import build_model
 from convnorm.reference import conv_norm_reference
+from convnorm_lab.models import build_model
 
 ONNX_TOLERANCE = 1e-5
 """onnxruntime against eager in float32, relative to the output's largest entry: both compute in

@@ -250,10 +250,10 @@ def test_an_empty_batch_gives_empty_outputs_and_zero_products():
                                     dict(stride=1, padding=1, padding_mode="circular")])
 def test_end_to_end_matches_the_reference(kwargs):
     """ConvNorm by the full convolution (as convnorm._spatial computes it), then the fused filter
-    with M = v-hat * the shifted spectrum of the affine kernel (as _SpectralFilter builds it),
+    with M = v-hat * the shifted spectrum of the affine kernel (as SpectralFilter builds it),
     plus the bias: the paper's procedure in float64, forward, and backward through the input,
     the conv weight and the affine kernel (its gradient from the products S as
-    _SpectralFilter's dense backward forms it)."""
+    SpectralFilter's dense backward forms it)."""
     torch.manual_seed(0)
     padding_mode = kwargs.get("padding_mode", "zeros")
     x = torch.randn(3, 2, 8, 6, dtype=torch.float64, requires_grad=True)

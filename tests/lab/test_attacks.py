@@ -1,4 +1,4 @@
-"""convnorm.attacks: perturbations stay in their ℓ∞ ball and the image range, raise the
+"""convnorm_lab.attacks: perturbations stay in their ℓ∞ ball and the image range, raise the
 loss, free adversarial training replays and carries δ, SimBA counts its queries."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from convnorm.attacks import dct_matrix, fgsm, free_adversarial_step, pgd, simba, simba_order
+from convnorm_lab.attacks import dct_matrix, fgsm, free_adversarial_step, pgd, simba, simba_order
 
 EPS = 8 / 255
 

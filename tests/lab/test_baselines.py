@@ -1,4 +1,4 @@
-"""convnorm.baselines: each baseline has its defining property (SN σ = 1, ONI orthogonal
+"""convnorm_lab.baselines: each baseline has its defining property (SN σ = 1, ONI orthogonal
 rows, OCNN penalty zero exactly on orthogonal kernels, Cayley convolutions isometric)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from convnorm.baselines import (
+from convnorm_lab.baselines import (
     CayleyConv2d,
     OCNNConv2d,
     OCNNRegularizer,

@@ -1,4 +1,4 @@
-"""convnorm.data: the real CIFAR loaders, seeded splits, label noise, subsets, augmentation."""
+"""convnorm_lab.data: the real CIFAR loaders, seeded splits, label noise, subsets, augmentation."""
 from __future__ import annotations
 
 import io
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, random_cifar_root, write_random_cifar10  # noqa: F401 (fixtures)
-from convnorm.data import (
+from convnorm_lab.data import (
     BatchLoader,
     CifarNotFoundError,
     CorruptDataError,
@@ -174,7 +174,7 @@ def test_a_longer_epoch_passes_over_the_set_in_fresh_orders():
 
 @pytest.mark.data
 def test_prepare_cifar_protocol(cifar_root):
-    from convnorm.data import prepare_cifar
+    from convnorm_lab.data import prepare_cifar
 
     splits = prepare_cifar("cifar10", cifar_root, seed=0, train_fraction=0.3, label_noise=0.6,
                            max_val=500, max_test=200)
@@ -191,7 +191,7 @@ def test_prepare_cifar_protocol(cifar_root):
 
 def test_download_can_be_allowed_by_environment(tmp_path, monkeypatch):
     """CONVNORM_DOWNLOAD=1 (set by the Colab setup cell) lets find_cifar fetch the archive."""
-    from convnorm.data import cifar
+    from convnorm_lab.data import cifar
 
     fetched = []
     monkeypatch.setattr(cifar, "download_cifar", lambda name, directory: fetched.append(name) or tmp_path / "x")
@@ -215,7 +215,7 @@ def test_download_can_be_allowed_by_environment(tmp_path, monkeypatch):
 ])
 def test_prepare_cifar_names_bad_arguments_before_reading_anything(tmp_path, kwargs, match):
     """Checked first: the (empty) data folder is never looked at."""
-    from convnorm.data import prepare_cifar
+    from convnorm_lab.data import prepare_cifar
 
     with pytest.raises(ValueError, match=match):
         prepare_cifar("cifar10", tmp_path, **kwargs)
@@ -230,7 +230,7 @@ def test_prepare_cifar_names_bad_arguments_before_reading_anything(tmp_path, kwa
 def test_prepare_cifar_refuses_arguments_that_empty_a_set(random_cifar_root, kwargs, split):
     """Every class keeps round(fraction x its count) images, which can be 0 for all of them:
     an empty set is refused by name (it used to fail later with a ZeroDivisionError)."""
-    from convnorm.data import prepare_cifar
+    from convnorm_lab.data import prepare_cifar
 
     with pytest.raises(ValueError, match=f"leave the {split} set without images"):
         prepare_cifar("cifar10", random_cifar_root, **kwargs)
@@ -261,7 +261,7 @@ def test_a_truncated_extracted_file_is_named_with_what_to_do(tmp_path, monkeypat
 @pytest.mark.parametrize("kind", ["jpeg-q75", "lossless"])
 def test_the_image_copies_name_pillow_when_it_is_missing(tmp_path, monkeypatch, kind):
     """Pillow is needed only to decode the JPEG and lossless copies; without it the error says so."""
-    from convnorm.data.cifar import CifarSource, _decode_image_copy
+    from convnorm_lab.data.cifar import CifarSource, _decode_image_copy
 
     monkeypatch.setitem(sys.modules, "PIL", None)  # import PIL now raises ImportError
     with pytest.raises(ModuleNotFoundError, match=f"the {kind} copy of CIFAR-10.*needs Pillow: pip install pillow"):
@@ -271,7 +271,7 @@ def test_the_image_copies_name_pillow_when_it_is_missing(tmp_path, monkeypatch, 
 def test_a_truncated_jpeg_archive_is_named(tmp_path):
     import tarfile
 
-    from convnorm.data.cifar import CifarSource, _decode_image_copy
+    from convnorm_lab.data.cifar import CifarSource, _decode_image_copy
 
     archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
@@ -292,7 +292,7 @@ def test_a_damaged_jpeg_is_named_by_the_process_that_decodes_it(tmp_path):
 
     from PIL import Image
 
-    from convnorm.data.cifar import CifarSource, _decode_image_copy
+    from convnorm_lab.data.cifar import CifarSource, _decode_image_copy
 
     archive = tmp_path / "cifar10-jpeg-q75.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
@@ -316,7 +316,7 @@ def lossless_copy(folder, monkeypatch, per_class=(2, 1)):
 
     from PIL import Image
 
-    from convnorm.data import cifar
+    from convnorm_lab.data import cifar
 
     monkeypatch.setattr(cifar, "_SPLIT_SIZES", {"train": per_class[0], "test": per_class[1]})
     rng = np.random.default_rng(0)
@@ -353,7 +353,7 @@ def test_the_lossless_copy_is_read_pixel_for_pixel_in_class_and_name_order(tmp_p
 
 
 def test_copies_are_preferred_official_then_lossless_then_jpeg_and_can_be_asked_for(tmp_path, monkeypatch):
-    from convnorm.data import cifar
+    from convnorm_lab.data import cifar
 
     lossless_copy(tmp_path, monkeypatch)
     (tmp_path / cifar.JPEG_ARCHIVE).write_bytes(b"jpeg")
@@ -374,7 +374,7 @@ def test_copies_are_preferred_official_then_lossless_then_jpeg_and_can_be_asked_
 def test_one_part_of_the_lossless_copy_alone_is_named_in_one_line(tmp_path, monkeypatch, missing):
     """Part 1 travels in one device call and part 2 in the next: half a copy is never read,
     nor silently passed over for another copy."""
-    from convnorm.data import cifar
+    from convnorm_lab.data import cifar
 
     lossless_copy(tmp_path, monkeypatch)
     (tmp_path / cifar.JPEG_ARCHIVE).write_bytes(b"a copy that must not be taken instead")
@@ -386,7 +386,7 @@ def test_one_part_of_the_lossless_copy_alone_is_named_in_one_line(tmp_path, monk
 
 
 def test_a_damaged_part_of_the_lossless_copy_is_named(tmp_path, monkeypatch):
-    from convnorm.data import cifar
+    from convnorm_lab.data import cifar
 
     lossless_copy(tmp_path, monkeypatch)
     part = tmp_path / cifar.LOSSLESS_PARTS[1][0]
@@ -400,7 +400,7 @@ def test_a_damaged_or_missing_image_of_the_lossless_copy_is_named(tmp_path, monk
     (a copy re-made with a wrong file) and a class short of images."""
     import zipfile
 
-    from convnorm.data.cifar import CifarSource, _decode_image_copy
+    from convnorm_lab.data.cifar import CifarSource, _decode_image_copy
 
     lossless_copy(tmp_path, monkeypatch)
     source = CifarSource("cifar10", "lossless", tmp_path, "0" * 64)

@@ -21,9 +21,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm.data import BatchLoader, CifarSource, CifarSplits
-from convnorm.models import build_model
-from convnorm.training import TrainConfig, Trainer, distributed, seed_everything
+from convnorm_lab.data import BatchLoader, CifarSource, CifarSplits
+from convnorm_lab.models import build_model
+from convnorm_lab.training import TrainConfig, Trainer, distributed, seed_everything
 
 pytestmark = pytest.mark.multiprocess
 
@@ -67,9 +67,9 @@ def _refusal(config: dict) -> str | None:
 
 def _run_record(report: dict) -> None:
     """Context.train: process 0 writes the run record; asked again, every process gets it."""
-    from convnorm.experiments import context
-    from convnorm.experiments.context import Context
-    from convnorm.experiments.presets import get_preset
+    from convnorm_lab.experiments import context
+    from convnorm_lab.experiments.context import Context
+    from convnorm_lab.experiments.presets import get_preset
 
     data = synthetic_data()
     source = CifarSource("cifar10", "synthetic", Path("synthetic"), "0" * 32)
@@ -118,7 +118,8 @@ def two_processes(tmp_path_factory):
     """Run the worker in 2 processes under torchrun; return its folder and their reports."""
     out = tmp_path_factory.mktemp("ddp")
     env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
-    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1")
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "lab"), env.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={PROCESSES}",
                __file__, str(out)]
     result = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)
@@ -169,7 +170,7 @@ def test_only_process_zero_writes(two_processes):
     written = {p.relative_to(out / "rank0").parts[:2] for p in (out / "rank0").rglob("*") if p.is_file()}
     assert written == {("ck.pt",), ("results", "runs")}  # (a stored run's checkpoint is deleted)
     record = next((out / "rank0" / "results" / "runs").rglob("*.json"))
-    from convnorm.training import load_results
+    from convnorm_lab.training import load_results
 
     assert load_results(record)["provenance"]["processes"] == PROCESSES
     for report in reports:  # asked again, each process gets the record process 0 wrote
@@ -198,7 +199,7 @@ def test_refusals_and_batchnorm_on_the_cpu(two_processes):
 
 
 def test_command_line_refuses_cuda_graph_with_several_processes(monkeypatch, capsys):
-    from convnorm.experiments.__main__ import main
+    from convnorm_lab.experiments.__main__ import main
 
     monkeypatch.setenv("WORLD_SIZE", "2")
     assert main(["convergence", "--cuda-graph", "--list-runs"]) == 2

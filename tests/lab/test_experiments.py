@@ -1,4 +1,4 @@
-"""convnorm.experiments: every experiment's smoke preset runs on a random CIFAR-shaped data set
+"""convnorm_lab.experiments: every experiment's smoke preset runs on a random CIFAR-shaped data set
 and writes a result file whose numbers obey the experiment's own definitions; the CLI lists them."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
-from convnorm.experiments import (
+from convnorm_lab.experiments import (
     EXPERIMENTS,
     PRESETS,
     PROTOCOL_VERSION,
@@ -20,8 +20,8 @@ from convnorm.experiments import (
     run_experiment,
     run_record_path,
 )
-from convnorm.experiments.__main__ import main
-from convnorm.experiments.schema import declared_paths
+from convnorm_lab.experiments.__main__ import main
+from convnorm_lab.experiments.schema import declared_paths
 
 PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s",
               "protocol_version"}
@@ -155,7 +155,7 @@ def test_a_partial_experiment_is_written_with_its_missing_runs_named(random_cifa
 
 
 def test_a_diverged_training_is_recorded_as_diverged_without_a_summary(random_cifar_root, tmp_path):
-    from convnorm.training import TrainingDiverged
+    from convnorm_lab.training import TrainingDiverged
 
     def diverge(self, resume=False):
         raise TrainingDiverged(1, "training loss became nan at epoch 1, between batches 1 and 2")
@@ -287,7 +287,7 @@ def test_cli_names_a_truncated_run_record_in_one_line(random_cifar_root, tmp_pat
 
 def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     """An interruption while a record is written leaves the previous file (or none), never half a file."""
-    from convnorm.training import load_results, save_results
+    from convnorm_lab.training import load_results, save_results
 
     path = save_results(tmp_path / "r.json", {"seed": 0}, {"acc": 0.5})
 
@@ -329,8 +329,8 @@ def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifa
 def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers():
     """At the fast protocol a subset is passed over as often as the paper's 120 epochs pass
     over it, up to the full set's steps; the cpu preset keeps the full set's steps."""
-    from convnorm.experiments.presets import scarcity_epoch_images
     from convnorm_book.results.deviations import protocol_deviations
+    from convnorm_lab.experiments.presets import scarcity_epoch_images
 
     fast, cpu = PRESETS["fast"], PRESETS["cpu"]
     assert fast.scarcity_passes == PRESETS["paper"].epochs and cpu.scarcity_passes is None
@@ -360,8 +360,8 @@ def test_every_preset_discloses_the_model_reported_convergence_in_images_and_the
 def test_under_autocast_each_baselines_reparametrization_computes_in_float32(norm):
     """Mixed precision treats every arm alike: the normalized weight (and OCNN's penalty)
     under bfloat16 autocast is the float32 one, bit for bit."""
-    from convnorm.baselines.ocnn import ocnn_penalty
-    from convnorm.models import build_model
+    from convnorm_lab.baselines.ocnn import ocnn_penalty
+    from convnorm_lab.models import build_model
 
     torch.manual_seed(0)
     model = build_model("small", norm, 10, 4).eval()  # SN's power iteration steps only in training
@@ -378,9 +378,9 @@ def test_the_conditioning_analysis_separates_the_affine_kernel_from_the_running_
     """A trained ConvNorm layer: with the running normalizer equal to the final one and an
     all-pass affine kernel every channel is a tight frame; each factor, restored alone,
     gives the counterfactual the analysis records, and both together the operator applied."""
-    from convnorm.experiments.catalog.conditioning import channel_causes
     from convnorm.layers import ConvNorm2d
     from convnorm.spectral import deployed_channel_condition_numbers, deployed_spectrum
+    from convnorm_lab.experiments.catalog.conditioning import channel_causes
 
     torch.manual_seed(0)
     layer = ConvNorm2d(3, 4, 3, padding=1, bias=False).double().eval()  # no training step: the final normalizer

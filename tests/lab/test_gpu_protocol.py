@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
-from convnorm.experiments import PRESETS, gpu_queue, planned_runs, step_timing
-from convnorm.training import save_results
 from convnorm_book.results.deviations import protocol_deviations
+from convnorm_lab.experiments import PRESETS, gpu_queue, planned_runs, step_timing
+from convnorm_lab.training import save_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = "fast-smoke"
@@ -157,7 +157,8 @@ def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_p
 
 
 def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **(env or {})}
+    sources = os.pathsep.join([str(ROOT), str(ROOT / "lab"), str(ROOT / "book_code")])
+    env = {**os.environ, "PYTHONPATH": sources, "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -199,8 +200,8 @@ def test_the_trainings_filter_as_the_benchmark_chose(random_cifar_root, tmp_path
     """The filter the window's benchmark chose, passed through the calibration (or the option);
     a worker trains inside that policy, and a run record says which it was
     (``test_device_session_rehearsed_in_smoke_form``)."""
-    from convnorm.experiments import worker
     from convnorm.functional import current_policy
+    from convnorm_lab.experiments import worker
 
     def chosen(calibration, **option):
         return _checked(random_cifar_root, tmp_path, calibration, **option)[1].filter

@@ -1,11 +1,11 @@
-"""convnorm.models: every architecture with every normalization builds, runs, back-propagates."""
+"""convnorm_lab.models: every architecture with every normalization builds, runs, back-propagates."""
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.nn as nn
 
-from convnorm.models import NORMS, Standardize, build_model, conv_block
+from convnorm_lab.models import NORMS, Standardize, build_model, conv_block
 
 
 def n_params(model):

@@ -10,8 +10,8 @@ the attack function ``simba``). A name inside a longer string (the run name
 declaration that owns them (an experiment's ``run_name``). Notebooks are pages, not
 modules: they are not searched.
 
-Where each name must be: a normalization's key in :mod:`convnorm.models.normalizations`,
-the registry; an experiment's name in its module of :mod:`convnorm.experiments.catalog`.
+Where each name must be: a normalization's key in :mod:`convnorm_lab.models.normalizations`,
+the registry; an experiment's name in its module of :mod:`convnorm_lab.experiments.catalog`.
 A key composed there from the others (``"oni+bn"``, a method followed by BatchNorm) may
 appear nowhere else, and need not appear as a whole at all.
 
@@ -29,15 +29,15 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import convnorm.experiments.catalog as catalog
-import convnorm.models.normalizations as registry
 import convnorm_book.results.words as words
-from convnorm.experiments.catalog import EXPERIMENTS
-from convnorm.models.normalizations import NORMALIZATIONS, NORMS
+import convnorm_lab.experiments.catalog as catalog
+import convnorm_lab.models.normalizations as registry
+from convnorm_lab.experiments.catalog import EXPERIMENTS
+from convnorm_lab.models.normalizations import NORMALIZATIONS, NORMS
 
 ROOT = Path(__file__).resolve().parents[2]
 #: where the names are searched for
-SEARCHED = ("convnorm", "convnorm_book", "scripts")
+SEARCHED = ("convnorm", "lab/convnorm_lab", "book_code/convnorm_book", "scripts")
 #: a key that is also an everyday word, and the one module that writes the word in that sense
 EVERYDAY_WORDS = {"none": Path(words.__file__)}
 

@@ -1,4 +1,4 @@
-"""convnorm.training: the trainer learns, checkpoints resume exactly, results carry provenance."""
+"""convnorm_lab.training: the trainer learns, checkpoints resume exactly, results carry provenance."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from cifar_data import tiny_random_cifar  # noqa: F401 (fixture)
-from convnorm.data import BatchLoader
-from convnorm.models import build_model
-from convnorm.training import (
+from convnorm_lab.data import BatchLoader
+from convnorm_lab.models import build_model
+from convnorm_lab.training import (
     TrainConfig,
     Trainer,
     evaluate,
@@ -90,7 +90,7 @@ def test_the_callers_loaders_are_left_as_they_were(tiny_random_cifar):
 
 
 def test_one_cycle_schedule_rises_then_falls_to_zero():
-    from convnorm.training.schedule import lr_factor
+    from convnorm_lab.training.schedule import lr_factor
 
     factors = [lr_factor("one-cycle", t, 10, 5, warmup_fraction=0.2) for t in range(50)]
     peak = factors.index(max(factors))
@@ -118,7 +118,7 @@ def test_the_trainer_follows_the_one_cycle_schedule_per_minibatch(tiny_random_ci
 
 
 def test_a_diverging_training_says_at_which_epoch(tiny_random_cifar):
-    from convnorm.training import TrainingDiverged
+    from convnorm_lab.training import TrainingDiverged
 
     trainer = make_trainer(tiny_random_cifar, TrainConfig(epochs=3, batch_size=100, milestones=()))
     original = trainer._loss
@@ -174,7 +174,7 @@ def test_results_file_has_provenance(tmp_path):
 @pytest.mark.training
 @pytest.mark.parametrize("reset", [True, False])
 def test_free_training_resets_or_carries_the_perturbation(tiny_random_cifar, monkeypatch, reset):
-    import convnorm.attacks.free as free
+    import convnorm_lab.attacks.free as free
 
     seen = []
     original = free.free_adversarial_step

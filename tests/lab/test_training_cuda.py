@@ -16,10 +16,10 @@ import os
 import pytest
 import torch
 
-from convnorm.data import BatchLoader
 from convnorm.functional import current_policy, use_policy
-from convnorm.models import build_model
-from convnorm.training import TrainConfig, Trainer
+from convnorm_lab.data import BatchLoader
+from convnorm_lab.models import build_model
+from convnorm_lab.training import TrainConfig, Trainer
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 

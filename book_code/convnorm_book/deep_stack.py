@@ -1,0 +1,88 @@
+r"""A deep stack of random circular convolutions, with and without ConvNorm: the experiment of
+the intro and of Chapter 0 (each draws its own figure of it).
+
+Each layer maps :math:`C` channels to :math:`C` channels by a circular convolution with
+random kernels of :math:`m` taps; with ConvNorm every output channel is normalized by
+:func:`convnorm.functional.conv_norm1d` (circular padding, :math:`\varepsilon = 0`, no affine
+kernel), so each channel's operator is a tight frame. The functions return what the chapters
+plot: the signal energy after every layer and the output's power spectrum, and draw the energy
+curves both chapters show (:func:`draw_energies`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from convnorm.functional import conv_norm1d
+from convnorm.validation import check_positive_int
+
+
+def random_kernels(depth: int, channels: int, taps: int, scale: float, seed: int = 0,
+                   positive: bool = False) -> list[torch.Tensor]:
+    r"""``depth`` float64 weights ``(channels, channels, taps)`` with i.i.d. entries
+    :math:`\text{scale} \cdot g / \sqrt{C m}`, :math:`g` standard normal, or uniform on
+    :math:`[0, 1)` if ``positive`` (kernels that all average, i.e. share a low-pass part).
+    With normal entries a plain layer multiplies the expected energy by ``scale**2``."""
+    for name, value in (("depth", depth), ("channels", channels), ("taps", taps)):
+        check_positive_int(name, value)
+    if not scale > 0:
+        raise ValueError(f"scale must be positive, got {scale!r}")
+    generator = torch.Generator().manual_seed(seed)
+    draw = torch.rand if positive else torch.randn
+    return [scale * draw(channels, channels, taps, dtype=torch.float64, generator=generator) / np.sqrt(channels * taps)
+            for _ in range(depth)]
+
+
+def _layer(x: torch.Tensor, weight: torch.Tensor, normalize: bool) -> torch.Tensor:
+    pad = (weight.shape[-1] - 1) // 2
+    if normalize:
+        return conv_norm1d(x, weight, padding=pad, padding_mode="circular", eps=0.0)
+    return F.conv1d(F.pad(x, (pad, pad), mode="circular"), weight)
+
+
+def propagate(x: torch.Tensor, kernels: Sequence[torch.Tensor], normalize: bool) -> tuple[np.ndarray, torch.Tensor]:
+    """Send ``x`` ``(N, C, n)`` through the stack (odd kernels, "same" circular padding).
+
+    Returns:
+        The energy after each layer relative to the input's, ``(depth + 1,)`` starting at 1,
+        and the output ``(N, C, n)``.
+    """
+    if any(w.shape[-1] % 2 == 0 for w in kernels):
+        raise ValueError("kernels must have an odd number of taps (a circular 'same' layer)")
+    start = x.square().sum()
+    energies = [1.0]
+    for weight in kernels:
+        x = _layer(x, weight, normalize)
+        energies.append(float(x.square().sum() / start))
+    return np.asarray(energies), x
+
+
+def compare_stacks(x: torch.Tensor, depth: int, taps: int, scales: Sequence[float], seed: int = 0
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """For each scale, one draw of :func:`random_kernels` (as many channels as ``x`` has) sent through
+    :func:`propagate` plain and with ConvNorm: ``{"plain, scale s" / "ConvNorm, scale s": (energies,
+    output power spectrum)}``."""
+    runs = {}
+    for scale in scales:
+        kernels = random_kernels(depth, x.shape[1], taps, scale, seed)
+        for normalize, name in ((False, "plain"), (True, "ConvNorm")):
+            energies, out = propagate(x, kernels, normalize)
+            runs[f"{name}, scale {scale}"] = energies, power_spectrum(out)
+    return runs
+
+
+def power_spectrum(x: torch.Tensor) -> np.ndarray:
+    r"""Mean power :math:`|\hat x(\omega)|^2` over signals and channels, on the ``rfft`` frequencies."""
+    return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()
+
+
+def draw_energies(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Energy against depth on a log scale for ``runs``, ``{label: (energies, spectrum)}``, each labelled;
+    labels containing "ConvNorm" are drawn solid, others dashed."""
+    for i, (label, (energies, _)) in enumerate(runs.items()):
+        ax.semilogy(energies, "-" if "ConvNorm" in label else "--", color=f"C{i}", label=label)
+    ax.set(xlabel="layer", ylabel="energy / input energy")

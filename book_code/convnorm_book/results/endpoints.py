@@ -1,0 +1,160 @@
+r"""The primary endpoints: the paper's claims that Part IV tests, declared before the data
+(each in its experiment's study, :mod:`~convnorm_book.results.studies`), the seeds each
+needs, and their test.
+
+A book can afford a few seeds, and a test decides only what its seeds can resolve: the
+paper's clean-accuracy gain of ConvNorm+BN over BN (+0.13 points) or its gains under
+attack (under a point) would need more seeds than any GPU window holds, and dozens of
+comparisons corrected together would decide nothing. So five claims are primary: those
+central to the paper whose effect is large against the spread between seeds (its
+label-noise and data-scarcity gaps of ConvNorm+BN over BN, its convergence claim as a
+ratio of images, and the mechanism it rests on, channels made tight frames, as the
+channel condition number of the trained layers, where the pilot found the opposite).
+Each declares, before the records it will be tested on exist:
+
+* the comparison and the quantity (:mod:`~convnorm_book.results.quantities`), its
+  direction, and the paper's effect, read from its tables;
+* the statistic: the paired t-test of :mod:`~convnorm_book.results.stats`, two-sided at
+  5 %, with Holm's correction over the primary endpoints only (an endpoint a preset does
+  not run counts with :math:`\mathrm p = 1`);
+* how a training that failed to train enters it (never averaged in silently, never
+  dropped silently);
+* the seeds it needs: the fewest for a power of at least
+  :data:`~convnorm_book.results.power.TARGET_POWER` at the paper's effect
+  (:mod:`~convnorm_book.results.power`), at the level Holm's first step uses, 5 % over the
+  number of endpoints (each endpoint's power under Holm is at least that), with the
+  standard deviation of a per-seed difference taken as the largest of the recorded
+  spreads (:func:`spreads`): the paper's own (its two methods' standard deviations
+  combined, :math:`\sqrt{s_a^2 + s_b^2}`, as if unpaired) and the pilot's, the
+  reduced-scale records made on the JPEG copy before any of the GPU protocol's
+  (:func:`~convnorm_book.results.records.pilot`), at the endpoint's group or, where the pilot did not run it, at every
+  group of the same comparison it ran.
+
+Every other comparison of Part IV is a description: its interval, without a verdict
+(:mod:`~convnorm_book.results.comparisons`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from convnorm_lab.experiments import EXPERIMENTS
+from convnorm_lab.experiments.gpu_queue import Request
+
+from . import sizes
+from .claims import Endpoint
+from .power import power, seeds_needed
+from .records import Records, pilot, stored
+from .stats import ALPHA, Paired, holm
+from .studies import PRIMARY
+from .words import scale_name
+
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "supported", "contradicted", "inconclusive", "not run at this scale"
+#: the level of each endpoint's test in the power analysis: Holm's first step, Bonferroni's
+PLANNING_ALPHA = ALPHA / len(PRIMARY)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A standard deviation of one endpoint's per-seed difference, and where it comes from."""
+
+    sd: float
+    source: str
+
+
+def spreads(endpoint: Endpoint, paper_values: dict, root: str | Path | None = None) -> list[Spread]:
+    """The recorded spreads of ``endpoint``: the paper's (where it reports standard
+    deviations) and the pilot's at the endpoint's group, or at every group of the same
+    comparison the pilot ran where it did not run that one (see the module)."""
+    found = []
+    paper = endpoint.paper_spread(paper_values)
+    if paper is not None:
+        table = paper_values["tables"][EXPERIMENTS[endpoint.experiment].schema.paper_table]
+        found.append(Spread(paper, f"the paper's {table['label']}"))
+    piloted = pilot(endpoint.experiment, root)
+    if piloted is not None:
+        schema = piloted.schema
+        own = endpoint.runs_at(piloted.settings)
+        groups = [endpoint.group_at(piloted.settings)] if own else list(schema.group_keys(piloted.settings))
+        for group in groups:
+            c = endpoint.paired(piloted, paper_values, group)
+            if c is not None and c.n > 1:
+                where = "" if own or group is None else f" at {schema.group.paper_name(group)}"
+                found.append(Spread(c.over_seeds.std, f"the pilot ({c.n} seeds{where})"))
+    return found
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """The seeds one endpoint needs: the paper's effect, the spread planned with (the
+    largest recorded) and its source, the seeds needed and their power."""
+
+    endpoint: Endpoint
+    effect: float
+    spread: Spread
+    seeds: int | None
+    power: float | None
+
+
+def sample_sizes(paper_values: dict, root: str | Path | None = None) -> list[SampleSize]:
+    """The seeds every primary endpoint needs (see the module)."""
+    found = []
+    for endpoint in PRIMARY:
+        effect = endpoint.paper_effect(paper_values)
+        spread = max(spreads(endpoint, paper_values, root), key=lambda s: s.sd)
+        seeds = seeds_needed(effect, spread.sd, PLANNING_ALPHA)
+        found.append(SampleSize(endpoint, effect, spread, seeds,
+                                None if seeds is None else power(effect, spread.sd, seeds, PLANNING_ALPHA)))
+    return found
+
+
+def requests(preset: str, needed: Sequence[SampleSize]) -> tuple[Request, ...]:
+    """The trainings of the primary endpoints at ``preset``, each for the seeds it needs
+    (the endpoints a preset does not run left out)."""
+    return tuple(r for n in needed if n.seeds is not None and (r := n.endpoint.request(preset, n.seeds)) is not None)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One primary endpoint tested on stored records: the records' scale, our paired
+    differences (``None`` where the preset does not run the endpoint), the paper's
+    effect, the p-value, Holm's adjusted p-value over every primary endpoint, and the
+    verdict."""
+
+    endpoint: Endpoint
+    paired: Paired | None
+    scale: str
+    p_value: float
+    adjusted: float
+    verdict: str
+
+    @property
+    def effect(self) -> str:
+        """Our effect in words (:func:`~convnorm_book.results.sizes.effect`)."""
+        return sizes.effect(self.paired) if self.paired is not None else NOT_RUN
+
+
+def verdict(paired: Paired | None, adjusted: float, direction: int) -> str:
+    """``SUPPORTED`` when Holm's adjusted p-value is below 5 % and our mean lies in the
+    claimed ``direction``, ``CONTRADICTED`` when it is below and the mean lies the other
+    way, ``INCONCLUSIVE`` otherwise; ``NOT_RUN`` without records."""
+    if paired is None:
+        return NOT_RUN
+    if adjusted >= ALPHA or not paired.n:
+        return INCONCLUSIVE
+    return SUPPORTED if paired.mean * direction > 0 else CONTRADICTED
+
+
+def test(paper_values: dict, root: str | Path | None = None, records: dict[str, Records] | None = None) -> list[Result]:
+    """Every primary endpoint tested on the stored records (:func:`~convnorm_book.results.records.stored`,
+    or ``records`` by experiment), corrected together by Holm's method."""
+    records = records or {}
+    found = []
+    for endpoint in PRIMARY:
+        data = records.get(endpoint.experiment) or stored(endpoint.experiment, root)
+        c = endpoint.paired(data, paper_values)
+        p = c.p_value if c is not None else None
+        found.append((endpoint, c, scale_name(data), 1.0 if p is None else p))
+    adjusted = holm([p for *_, p in found])
+    return [Result(e, c, scale, p, q, verdict(c, q, e.direction)) for (e, c, scale, p), q in zip(found, adjusted)]

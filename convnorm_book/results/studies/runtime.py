@@ -1,8 +1,0 @@
-"""The run time (the paper's Table 8): read beside the paper's, with no claim tested."""
-from __future__ import annotations
-
-from convnorm.experiments.catalog import RUNTIME
-
-from ..claims import Study
-
-STUDY = Study(RUNTIME, "in the timing")
