@@ -75,3 +75,37 @@ def seeds_table(standard: Records, conditioning: Records | None = None,
                  [f"Epochs at ln K: the epochs from the start whose training loss stays above "
                   f"{PLATEAU_SHARE:.0%} of ln K, the loss of a network that ignores its input. Gain bound: the product "
                   "of the trained network's layer spectral norms, as each layer applies it in evaluation."])
+
+
+def affine_gain(layers: Sequence[dict]) -> float:
+    r"""The product over a trained ConvNorm network's layers of the affine kernels' largest
+    gains :math:`\max_{k,\omega} |\hat\rho_k(\omega)|`: how far the affine kernels can lift
+    the normalized layers' bound :math:`\prod_l \sqrt{C_O}`."""
+    return math.prod(layer["affine_gain"] for layer in layers)
+
+
+def drift_table(standard: Records, conditioning: Records) -> Table:
+    """Seed by seed, the ConvNorm network without BatchNorm as it ended: its epochs at
+    :math:`\\ln K` under the standard protocol, the norms of its layers' weights from the first
+    layer to the last (which the normalization ignores in the forward pass and the stop-gradient
+    lets grow), the product of its affine kernels' largest gains (:func:`affine_gain`) and its
+    gain bound (:func:`gain`)."""
+    schema, settings = standard.schema, standard.settings
+    group = schema.group_keys(settings)[0]
+    k = classes((group,))
+    rows = []
+    for file in standard.files:
+        history = lookup(file.results, schema.record_path(group, CONVNORM))["history"]
+        analysed = next((r.results for r in conditioning.files if r.seed == file.seed), {})
+        layers = (analysed.get(CONVNORM) or {}).get("layers")
+        if not layers or "affine_gain" not in layers[0]:
+            rows.append([str(file.seed), str(plateau(history, k)), "—", "—", "—"])
+            continue
+        norms = " → ".join(f"{layer['weight_norm']:.1f}" for layer in layers)
+        rows.append([str(file.seed), str(plateau(history, k)), norms, f"{affine_gain(layers):,.0f}",
+                     f"{gain(layers):,.0f}"])
+    return Table("ConvNorm without BatchNorm: what its layers ended with",
+                 ["seed", "epochs at ln K", "weight norm ‖a‖, layer by layer",
+                  "affine kernels: product of largest gains", "gain bound"], rows,
+                 ["The weight norms and the affine kernels' gains are read from the trained networks of the "
+                  "conditioning study, the same trainings as the standard protocol's."])
