@@ -106,7 +106,8 @@ class Normalization:
     """One method applied to every convolution of a network (see the module).
 
     ``key``: its name in records, run keys and presets; ``label``: its name for a reader;
-    ``build``: the convolution of a :class:`ConvShape`, with the :class:`NormOptions`;
+    ``build``: the convolution of a :class:`~convnorm_lab.models.normalizations.ConvShape`,
+    with the :class:`NormOptions`;
     ``followable``: a BatchNorm may follow it (``key + "+bn"``); ``penalty``: what a
     training adds to the loss (None: nothing); ``lr_divisor``: its learning rate is the
     base rate divided by this; ``float32``: what of it computes in float32 under mixed
@@ -245,7 +246,7 @@ class Norm(str):
 
     @property
     def label(self) -> str:
-        """A reader's name: ``"ONI+BN"``, ``"vanilla"``."""
+        """The name a reader reads, such as ``"ONI+BN"`` or ``"vanilla"``."""
         return self.base.label + (_FOLLOWED_BY.upper() if self.batchnorm else "")
 
     def with_batchnorm(self) -> Norm:
