@@ -208,7 +208,8 @@ _FOLLOWED_BY = "+" + _BATCHNORM.key
 
 
 class Norm(str):
-    """A network's normalization: a declared method (:data:`NORMALIZATIONS`), alone or
+    """A network's normalization: a declared method
+    (:data:`~convnorm_lab.models.normalizations.NORMALIZATIONS`), alone or
     followed by BatchNorm, as its key: ``Norm("oni+bn")``, ``Norm("sn")``.
 
     Raises:
