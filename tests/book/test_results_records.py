@@ -263,6 +263,8 @@ def test_the_copy_note_compares_directly_only_on_the_official_images(root):
     assert "compare directly" in note and "not comparable" not in note
     assert records.scale(official.settings, "generalization") in note and records.paper_scale("generalization") in note
     assert not any("not comparable" in c for c in records.caveats(official))
+    short = records.copy_note(official, with_scale=False)  # after a sentence that named the scale
+    assert "compare directly" in short and records.paper_scale("generalization") not in short
 
 
 def test_calibration_is_the_newest_record_that_timed_the_networks(tmp_path):

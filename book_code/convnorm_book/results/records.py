@@ -609,14 +609,17 @@ def caveats(records: Records) -> list[str]:
     return notes
 
 
-def copy_note(records: Records) -> str:
+def copy_note(records: Records, with_scale: bool = True) -> str:
     """What the copy of CIFAR the records read means for setting them beside the paper:
     on the lossy JPEG copy, absolute accuracies are not comparable with the paper's; on
-    the official images, they are, and what remains different is the scale, named."""
+    the official images, they are, and what remains different is the scale, named unless
+    ``with_scale`` is false (for a sentence that has just named it)."""
     if "JPEG" in records.data:
         return ("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies are not "
                 "comparable with the paper's (the appendix 'How the results were produced' measures what the copy "
                 "costs at the reduced scale); differences between methods trained on the same images are.")
-    return (f"Trained on {records.data}, as the paper's networks were, so accuracies compare directly with the "
-            f"paper's; what remains different is the scale: ours {scale(records.settings, records.experiment)}, "
+    note = f"Trained on {records.data}, as the paper's networks were, so accuracies compare directly with the paper's"
+    if not with_scale:
+        return note + "; what remains different is the scale."
+    return (f"{note}; what remains different is the scale: ours {scale(records.settings, records.experiment)}, "
             f"the paper's {paper_scale(records.experiment)}.")
