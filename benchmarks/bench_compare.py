@@ -36,10 +36,15 @@ ROOT = HERE.parent
 # bench_layer, and this checkout's packages
 sys.path[:0] = [str(HERE), *(str(ROOT / folder) for folder in (".", "lab", "book_code"))]
 
-from bench_layer import RESNET18_3X3, batch, cpu_info, cpu_line, layer_inputs  # noqa: E402
+from bench_layer import RESNET18_3X3, batch, cpu_line, layer_inputs  # noqa: E402
 
 from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
-from convnorm_lab.training.results import device_name, provenance, save_results  # noqa: E402
+from convnorm_lab.training.results import (  # noqa: E402
+    cpu_info,  # noqa: E402
+    device_name,
+    provenance,
+    save_results,
+)
 
 STEM = (3, 64, 32, 1)
 

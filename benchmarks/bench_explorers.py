@@ -23,8 +23,6 @@ from pathlib import Path
 # this checkout's packages, not other installed copies
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / folder) for folder in (".", "lab", "book_code")]
 
-from bench_layer import cpu_info  # noqa: E402
-
 from convnorm_book.chapters import (  # noqa: E402
     all_pass_filters,
     convolution_padding_stride,
@@ -33,7 +31,11 @@ from convnorm_book.chapters import (  # noqa: E402
     two_dimensions,
 )
 from convnorm_book.headless_browser import Browser  # noqa: E402
-from convnorm_lab.training.results import provenance, save_results  # noqa: E402
+from convnorm_lab.training.results import (  # noqa: E402
+    cpu_info,  # noqa: E402
+    provenance,
+    save_results,
+)
 
 #: (explorer, control moved, values it takes in turn, setting) for each timed explorer.
 CASES = [

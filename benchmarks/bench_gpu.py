@@ -53,7 +53,7 @@ sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code"
 sys.path.insert(0, str(HERE))
 
 from authors_layer import with_authors_layers  # noqa: E402
-from bench_layer import RESNET18_3X3, batch, cpu_info  # noqa: E402
+from bench_layer import RESNET18_3X3, batch  # noqa: E402
 
 from convnorm import ConvNorm2d  # noqa: E402
 from convnorm.functional import FILTERS, ComputationPolicy, conv_norm2d, use_policy  # noqa: E402
@@ -62,6 +62,7 @@ from convnorm_book.layer_benchmark import interleaved_medians  # noqa: E402
 from convnorm_lab.models import build_model  # noqa: E402
 from convnorm_lab.training import provenance, save_results  # noqa: E402
 from convnorm_lab.training.graphed import GraphedStep  # noqa: E402
+from convnorm_lab.training.results import cpu_info  # noqa: E402
 
 SCALES = {"full": {"width": 64, "bf16_batch": 512, "fp32_batch": 128, "layer_batch": 512, "rounds": 10},
           "smoke": {"width": 4, "bf16_batch": 4, "fp32_batch": 2, "layer_batch": 2, "rounds": 2}}

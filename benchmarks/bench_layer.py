@@ -66,13 +66,7 @@ from convnorm_book.layer_benchmark import (  # noqa: E402
     summarize_samples,
 )
 from convnorm_lab.models import build_model  # noqa: E402
-from convnorm_lab.training.results import (  # noqa: E402
-    cpuinfo_fields,
-    device_name,
-    processor_model,
-    provenance,
-    save_results,
-)
+from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results  # noqa: E402
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
 
@@ -276,29 +270,6 @@ def allocator_environment() -> dict[str, str]:
     where set: PyTorch's transparent-huge-page switch, glibc's malloc thresholds, a
     preloaded allocator."""
     return {name: os.environ[name] for name in ALLOCATOR_VARIABLES if name in os.environ}
-
-
-INSTRUCTION_SETS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
-                    "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
-"""The vector and matrix instruction sets that decide how fast oneDNN's convolutions and the
-matrix products run (x86 and ARM flag names of ``/proc/cpuinfo``)."""
-
-
-def cpu_info() -> dict:
-    """The processor the figures were measured on: its model (name, and family and model numbers,
-    which tell its generation where a virtual machine hides the name), which of ``INSTRUCTION_SETS`` it
-    has, the instruction set PyTorch's CPU kernels dispatch to, the logical CPUs, and the load
-    average over 1, 5 and 15 minutes when asked (other processes slow both models, unevenly).
-    The same benchmark gives very different ratios on processors with different instruction
-    sets, so every record carries these."""
-    fields = cpuinfo_fields()
-    flags = set((fields.get("flags") or fields.get("Features") or "").split())
-    return {"model": processor_model(),
-            "family_and_model_number": [fields.get("cpu family"), fields.get("model")],
-            "instruction_sets": [name for name in INSTRUCTION_SETS if name in flags],
-            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "logical_cpus": os.cpu_count(),
-            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
 
 
 def cpu_line() -> str:

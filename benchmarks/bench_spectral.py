@@ -26,12 +26,14 @@ import torch
 # this checkout's packages, not other installed copies
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / folder) for folder in (".", "lab", "book_code")]
 
-from bench_layer import cpu_info  # noqa: E402
-
 from convnorm.spectral import analyse_conv_layers, conv_singular_values  # noqa: E402
 from convnorm_book.layer_benchmark import best_time  # noqa: E402
 from convnorm_lab.models import build_model  # noqa: E402
-from convnorm_lab.training.results import provenance, save_results  # noqa: E402
+from convnorm_lab.training.results import (  # noqa: E402
+    cpu_info,  # noqa: E402
+    provenance,
+    save_results,
+)
 
 
 def main() -> None:

@@ -45,11 +45,10 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 sys.path.insert(0, str(HERE))
 
-from bench_layer import cpu_info  # noqa: E402
-
 from convnorm.functional import FILTERS, current_policy, use_policy  # noqa: E402
 from convnorm_lab.experiments.step_timing import profile_steps, time_steps  # noqa: E402
 from convnorm_lab.training import provenance, save_results  # noqa: E402
+from convnorm_lab.training.results import cpu_info  # noqa: E402
 
 #: two trainings at once are worth it when together they get through this much more
 MIN_GAIN = 1.1

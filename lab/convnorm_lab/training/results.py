@@ -22,11 +22,15 @@ import convnorm
 from .distributed import world_size
 
 
+def _resolved(device: torch.device | str | None) -> torch.device:
+    """``device``, or where it is None the one the code runs on: CUDA if available, else the CPU."""
+    return torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
+
+
 def device_name(device: torch.device | str | None = None) -> str:
     """A human-readable name of the device that ran the code: the GPU's name, or the
     processor's model and the threads torch used (``"cpu (AMD EPYC 9R14, 2 threads)"``)."""
-    device = (torch.device(device) if device is not None
-              else torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    device = _resolved(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     threads = torch.get_num_threads()
@@ -52,6 +56,29 @@ def processor_model() -> str:
     return cpuinfo_fields().get("model name") or platform.processor() or platform.machine()
 
 
+INSTRUCTION_SETS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
+                    "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve", "sve2")
+"""The vector and matrix instruction sets that decide how fast oneDNN's convolutions and the
+matrix products run (x86 and ARM flag names of ``/proc/cpuinfo``)."""
+
+
+def cpu_info() -> dict:
+    """The processor a figure was measured on: its model (name, and family and model numbers,
+    which tell its generation where a virtual machine hides the name), which of ``INSTRUCTION_SETS`` it
+    has, the instruction set PyTorch's CPU kernels dispatch to, the logical CPUs, and the load
+    average over 1, 5 and 15 minutes (other processes slow both networks of a comparison, unevenly).
+    The same timing gives very different ratios on processors with different instruction
+    sets, so every record timed on a CPU carries these."""
+    fields = cpuinfo_fields()
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    return {"model": processor_model(),
+            "family_and_model_number": [fields.get("cpu family"), fields.get("model")],
+            "instruction_sets": [name for name in INSTRUCTION_SETS if name in flags],
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "logical_cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
+
+
 def git_commit() -> str:
     """The commit of the checkout this package runs from, ``+dirty`` if the files of the packages
     that train (the lab and the library it imports) differ from it (modified or not yet
@@ -72,8 +99,9 @@ def git_commit() -> str:
 
 def provenance(experiment: str, preset: str, seed: int, data: str | None,
                wall_time_s: float, device: torch.device | str | None = None) -> dict:
-    """The provenance block of a result file."""
-    return {
+    """The provenance block of a result file; on a CPU, also the processor (:func:`cpu_info`),
+    since a CPU's name alone does not say which instructions timed or trained the networks."""
+    block = {
         "experiment": experiment,
         "preset": preset,
         "seed": seed,
@@ -85,6 +113,7 @@ def provenance(experiment: str, preset: str, seed: int, data: str | None,
         "wall_time_s": round(wall_time_s, 3),
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    return block if _resolved(device).type == "cuda" else {**block, "cpu": cpu_info()}
 
 
 def _clean(value):
