@@ -242,7 +242,8 @@ def test_the_benchmark_and_the_calibration_stay_within_their_budgets(random_cifa
     out = tmp_path / "bench.json"
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--scale", "smoke",
-                           "--budget", "3", "--out", str(out)], capture_output=True, text=True, timeout=300, env=env)
+                           "--budget", "0.05", "--out", str(out)], capture_output=True, text=True, timeout=300,
+                          env=env)  # the checks are never cut; this budget is spent before any timing, on any machine
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())["results"]
     assert results["setup"]["scale"] == "smoke" and results["setup"]["torch"]
