@@ -44,6 +44,21 @@ def above_bound(layers: Sequence[dict]) -> int:
     return sum(layer["spectral_norm"] > math.sqrt(layer["shape"][0]) for layer in layers)
 
 
+def _analysed_layers(conditioning: Records, seed: int, method: str) -> list[dict] | None:
+    """The layers the conditioning study analysed in ``method``'s network of ``seed``; None where
+    the study has no such seed or the training diverged."""
+    analysed = next((file.results for file in conditioning.files if file.seed == seed), {})
+    return (analysed.get(method) or {}).get("layers")
+
+
+def _histories(standard: Records, method: str) -> tuple[int, list[tuple[int, dict]]]:
+    """The classes :math:`K` of the standard protocol's first group, and each seed's record of
+    ``method`` in it: ``(K, [(seed, record), ...])``."""
+    schema, group = standard.schema, standard.schema.group_keys(standard.settings)[0]
+    return classes((group,)), [(file.seed, lookup(file.results, schema.record_path(group, method)))
+                               for file in standard.files]
+
+
 def seeds_table(standard: Records, conditioning: Records | None = None,
                 methods: Sequence[str] = (NONE, CONVNORM, BN, CONVNORM_BN)) -> Table:
     """Seed by seed, for each of ``methods`` under the standard protocol: the best test
@@ -51,20 +66,18 @@ def seeds_table(standard: Records, conditioning: Records | None = None,
     training failed to train; with the ``conditioning`` records, the gain bound of the trained
     vanilla and ConvNorm networks (:func:`gain`) and ConvNorm's layers above
     :math:`\\sqrt{C_O}` (:func:`above_bound`)."""
-    schema, settings = standard.schema, standard.settings
-    group = schema.group_keys(settings)[0]
-    k = classes((group,))
+    by_method = {method: _histories(standard, method) for method in methods}
     rows = []
-    for file in standard.files:
+    for i, file in enumerate(standard.files):
         row = [str(file.seed)]
         for method in methods:
-            record = lookup(file.results, schema.record_path(group, method))
+            k, records = by_method[method]
+            record = records[i][1]
             history = record["history"]
             failed = " (failed to train)" if failure(record, k) else ""
             row.append(f"{100 * max(history['test_acc']):.1f} %, {plateau(history, k)} at ln K{failed}")
         if conditioning is not None:
-            analysed = next((r.results for r in conditioning.files if r.seed == file.seed), {})
-            vanilla, convnorm = ((analysed.get(m) or {}).get("layers") for m in (NONE, CONVNORM))
+            vanilla, convnorm = (_analysed_layers(conditioning, file.seed, m) for m in (NONE, CONVNORM))
             row += [f"{gain(vanilla):,.0f}" if vanilla else "—", f"{gain(convnorm):,.0f}" if convnorm else "—",
                     f"{above_bound(convnorm)} of {len(convnorm)}" if convnorm else "—"]
         rows.append(row)
@@ -90,20 +103,13 @@ def drift_table(standard: Records, conditioning: Records) -> Table:
     layer to the last (which the normalization ignores in the forward pass and the stop-gradient
     lets grow), the product of its affine kernels' largest gains (:func:`affine_gain`) and its
     gain bound (:func:`gain`)."""
-    schema, settings = standard.schema, standard.settings
-    group = schema.group_keys(settings)[0]
-    k = classes((group,))
+    k, records = _histories(standard, CONVNORM)
     rows = []
-    for file in standard.files:
-        history = lookup(file.results, schema.record_path(group, CONVNORM))["history"]
-        analysed = next((r.results for r in conditioning.files if r.seed == file.seed), {})
-        layers = (analysed.get(CONVNORM) or {}).get("layers")
-        if not layers or "affine_gain" not in layers[0]:
-            rows.append([str(file.seed), str(plateau(history, k)), "—", "—", "—"])
-            continue
-        norms = " → ".join(f"{layer['weight_norm']:.1f}" for layer in layers)
-        rows.append([str(file.seed), str(plateau(history, k)), norms, f"{affine_gain(layers):,.0f}",
-                     f"{gain(layers):,.0f}"])
+    for seed, record in records:
+        layers = _analysed_layers(conditioning, seed, CONVNORM)
+        ended = ([" → ".join(f"{layer['weight_norm']:.1f}" for layer in layers), f"{affine_gain(layers):,.0f}",
+                  f"{gain(layers):,.0f}"] if layers else ["—"] * 3)  # a diverged training leaves no layers
+        rows.append([str(seed), str(plateau(record["history"], k)), *ended])
     return Table("ConvNorm without BatchNorm: what its layers ended with",
                  ["seed", "epochs at ln K", "weight norm ‖a‖, layer by layer",
                   "affine kernels: product of largest gains", "gain bound"], rows,
