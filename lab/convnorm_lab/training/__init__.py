@@ -1,5 +1,5 @@
 """The training loop, its configuration, and result files with provenance."""
-from .results import device_name, git_commit, load_results, provenance, save_results
+from .results import cpu_info, device_name, git_commit, load_results, provenance, save_results
 from .trainer import (
     History,
     TrainConfig,
@@ -11,5 +11,5 @@ from .trainer import (
     seed_everything,
 )
 
-__all__ = ["History", "TrainConfig", "Trainer", "TrainingDiverged", "default_device", "device_name", "evaluate",
-           "git_commit", "load_results", "paper_config", "provenance", "save_results", "seed_everything"]
+__all__ = ["History", "TrainConfig", "Trainer", "TrainingDiverged", "cpu_info", "default_device", "device_name",
+           "evaluate", "git_commit", "load_results", "paper_config", "provenance", "save_results", "seed_everything"]
