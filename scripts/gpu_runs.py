@@ -303,10 +303,10 @@ class Launcher:
 
     def check_floor(self, job: gpu_queue.Job) -> None:
         """Stop starting trainings if the core's first BN ResNet18 is below the accuracy floor."""
-        if job.experiment != gpu_queue.FLOOR.experiment or job.run not in gpu_queue.FLOOR.runs \
-                or self.args.preset != "fast":
+        if not gpu_queue.checks_floor(job) or self.args.preset != "fast" or self.status["stopped"]:
             return
-        record = load_results(run_record_path(job.key, self.args.preset, job.seed, self.output))["results"]
+        key = gpu_queue.current_key(job, self.args.preset, self.output, self.args.data_dir)
+        record = load_results(run_record_path(key, self.args.preset, job.seed, self.output))["results"]
         floor = gpu_queue.BN_ACCURACY_FLOOR[record["data"]["copy"]]
         accuracy = None if record["diverged"] else record["summary"]["test_acc_at_best_val"]
         if accuracy is None or accuracy < floor:

@@ -34,9 +34,12 @@ def test_recorded_minutes_takes_the_larger_of_file_and_runs(tmp_path):
     root = results_root(tmp_path)
     runs = root / "cpu" / "runs" / "cpu-seed0"
     runs.mkdir(parents=True)
-    for i in range(2):
-        write(root, "ablation", "cpu", 0, record(0.5), wall=120.0, device="GPU X").rename(runs / f"r{i}.json")
-    write(root, "ablation", "cpu", 0, {}, wall=30.0, device="GPU X")  # assembled from run records
+    for key in ("r0", "r1"):
+        write(root, "ablation", "cpu", 0, record(0.5, run_key=key), wall=120.0, device="GPU X").rename(
+            runs / f"{key}.json")
+    # assembled from the run records, which it names by their keys
+    write(root, "ablation", "cpu", 0, {"a": record(0.5, run_key="r0"), "b": record(0.5, run_key="r1")}, wall=30.0,
+          device="GPU X")
     write(root, "ablation", "cpu", 1, {}, wall=600.0, device="GPU X")  # trained in one call
     assert live.recorded_minutes("cpu", root) == {"ablation": {"GPU X": [4.0, 10.0]}}
 

@@ -294,15 +294,17 @@ def test_inventory_lists_what_is_recorded_with_versions_and_failed_trainings(tmp
 
     runs = root / "cpu" / "runs" / "cpu-seed0"
     runs.mkdir(parents=True)
-    for i in range(2):  # seed 0 assembled from two trainings of two minutes each
-        write(root, "generalization", "cpu", 0, record(0.5), wall=120.0).rename(runs / f"r{i}.json")
+    for key in ("r0", "r1", "unused"):  # seed 0 assembled from two trainings of two minutes each
+        write(root, "generalization", "cpu", 0, record(0.5, run_key=key), wall=120.0).rename(runs / f"{key}.json")
     for seed in (0, 1):
+        trained = {m: record(0.5, run_key=f"r{i}") for i, m in enumerate(("bn", "convnorm"))} if seed == 0 else {}
         write(root, "generalization", "cpu", seed,
-              {"cifar10": {"none": record(0.5, diverged=seed == 1, diverged_at_epoch=4, reason="loss is NaN")}},
+              {"cifar10": {"none": record(0.5, diverged=seed == 1, diverged_at_epoch=4, reason="loss is NaN"),
+                           **trained}},
               protocol_version=PROTOCOL_VERSION if seed else None)
     table = provenance.inventory_table(("short-schedule", "cpu"), root)
     assert table.column("experiment") == ["generalization"]  # nothing else is recorded: no row says so
-    assert table.column("wall time per seed (min)") == ["4.0, 1.0"]
+    assert table.column("wall time per seed (min)") == ["4.0, 1.0"]  # the training no file names counts nowhere
     assert table.column("protocol version") == [f"before 1, {PROTOCOL_VERSION} (current)"]
     assert table.column("failed to train") == ["seed 1, CIFAR-10, vanilla: diverged at epoch 4 (loss is NaN)"]
     empty = provenance.inventory_table(("short-schedule",), root)

@@ -18,9 +18,12 @@ def test_protocol_words_read_the_preset():
     assert words.schedule(fast).startswith(
         f"{fast.epochs} epochs on a one-cycle schedule (a linear warm-up over 20 % of the steps")
     assert words.schedule(fast, decay=False).endswith("after a linear warm-up over 20 % of the steps")
-    assert words.optimizer(cpu) == "SGD with momentum 0.9 at a learning rate of 0.1 (batch 128) and weight decay 0.0001"
+    assert words.optimizer(replace(cpu, lr_reductions=(1,))) == \
+        "SGD with momentum 0.9 at a learning rate of 0.1 (batch 128) and weight decay 0.0001"
+    assert words.optimizer(cpu).startswith(  # each network's rate, by the learning-rate rule
+        "SGD with momentum 0.9 at each network's learning rate, 0.1 or the smaller one the learning-rate rule chose")
     assert words.optimizer(fast, regularize=False).startswith(
-        "SGD with Nesterov momentum 0.9 at a learning rate of 0.4")
+        "SGD with Nesterov momentum 0.9 at each network's learning rate, 0.4 or")
     assert words.optimizer(fast, regularize=False).endswith("and no weight decay")
     changed = replace(cpu, epochs=12, milestones=(9,), batch_size=64)
     assert words.schedule(changed) == "12 epochs, the learning rate divided by 10 after epoch 9"

@@ -18,6 +18,7 @@ import pytest
 from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm_book.results.deviations import protocol_deviations
 from convnorm_lab.experiments import PRESETS, gpu_queue, planned_runs, step_timing
+from convnorm_lab.experiments.learning_rate import trial_run
 from convnorm_lab.training import save_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,13 +105,22 @@ def test_the_queue_checks_the_floor_then_trains_the_primary_endpoints_seed_by_se
     groups = gpu_queue.queued_groups(primary)
     assert groups[0] == (gpu_queue.FLOOR,) and groups[1] == primary and len(groups) == 2 + len(gpu_queue.QUEUE)
     jobs = gpu_queue.jobs(groups[:2], SMOKE, tmp_path, random_cifar_root)
-    assert (jobs[0].experiment, jobs[0].run, jobs[0].seed) == ("generalization", "cifar10-bn", 0)
-    primary_jobs = jobs[1:]
+    # the BN network's learning-rate trials first, the one at its own rate checked against the floor
+    floor = [job for job in jobs if job.stage[0] == 0]
+    assert [job.run for job in floor] == [trial_run("bn", r) for r in PRESETS[SMOKE].lr_reductions] + ["cifar10-bn"]
+    assert gpu_queue.checks_floor(floor[0]) and floor[-1].pending and floor[0].stage < floor[-1].stage
+    primary_jobs = [job for job in jobs if job.stage[0] == 1]
+    trials = [job for job in primary_jobs if job.stage[1] == -1]
+    assert primary_jobs[:len(trials)] == trials
+    primary_jobs = primary_jobs[len(trials):]
+    # each network's trials once, before any of its runs; the BN network's were the floor's
+    assert {job.settings["norm"] for job in trials} == {job.settings["norm"] for job in primary_jobs} - {"bn"}
     assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
     seeds = {n.endpoint.experiment: n.seeds for n in needed if n.endpoint.runs_at(PRESETS[SMOKE])}
     for experiment, count in seeds.items():
         assert max(job.seed for job in primary_jobs if job.experiment == experiment) == count - 1
     assert {job.settings["data"].get("label_noise", 0) for job in primary_jobs} == {0, 0.4}  # no 80 % at smoke
+    assert all(job.pending for job in primary_jobs)  # keyed once their trials are stored
     assert {job.settings["data"]["train_fraction"] for job in primary_jobs} == {1.0, 0.1}
 
 
@@ -147,7 +157,8 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
 def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_path):
     times = gpu_queue.StepTimes.from_records([_calibration(tmp_path, 1e-3)], batch=50)
     first = gpu_queue.costs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, times, random_cifar_root)
-    assert [(line.experiment, line.trainings) for line in first] == [("generalization", 1)]
+    # the BN network's three learning-rate trials and its run, priced at its own rate until they choose
+    assert [(line.experiment, line.trainings) for line in first] == [("generalization", 4)]
     job = gpu_queue.jobs(((gpu_queue.FLOOR,),), SMOKE, tmp_path, random_cifar_root)[0]
     data, config = job.settings["data"], job.settings["config"]
     expected = config.epochs * (100 * 1e-3 + (data["n_val"] + data["n_test"]) * 1e-3 / 3)  # 2 batches of 50

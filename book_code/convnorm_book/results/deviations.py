@@ -8,10 +8,11 @@ from __future__ import annotations
 from convnorm_lab.experiments import PRESETS, get_preset
 from convnorm_lab.experiments.context import FREE_REPLAYS, RAMP_FRACTION
 from convnorm_lab.experiments.experiment import networks_in_words, training_images
+from convnorm_lab.experiments.learning_rate import MARGIN, TRIAL_SEED
 from convnorm_lab.experiments.presets import scarcity_epoch_images, training_steps
 from convnorm_lab.models.normalizations import CONVNORM, NORMALIZATIONS, OCNN, ONI
 
-from .words import schedule
+from .words import listing, schedule
 
 
 def _count(value: int | None, full: str) -> str:
@@ -52,12 +53,16 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
     else:
         row("batch size and learning rate", f"batch not stated (authors' code: {ref.batch_size}), lr {ref.lr:g}",
             f"batch {p.batch_size}, lr {p.lr:g}", "authors' code", "the paper does not state the batch")
-    if p.lr != ref.lr:
-        row("learning rate of the networks without BatchNorm", f"{ref.lr:g}, as every network (ONI: a tenth)",
-            f"{p.lr:g}, as every network (ONI: a tenth)", "this book",
-            "one recipe for every arm, its rate tuned on the BN network; whether the networks without BatchNorm "
-            "train under it is read from their records (the chapter on training shows their curves), and an arm "
-            "that does not would need its rate chosen on validation data, by the same rule for every arm")
+    if p.lr_reductions != ref.lr_reductions:
+        reductions = listing(p.lr_reductions)
+        row("learning rate of each network", f"{ref.lr:g} for every network (ONI: a tenth)",
+            f"chosen for each network by one rule on validation data: trained on seed {TRIAL_SEED}'s data at its own "
+            f"rate divided by {reductions}, a network keeps its own rate unless another reaches a best validation "
+            f"accuracy more than {MARGIN * 100:g} points higher", "this book",
+            "the recipe's rate is set on networks with BatchNorm, whose scale invariance tolerates a large rate; a "
+            "network without it may need a lower one, and the same trials for every network keep any from being "
+            "tuned more than another; the margin is about the seed-to-seed spread of a network's validation "
+            "accuracy, so that a rate changes for a real gain, not for one seed's luck")
     if p.nesterov:
         row("momentum", "SGD, momentum 0.9", "SGD, Nesterov momentum 0.9", "this book",
             "the fast-CIFAR recipes use Nesterov momentum; it changes the update, not the network")

@@ -1,7 +1,8 @@
 """Figures of stored results: curves over training, accuracy against a rate (ours beside
 the paper's), layer profiles, paired differences with their intervals beside the paper's
 (:func:`forest`, legible at a phone's width: short labels, height scaled to the rows),
-and the primary endpoints with their verdicts (:func:`primary_forest`)."""
+the primary endpoints with their verdicts (:func:`primary_forest`), and the learning-rate
+rule's trials (:func:`learning_rate_figure`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN
 
 from .comparisons import Comparison, shared_label, short_labels
 from .endpoints import CONTRADICTED, SUPPORTED, Result
+from .learning_rates import Trials
 from .records import Records, classes, failure
 from .stats import Band, collect, curve_band, history_band
 from .tables import describe, group_name, method_label, scale_name
@@ -294,5 +296,33 @@ def rate_figure(records: Records, paper_values: dict, measures: Sequence[str] | 
     paper.legend(fontsize="small")
     for ax in spare:
         ax.set_axis_off()
+    fig.tight_layout()
+    return fig
+
+
+def learning_rate_figure(found: Sequence[Trials], width: float = 6.0):
+    """Each network's best validation accuracy against the rate it was tried at, the
+    networks without BatchNorm and those with it side by side; a ring marks the rate the
+    rule chose, a cross at the foot a trial that diverged."""
+    import matplotlib.pyplot as plt
+
+    panels = [("without BatchNorm", [t for t in found if not Norm(t.norm).uses_batchnorm]),
+              ("with BatchNorm", [t for t in found if Norm(t.norm).uses_batchnorm])]
+    panels = [(title, group) for title, group in panels if group]
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.4), sharey=True, squeeze=False)
+    for ax, (title, group) in zip(axes[0], panels):
+        for t in group:
+            points = [(rate, 100 * a) for rate, a in zip(t.rates, t.accuracies) if a is not None]
+            ax.plot(*zip(*points), marker="o", color=colour(t.norm), label=method_label(t.norm))
+            ax.plot([t.rate], [100 * t.accuracies[t.reductions.index(t.chosen)]], marker="o", markersize=13,
+                    markerfacecolor=(0, 0, 0, 0), color=colour(t.norm))  # a ring
+            diverged = [rate for rate, a in zip(t.rates, t.accuracies) if a is None]
+            ax.plot(diverged, [0] * len(diverged), marker="x", linewidth=0, color=colour(t.norm))
+        ax.set_xscale("log")
+        ax.set_xlabel("learning rate")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small")
+    axes[0, 0].set_ylabel(_AXIS_LABELS["val_acc"] + ", best epoch")
     fig.tight_layout()
     return fig

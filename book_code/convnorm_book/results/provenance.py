@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm_lab.experiments import EXPERIMENTS, PROTOCOL_VERSION
+from convnorm_lab.experiments import EXPERIMENTS, PROTOCOL_VERSION, get_preset
 from convnorm_lab.experiments.gpu_queue import FLOOR, QUEUE
+from convnorm_lab.experiments.learning_rate import TRIAL_SEED
 
 from .deviations import protocol_deviations
 from .endpoints import SampleSize, requests
@@ -51,8 +52,13 @@ def gpu_queue_table(needed: Sequence[SampleSize], preset: str = "fast") -> Table
     groups = [("the BN network's accuracy floor", (FLOOR,)), ("the primary endpoints", requests(preset, needed)),
               *QUEUE]
     rows = [[str(i), name, "\n".join(map(request, group))] for i, (name, group) in enumerate(groups, start=1)]
+    notes = [] if get_preset(preset).lr_reductions == (1,) else [
+        f"Before a group's first seed, each of its networks not tried yet is trained at its rate divided by "
+        f"{listing(get_preset(preset).lr_reductions)} on seed {TRIAL_SEED}'s data, and the learning-rate rule "
+        "chooses its rate from these trials; the BN network's trial at its own rate is the training whose accuracy "
+        "is checked against the floor."]
     return Table(f"What the GPU protocol ({preset}) trains, in order",
-                 ["order", "what", "trainings (experiment, seeds: runs)"], rows)
+                 ["order", "what", "trainings (experiment, seeds: runs)"], rows, notes)
 
 
 def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:

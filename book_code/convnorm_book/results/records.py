@@ -320,20 +320,29 @@ def seed_seconds(preset: str, root: str | Path | None = None) -> dict[tuple[str,
     reading the preset's files once.
 
     A seed's time is the larger of its result file's wall time and the summed wall times
-    of the run records it trained: a result file assembled from run records trained apart
-    (by a GPU window, or a resumed call) records almost no time itself, and one trained in
-    a single call also counts its run records' time."""
+    of the run records it names (by their keys): a result file assembled from run records
+    trained apart (by a GPU window, or a resumed call) records almost no time itself, and
+    one trained in a single call also counts its run records' time. A training two
+    experiments share counts in each; a stored training no result file names (one made
+    under another setting of the protocol) counts in none."""
+    times = {record.results.get("run_key"): record.provenance["wall_time_s"]
+             for record in load_run_records(preset, root)}
     seconds: dict[tuple[str, int, str], float] = {}
-    for record in load_run_records(preset, root):
-        prov = record.provenance
-        if prov.get("experiment") in EXPERIMENTS:
-            key = (prov["experiment"], int(prov["seed"]), record.device)
-            seconds[key] = seconds.get(key, 0.0) + prov["wall_time_s"]
     for experiment in EXPERIMENTS:
         for file in load_result_files(experiment, preset, root):
-            key = (experiment, file.seed, file.device)
-            seconds[key] = max(seconds.get(key, 0.0), file.provenance["wall_time_s"])
+            trained = sum(times.get(key, 0.0) for key in _run_keys(file.results))
+            seconds[experiment, file.seed, file.device] = max(trained, file.provenance["wall_time_s"])
     return seconds
+
+
+def _run_keys(results) -> set[str]:
+    """The run keys a result file's results name (every ``"run_key"`` in them)."""
+    if isinstance(results, dict):
+        own = {results["run_key"]} if isinstance(results.get("run_key"), str) else set()
+        return own.union(*(_run_keys(value) for value in results.values()))
+    if isinstance(results, list):
+        return set().union(*(_run_keys(value) for value in results))
+    return set()
 
 
 def load_benchmarks(pattern: str, directory: str | Path | None = None) -> list[StoredFile]:

@@ -161,8 +161,9 @@ def optimizer(settings, regularize: bool = True) -> str:
     as in the convergence study)."""
     kind = "Nesterov momentum" if settings.nesterov else "momentum"
     decay = f" and weight decay {settings.weight_decay:g}" if regularize else " and no weight decay"
-    return (f"SGD with {kind} {TrainConfig.momentum:g} at a learning rate of {settings.lr:g} (batch "
-            f"{settings.batch_size:,}){decay}")
+    rate = (f"a learning rate of {settings.lr:g}" if settings.lr_reductions == (1,) else
+            f"each network's learning rate, {settings.lr:g} or the smaller one the learning-rate rule chose for it")
+    return f"SGD with {kind} {TrainConfig.momentum:g} at {rate} (batch {settings.batch_size:,}){decay}"
 
 
 #: whole numbers a reader reads as words

@@ -19,7 +19,8 @@ continues from them), deleted when their run is stored.
 The modules: :mod:`~convnorm_lab.experiments.presets` (the scales),
 :mod:`~convnorm_lab.experiments.schema` (the shape of a result), :mod:`~.experiment` and
 :mod:`~.catalog` (each experiment declared once), :mod:`~.context` (building, keying,
-finding or training and storing one training), :mod:`~.runners` (running an experiment),
+finding or training and storing one training), :mod:`~.learning_rate` (the rule that chooses each
+network's learning rate on validation data), :mod:`~.runners` (running an experiment),
 :mod:`~.gpu_queue` (what a lent GPU trains, in order, and what it costs), :mod:`~.step_timing`
 (a training step measured on the device it will run on), :mod:`~.worker` (a training process of the GPU
 launcher). The normalizations the experiments compare are declared in :mod:`convnorm_lab.models.normalizations`.

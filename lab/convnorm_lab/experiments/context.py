@@ -35,7 +35,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -57,6 +57,7 @@ from ..training import (
     seed_everything,
 )
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
+from .learning_rate import TRIAL_SEED, TRIALS, choose, trial_accuracy, trial_run
 from .presets import Preset
 
 #: free adversarial training replays each minibatch this many times (the paper's m = 4)
@@ -87,11 +88,19 @@ class Analysis:
 @dataclass(frozen=True)
 class PlannedRun:
     """One training an experiment asks for: its name within the experiment, its
-    :func:`run_key`, and the settings that define it (:meth:`Context.settings`)."""
+    :func:`run_key`, the settings that define it (:meth:`Context.settings`), and the seed
+    it trains at. ``trial``: one of the learning-rate trials of a network
+    (:mod:`convnorm_lab.experiments.learning_rate`), at :data:`~convnorm_lab.experiments.learning_rate.TRIAL_SEED`,
+    which the network's other trainings wait for; ``pending``: a training whose rate waits
+    on trials not stored yet, so that its key is not known (``key`` then names the
+    training at the network's own rate, ending in ``-pending``)."""
 
     run: str
     key: str
     settings: dict
+    seed: int
+    trial: bool = False
+    pending: bool = False
 
 
 @dataclass
@@ -114,6 +123,9 @@ class Context:
     planned: list[PlannedRun] = field(default_factory=list)
     skipped: list[PlannedRun] = field(default_factory=list)
     _splits: dict = field(default_factory=dict)
+    _reductions: dict = field(default_factory=dict)
+    _trial_keys: dict = field(default_factory=dict)
+    _trials: Context | None = None
 
     def splits(self, dataset: str = "cifar10", **kwargs) -> CifarSplits:
         """The data of this preset (cached per argument set)."""
@@ -138,12 +150,47 @@ class Context:
     def run_record(self, key: str) -> Path:
         return run_record_path(key, self.preset.name, self.seed, self.output)
 
+    def lr_reduction(self, norm: str) -> int | None:
+        """What the learning-rate rule divides ``norm``'s rate by at this preset
+        (:func:`convnorm_lab.experiments.learning_rate.choose`), from its trials, found
+        stored or trained now (a trial outside ``only`` is skipped); None while a trial is
+        neither. 1 without trials (a preset whose ``lr_reductions`` are ``(1,)``)."""
+        reductions = self.preset.lr_reductions
+        if reductions == (1,):
+            return 1
+        if norm not in self._reductions:
+            if self._trials is None:
+                self._trials = Context(TRIALS, self.preset, self.data_dir, self.output, TRIAL_SEED, self.resume,
+                                       self.progress, self.device, self.download, self.cuda_graph, self.only,
+                                       self.checkpoints, self.data_used,
+                                       _splits=self._splits if self.seed == TRIAL_SEED else {})
+            trials = self._trials
+            first = len(trials.planned), len(trials.skipped)
+            splits = trials.splits("cifar10")
+            records = {r: trials.train(trial_run(norm, r), norm, splits, reduction=r) for r in reductions}
+            self.planned += [replace(p, trial=True) for p in trials.planned[first[0]:]]
+            self.skipped += [replace(p, trial=True) for p in trials.skipped[first[1]:]]
+            pending = any(record is None for record in records.values())
+            self._reductions[norm] = None if pending else choose(
+                {r: trial_accuracy(record) for r, record in records.items()})
+            self._trial_keys[norm] = {r: p.key for r, p in zip(reductions, trials.planned[first[0]:])}
+        return self._reductions[norm]
+
+    def chosen_reductions(self) -> dict[str, dict]:
+        """Per network this context has keyed a training of, the reduction the learning-rate
+        rule chose (``"chosen"``) and the run key of its trial at each reduction
+        (``"trials"``); a network whose trials are not all stored is left out."""
+        return {norm: {"chosen": r, "trials": {str(k): key for k, key in self._trial_keys[norm].items()}}
+                for norm, r in self._reductions.items() if r is not None}
+
     def config(self, norm: str, splits: CifarSplits, *, adversarial: bool = False, augment: bool = True,
-               regularize: bool = True, lr_decay: bool = True, epoch_images: int | None = None) -> TrainConfig:
+               regularize: bool = True, lr_decay: bool = True, epoch_images: int | None = None,
+               reduction: int = 1) -> TrainConfig:
         """The :class:`TrainConfig` of one training of ``norm`` under this preset: its
-        recipe, the adversarial schedule if ``adversarial``, the paper's switches for
-        the convergence study (no augmentation, weight decay or learning-rate decay), and
-        ``epoch_images`` images an epoch (None: the training set once)."""
+        recipe, with the rate divided by ``reduction`` (:meth:`lr_reduction`), the
+        adversarial schedule if ``adversarial``, the paper's switches for the convergence
+        study (no augmentation, weight decay or learning-rate decay), and ``epoch_images``
+        images an epoch (None: the training set once)."""
         p = self.preset
         if adversarial:
             epochs, milestones = p.adv_epochs, p.adv_milestones
@@ -156,7 +203,7 @@ class Context:
         precision = resolve_precision(p.precision, self.device)
         return TrainConfig(
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
-            lr=p.lr / Norm(norm).base.lr_divisor, nesterov=p.nesterov,
+            lr=p.lr / (Norm(norm).base.lr_divisor * reduction), nesterov=p.nesterov,
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
             free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
@@ -188,17 +235,34 @@ class Context:
     def train(self, run: str, norm: str, splits: CifarSplits, *, arch: str | None = None,
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
               lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
-              analysis: Analysis | None = None, epoch_images: int | None = None) -> dict | None:
+              analysis: Analysis | None = None, epoch_images: int | None = None,
+              reduction: int | None = None) -> dict | None:
         """The record of one training of ``arch`` with ``norm``: found stored under its
         :func:`run_key`, else trained now (and ``analysis`` applied to the trained
         network) and stored. A run outside ``only`` is not trained: it is listed in
-        ``skipped`` and None comes back. The options are :meth:`config`'s."""
+        ``skipped`` and None comes back. The options are :meth:`config`'s; ``reduction``
+        None is the learning-rate rule's (:meth:`lr_reduction`).
+
+        Raises:
+            RuntimeError: for a run to train whose rate waits on trials that are not stored
+                and not to be trained in this call.
+        """
         arch = arch or self.arch()
+        chosen = self.lr_reduction(norm) if reduction is None else reduction
         config = self.config(norm, splits, adversarial=adversarial, augment=augment, regularize=regularize,
-                             lr_decay=lr_decay, epoch_images=epoch_images)
+                             lr_decay=lr_decay, epoch_images=epoch_images, reduction=chosen or 1)
         settings = self.settings(arch, norm, splits, config, affine, analysis)
+        if chosen is None:
+            self.planned.append(PlannedRun(run, f"{run_key(settings)}-pending", settings, self.seed, pending=True))
+            if self.only is None or run in self.only:
+                trials = [p.run for p in self.skipped if p.trial and p.settings["norm"] == norm]
+                raise RuntimeError(f"the learning rate of {norm} at preset {self.preset.name} is chosen by its "
+                                   f"trials at seed {TRIAL_SEED}, and {', '.join(trials)} are not stored: train "
+                                   "them first")
+            self.skipped.append(self.planned[-1])
+            return None
         key = run_key(settings)
-        self.planned.append(PlannedRun(run, key, settings))
+        self.planned.append(PlannedRun(run, key, settings, self.seed))
         stored = self.run_record(key)
         found = distributed.from_main(lambda: load_results(stored)["results"] if stored.exists() else None)
         if found is not None:

@@ -39,6 +39,7 @@ from .catalog import (
 )
 from .context import check_seed, run_record_path
 from .experiment import Experiment
+from .learning_rate import trial_run
 from .presets import get_preset
 from .runners import check_trains, planned_runs
 
@@ -105,7 +106,8 @@ CLEAN, NOISE, FRACTION = "cifar10", "0.4", "0.1"
 BASELINES = (SN_BN, ONI_BN, OCNN_BN)
 #: the first training of a queue: the BN ResNet18 on clean labels, whose test accuracy is
 #: checked against :data:`BN_ACCURACY_FLOOR` before anything else starts
-FLOOR = Request.of(GENERALIZATION, (0,), CLEAN, (BN,))
+FLOOR_NORM = BN
+FLOOR = Request.of(GENERALIZATION, (0,), CLEAN, (FLOOR_NORM,))
 #: after the primary endpoints, highest priority first (each request trains what is not stored yet)
 QUEUE = (
     ("the clean comparison", (Request.of(GENERALIZATION, QUEUE_SEEDS, CLEAN, (BN, CONVNORM_BN)),)),
@@ -127,7 +129,10 @@ QUEUE = (
 class Job:
     """One training to run: experiment, seed, run name and key, its settings, and its
     ``stage``: the group of requests and the seed it belongs to (the trainings of one
-    stage finish before those of the next start)."""
+    stage finish before those of the next start); a group's learning-rate trials come in
+    a stage of their own, seed ``-1``, before its first seed's. ``pending``: its key waits on
+    trials (:class:`~convnorm_lab.experiments.context.PlannedRun`); the worker keys it when
+    it runs."""
 
     experiment: str
     seed: int
@@ -135,20 +140,23 @@ class Job:
     key: str
     stage: tuple[int, int]
     settings: dict = field(compare=False, repr=False)
+    pending: bool = False
 
 
 def jobs(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, data_dir: str | None = None,
          missing: bool = True) -> list[Job]:
-    """The trainings the groups of requests ask for, group by group and, within a group,
-    seed by seed (all of the first seed's, in the order asked, then the next seed's);
-    each once (a training two requests share is one job); with ``missing``, only those
-    not stored under ``output`` yet.
+    """The trainings the groups of requests ask for, group by group: first the
+    learning-rate trials of the group's networks not trained before it, then seed by seed
+    (all of the first seed's, in the order asked, then the next seed's); each once (a
+    training two requests share is one job); with ``missing``, only those not stored under
+    ``output`` yet.
 
     Raises:
         ValueError: for a run name that is not a run of its experiment.
     """
     chosen, seen = [], set()
     for number, requests in enumerate(groups):
+        trials, runs = [], []
         for seed in sorted({seed for request in requests for seed in request.seeds}):
             for request in (r for r in requests if seed in r.seeds):
                 planned = planned_runs(request.experiment, preset, data_dir, output, seed)
@@ -157,14 +165,35 @@ def jobs(groups: Sequence[Sequence[Request]], preset: str, output: str | Path, d
                 if unknown:
                     raise ValueError(f"run {unknown[0]!r} is not a run of {request.experiment} (its runs: "
                                      f"{', '.join(sorted(names))})")
+                asked = {p.run for p in planned if request.runs is None or p.run in request.runs}
+                needed = {p.settings["norm"] for p in planned if p.run in asked}
                 for p in planned:
-                    if request.runs is not None and p.run not in request.runs or (seed, p.key) in seen:
+                    wanted = p.settings["norm"] in needed if p.trial else p.run in asked
+                    if not wanted or (p.seed, p.key) in seen:
                         continue
-                    if missing and run_record_path(p.key, preset, seed, output).exists():
+                    if missing and run_record_path(p.key, preset, p.seed, output).exists():
                         continue
-                    seen.add((seed, p.key))
-                    chosen.append(Job(request.experiment, seed, p.run, p.key, (number, seed), p.settings))
+                    seen.add((p.seed, p.key))
+                    stage = (number, -1) if p.trial else (number, seed)
+                    (trials if p.trial else runs).append(
+                        Job(request.experiment, p.seed, p.run, p.key, stage, p.settings, p.pending))
+        chosen += trials + runs
     return chosen
+
+
+def checks_floor(job: Job) -> bool:
+    """Whether ``job`` trains :data:`FLOOR`'s network: its run, or its learning-rate trial at
+    the recipe's own rate, the same training, which comes first where trials precede it."""
+    return job.experiment == FLOOR.experiment and job.seed in FLOOR.seeds and (
+        job.run in FLOOR.runs or job.run == trial_run(FLOOR_NORM, 1))
+
+
+def current_key(job: Job, preset: str, output: str | Path, data_dir: str | None = None) -> str:
+    """The run key of ``job`` now: planned again if it was pending on its trials."""
+    if not job.pending:
+        return job.key
+    planned = planned_runs(job.experiment, preset, data_dir, output, job.seed)
+    return next(p.key for p in planned if p.run == job.run)
 
 
 # ------------------------------------------------------------------ step times

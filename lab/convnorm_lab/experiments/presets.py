@@ -6,8 +6,8 @@
   class-balanced training subset (data scarcity draws 10, 30 and 70% of those), 8
   epochs, evaluation on 2,000 test images, 2 noise rates, label noise and data scarcity
   for the four networks of the paper's ablation tables, SimBA for 1,024 iterations on
-  50 images, the run-time study on a width-16 ResNet18. A *reduced* protocol: every
-  result file says so.
+  50 images, the run-time study on a width-16 ResNet18; each network's learning rate
+  chosen by the learning-rate rule. A *reduced* protocol: every result file says so.
 * ``fast``: the GPU protocol. The paper's networks (ResNet18; VGG16 in the convergence
   study) on the paper's full 45,000/5,000/10,000 split, trained with the established
   fast-CIFAR recipe so that a seed of the core comparison takes minutes: batch 512 with
@@ -15,7 +15,9 @@
   one-cycle schedule (linear warm-up, linear decay to zero), mixed precision
   (bfloat16 where the GPU has it, float16 with loss scaling where it does not;
   ConvNorm's transforms stay in float32), channels-last memory, cuDNN's autotuner and the
-  CUDA-graph step.
+  CUDA-graph step; each network's learning rate chosen by the learning-rate rule
+  (:mod:`convnorm_lab.experiments.learning_rate`), since the recipe's rate is set on the
+  BatchNorm network.
   Augmentation is the paper's (random crop and flip, on the GPU); nothing is added that
   could favour one normalization (no label smoothing, cutout, mixup or test-time
   augmentation).
@@ -63,6 +65,11 @@ class Preset:
     ``scarcity_passes`` (where set, in place of both): every subset is passed over this many
     times in all, the paper's 120 epochs, as long as that is no more than the full set's
     steps (``scarcity_epoch_images``).
+
+    ``lr_reductions``: the divisors of each network's rate that the learning-rate rule tries
+    on validation data, the same for every network
+    (:mod:`convnorm_lab.experiments.learning_rate`); ``(1,)``: every network trains at the
+    recipe's rate, as in the paper's protocol, which states one rate for all (ONI's aside).
     """
 
     name: str
@@ -97,6 +104,13 @@ class Preset:
     precision: str = "fp32"
     scarcity_same_steps: bool = True
     scarcity_passes: int | None = None
+    lr_reductions: tuple[int, ...] = (1,)
+
+    def __post_init__(self):
+        if self.lr_reductions[:1] != (1,) or list(self.lr_reductions) != sorted(set(self.lr_reductions)) \
+                or not all(isinstance(r, int) and r >= 1 for r in self.lr_reductions):
+            raise ValueError(f"lr_reductions must be increasing integers starting at 1 (the network's own rate), "
+                             f"got {self.lr_reductions!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -128,6 +142,11 @@ _PAPER = Preset(
     scarcity_same_steps=False,
 )
 
+#: the divisors of every network's rate tried by the learning-rate rule where a preset's
+#: recipe departs from the paper's: its own rate, a third and a tenth of it, a tenth being
+#: the step the paper takes for ONI, which diverges at the shared rate
+LR_REDUCTIONS = (1, 3, 10)
+
 #: the fast-CIFAR recipe's batch, and the paper's learning rate scaled linearly to it
 FAST_BATCH = 512
 #: the one-cycle schedule's length: the BN ResNet18 must reach the accuracy floor of
@@ -155,7 +174,7 @@ PRESETS = {
         attack_samples=500, pgd_steps=(10, 20), simba_samples=50, simba_iters=1024,
         noise_rates=(0.2, 0.8), fractions=(0.1, 0.3, 0.7), datasets=("cifar10",),
         convergence_archs=("small",), robust_norms=_ALL_ROBUST[:4],
-        runtime_steps=5, reduced=True,
+        runtime_steps=5, reduced=True, lr_reductions=LR_REDUCTIONS,
     ),
     "fast": replace(
         _PAPER, name="fast",
@@ -165,7 +184,7 @@ PRESETS = {
         epochs=FAST_EPOCHS, milestones=(), adv_epochs=FAST_EPOCHS, adv_milestones=(), batch_size=FAST_BATCH,
         lr=_PAPER.lr * FAST_BATCH / _PAPER.batch_size, nesterov=True, weight_decay=5e-4, schedule="one-cycle",
         warmup_fraction=0.2, precision="mixed", simba_samples=200, datasets=("cifar10",), reduced=True,
-        scarcity_same_steps=True, scarcity_passes=_PAPER.epochs,
+        scarcity_same_steps=True, scarcity_passes=_PAPER.epochs, lr_reductions=LR_REDUCTIONS,
     ),
     "short-schedule": replace(
         _PAPER, name="short-schedule",

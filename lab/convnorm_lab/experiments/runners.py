@@ -63,7 +63,8 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     block["preset_settings"] = ctx.preset.as_dict()
     penalty = OCNN.base.penalty
     block["choices"] = {"oni_lr_divisor": ONI.base.lr_divisor, "ocnn_lambda": penalty.weight,
-                        "ocnn_lambda_adversarial": penalty.adversarial_weight, "ramp_fraction": RAMP_FRACTION}
+                        "ocnn_lambda_adversarial": penalty.adversarial_weight, "ramp_fraction": RAMP_FRACTION,
+                        "lr_rule": ctx.chosen_reductions()}
     skipped = [planned_run.run for planned_run in ctx.skipped]
     block["runs_missing"] = skipped
     path = result_path(name, preset, ctx.seed, ctx.output)
