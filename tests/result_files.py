@@ -14,13 +14,15 @@ REPOSITORY_RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def provenance(experiment, preset, seed, wall=60.0, device="cpu (x86_64, 1 threads)", commit="abc1234",
-               data="cifar10: lossy JPEG-q75 copy", protocol_version=None, **settings):
+               data="cifar10: lossy JPEG-q75 copy", protocol_version=None, choices=None, **settings):
     """A provenance block; ``protocol_version`` None leaves it out, as in records older
-    than the versions."""
+    than the versions; ``choices`` the experiment's choices (None: none stated)."""
     block = {"experiment": experiment, "preset": preset, "seed": seed, "device": device,
              "torch_version": "2.x", "git_commit": commit, "data": data, "wall_time_s": wall,
              "finished_utc": "2026-01-01T00:00:00+00:00",
              "preset_settings": {**PRESETS[preset].as_dict(), **settings}}
+    if choices is not None:
+        block["choices"] = choices
     return block if protocol_version is None else {**block, "protocol_version": protocol_version}
 
 

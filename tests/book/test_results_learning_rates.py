@@ -1,0 +1,58 @@
+"""convnorm_book.results.learning_rates: each network's trials read from the run records its
+result files name, the chosen rate checked against the rule, and the table and figure of them."""
+from __future__ import annotations
+
+import matplotlib
+import pytest
+
+from convnorm_book.results import learning_rates, plots, tables
+from convnorm_book.results.records import RecordError, Records, load_result_files
+from convnorm_lab.experiments import run_record_path
+from convnorm_lab.training import save_results
+from result_files import record, results_root, write
+
+matplotlib.use("Agg")
+BASE = 0.1
+
+
+def _stored(root, accuracies: dict[str, dict[int, float | None]], chosen: dict[str, int]) -> Records:
+    """A generalization result file naming each network's trials, and the trials' run records."""
+    rule = {}
+    for norm, by_reduction in accuracies.items():
+        keys = {}
+        for r, accuracy in by_reduction.items():
+            key = f"small-{norm}-{r}"
+            trial = record(0.5, lr=BASE / r, diverged=accuracy is None, run_key=key)
+            trial["summary"] = None if accuracy is None else {**trial["summary"], "best_val_acc": accuracy}
+            save_results(run_record_path(key, "cpu", 0, root / "cpu"), {"experiment": "learning-rate", "seed": 0},
+                         trial)
+            keys[str(r)] = key
+        rule[norm] = {"chosen": chosen[norm], "trials": keys}
+    write(root, "generalization", "cpu", 0, {"cifar10": {}}, choices={"lr_rule": rule})
+    return Records("generalization", "cpu", tuple(load_result_files("generalization", "cpu", root)))
+
+
+def test_the_trials_are_read_from_the_records_the_files_name(tmp_path):
+    root = results_root(tmp_path)
+    data = _stored(root, {"none": {1: 0.23, 3: 0.34, 10: None}, "bn": {1: 0.52, 3: 0.55, 10: 0.50}},
+                   {"none": 3, "bn": 1})
+    found = learning_rates.trials([data], root)
+    none, bn = found
+    assert (none.norm, none.chosen, none.rate, none.accuracies) == ("none", 3, BASE / 3, (0.23, 0.34, None))
+    assert none.gain == pytest.approx(0.11) and bn.gain == 0 and bn.rate == BASE
+    table = tables.learning_rate_table(found)
+    assert table.columns == ["network", "rate ÷ 1", "rate ÷ 3", "rate ÷ 10", "rate chosen"]
+    assert table.rows[0] == ["vanilla", "0.1: 23.0", "0.0333: 34.0", "0.01: diverged", "0.0333 (+11.0 points)"]
+    figure = plots.learning_rate_figure(found)
+    assert [ax.get_title() for ax in figure.axes] == ["without BatchNorm", "with BatchNorm"]
+
+
+def test_a_choice_the_trials_do_not_give_or_a_file_without_the_rule_is_refused(tmp_path):
+    root = results_root(tmp_path)
+    data = _stored(root, {"none": {1: 0.23, 3: 0.25, 10: 0.20}}, {"none": 3})  # a gain within the margin
+    with pytest.raises(RecordError, match="the rule chose 3 for none, which its stored trials do not give"):
+        learning_rates.trials([data], root)
+    write(root, "generalization", "cpu", 0, {"cifar10": {}})
+    older = Records("generalization", "cpu", tuple(load_result_files("generalization", "cpu", root)))
+    with pytest.raises(RecordError, match="made without the learning-rate rule"):
+        learning_rates.trials([older], root)
