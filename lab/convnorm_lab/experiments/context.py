@@ -24,7 +24,10 @@ others receive it) and writes run records, checkpoints and the result file.
 A normalization's own training rules come from its declaration
 (:mod:`convnorm_lab.models.normalizations`): the divisor of its learning rate (ONI's), and
 the penalty added to its loss with its weight in a standard and in an adversarial
-training (OCNN's); both are recorded in every result file. ConvNorm's running normalizer
+training (OCNN's); both are recorded in every result file. Where the preset says so, each
+network's rate is then divided by what the learning-rate rule chose for it
+(:mod:`convnorm_lab.experiments.learning_rate`): its trials are trainings like any other,
+found or trained before the network's first run and named in the result file. ConvNorm's running normalizer
 ramps over the same share of the training as the authors' 40,000 of the paper's 42,240
 steps (:data:`RAMP_FRACTION`). The book lists every choice the paper leaves open, with
 its reason (``convnorm_book.results.deviations``).
