@@ -45,6 +45,10 @@ def test_the_trials_are_read_from_the_records_the_files_name(tmp_path):
     assert table.rows[0] == ["vanilla", "0.1: 23.0", "0.0333: 34.0", "0.01: diverged", "0.0333 (+11.0 points)"]
     figure = plots.learning_rate_figure(found)
     assert [ax.get_title() for ax in figure.axes] == ["without BatchNorm", "with BatchNorm"]
+    curves = plots.trial_curves(none, ("train_loss", "test_acc"))
+    loss, accuracy = curves.axes
+    assert len(accuracy.lines) == 3 and len(loss.lines) == 4  # a line per rate; ln K on the loss
+    assert [line.get_linestyle() for line in accuracy.lines] == ["--", "-", "--"]  # the chosen rate solid
 
 
 def test_a_choice_the_trials_do_not_give_or_a_file_without_the_rule_is_refused(tmp_path):

@@ -20,13 +20,15 @@ from .records import RecordError, Records, read_record, results_dir, stored
 @dataclass(frozen=True)
 class Trials:
     """One network's trials: its rate at each reduction, the best validation accuracy each
-    reached (None: diverged), and the reduction the rule chose."""
+    reached (None: diverged), the reduction the rule chose, and each trial's history (its
+    metrics after every epoch, as the trainer records them)."""
 
     norm: str
     reductions: tuple[int, ...]
     rates: tuple[float, ...]
     accuracies: tuple[float | None, ...]
     chosen: int
+    histories: tuple[dict, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -67,7 +69,7 @@ def trials(sources: Sequence[Records], root=None) -> list[Trials]:
                     raise RecordError(f"{file.path}: the rule chose {entry['chosen']} for {norm}, which its stored "
                                       "trials do not give")
                 found[norm] = Trials(norm, reductions, tuple(stored[r]["lr"] for r in reductions), accuracies,
-                                     entry["chosen"])
+                                     entry["chosen"], tuple(stored[r]["history"] for r in reductions))
     return list(found.values())
 
 

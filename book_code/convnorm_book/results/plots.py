@@ -326,3 +326,28 @@ def learning_rate_figure(found: Sequence[Trials], width: float = 6.0):
     axes[0, 0].set_ylabel(_AXIS_LABELS["val_acc"] + ", best epoch")
     fig.tight_layout()
     return fig
+
+
+def trial_curves(trials: Trials, metrics: Sequence[str] = ("train_loss", "val_acc"), width: float = 6.0):
+    """One network's trials over training: each of ``metrics`` after every epoch, one line
+    per rate tried (the chosen one solid), with the loss :math:`\\ln K` of a network whose
+    outputs ignore their input dotted."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 2.6 * len(metrics)), sharex=True, squeeze=False)
+    for ax, metric in zip(axes[:, 0], metrics):
+        scale = 100.0 if metric.endswith("_acc") else 1.0
+        for r, rate, history in zip(trials.reductions, trials.rates, trials.histories):
+            ax.plot(history["epoch"], [v * scale for v in history[metric]], marker="o", markersize=3,
+                    linestyle="-" if r == trials.chosen else "--", label=f"rate {rate:.3g}")
+        if metric.endswith("loss"):
+            ax.axhline(math.log(classes(())), color="black", linestyle=":", linewidth=1)
+        ax.set_ylabel(_AXIS_LABELS.get(metric, metric))
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("epoch")
+    axes[0, 0].legend(fontsize="small")
+    fig.suptitle(f"{method_label(trials.norm)}: its trials", fontsize="small")
+    fig.tight_layout()
+    return fig
