@@ -3,6 +3,7 @@ and writes a result file whose numbers obey the experiment's own definitions; th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from unittest import mock
 
@@ -22,6 +23,7 @@ from convnorm_lab.experiments import (
 )
 from convnorm_lab.experiments.__main__ import main
 from convnorm_lab.experiments.schema import declared_paths
+from convnorm_lab.training import load_results
 
 PROVENANCE = {"experiment", "preset", "seed", "device", "torch_version", "git_commit", "data", "wall_time_s",
               "protocol_version"}
@@ -317,13 +319,20 @@ def test_a_scarce_subset_trains_for_as_many_steps_as_the_full_set(random_cifar_r
 
 
 @pytest.mark.data
-def test_stored_records_keep_their_keys_when_a_field_is_set_only_where_used(cifar_root):
-    """Adding ``TrainConfig.epoch_images`` left every other training's run key as it was:
-    each stored cpu generalization record is still found where the plan looks for it."""
-    for seed in range(3):
-        stored = Path(__file__).parents[2] / "results" / "cpu"
-        runs = planned_runs("generalization", "cpu", cifar_root, stored, seed=seed, missing=True)
-        assert runs == [], [run.key for run in runs]
+@pytest.mark.parametrize("name", [name for name, experiment in EXPERIMENTS.items() if experiment.trains])
+def test_every_stored_cpu_result_names_the_trainings_its_experiment_plans(name, cifar_root):
+    """The stored cpu records are today's protocol: every training an experiment plans at each
+    seed (its networks' learning-rate trials included) is stored, and its result file names
+    exactly the trainings it plans, so that no number comes from a training made otherwise."""
+    stored = Path(__file__).parents[2] / "results" / "cpu"
+    files = sorted(stored.glob(f"{name}-cpu-seed*.json"))
+    assert files
+    for file in files:
+        seed = load_results(file)["provenance"]["seed"]
+        planned = planned_runs(name, "cpu", cifar_root, stored, seed=seed)
+        assert all(run_record_path(p.key, "cpu", p.seed, stored).exists() for p in planned), seed
+        named = set(re.findall(r'"run_key": "([^"]+)"', json.dumps(load_results(file)["results"])))
+        assert named == {p.key for p in planned if not p.trial}, (seed, sorted(named ^ {p.key for p in planned}))
 
 
 def test_the_fast_scarcity_subsets_pass_over_their_images_as_often_as_the_papers():

@@ -1,8 +1,8 @@
-r"""Why ConvNorm without BatchNorm nearly fails, read from the records: how long each
-seed's training loss stays at :math:`\ln K` (the loss of a network that ignores its input,
-on balanced classes), how well each seed ends, and what the trained layers apply (from the
+r"""How ConvNorm without BatchNorm trains, read from the records: how long each seed's
+training loss stays at :math:`\ln K` (the loss of a network that ignores its input, on
+balanced classes), how well each seed ends, and what the trained layers apply (from the
 conditioning records, whose ConvNorm trainings are the same as those of the standard
-protocol: the same settings and seed).
+protocol: the same settings, rate and seed).
 
 A network's gain is bounded by the product of its layers' spectral norms (ReLU and
 pooling do not raise it): :math:`\|f\|_{\mathrm{Lip}} \le \prod_l \|W_l\|_2`. ConvNorm bounds each
