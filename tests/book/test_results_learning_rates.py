@@ -60,3 +60,22 @@ def test_a_choice_the_trials_do_not_give_or_a_file_without_the_rule_is_refused(t
     older = Records("generalization", "cpu", tuple(load_result_files("generalization", "cpu", root)))
     with pytest.raises(RecordError, match="made without the learning-rate rule"):
         learning_rates.trials([older], root)
+
+
+def test_what_the_copy_cost_leaves_out_a_network_trained_at_another_rate(tmp_path):
+    """The copy's cost pairs a network with itself on both copies; a network whose rate the rule
+    changed on the official images would mix the rate's effect into the copy's."""
+    from convnorm_book.results import archive
+
+    root = results_root(tmp_path)
+    archived = root / "archive" / "cpu-jpeg-q75"
+    archived.mkdir(parents=True)
+    for data, vanilla_rate in (("cifar10: lossy JPEG-q75 copy", BASE), ("cifar10: the official images", BASE / 3)):
+        for seed in (0, 1):
+            results = {"cifar10": {"none": record(0.3, lr=vanilla_rate), "bn": record(0.5 + seed / 100, lr=BASE),
+                                   "convnorm": record(0.3, lr=BASE), "convnorm+bn": record(0.5, lr=BASE)}}
+            path = write(root, "generalization", "cpu", seed, results, data=data)
+            if "JPEG" in data:
+                path.rename(archived / path.name)
+    costs = archive.copy_costs(root)
+    assert {cost.method for cost in costs} == {"bn", "convnorm", "convnorm+bn"}  # the vanilla network's rate differs

@@ -119,7 +119,9 @@ def copy_costs(root: str | Path | None = None) -> list[CopyCost]:
     """Every experiment whose stored ``cpu`` records are on the official images and whose
     JPEG-copy records are kept (the pilot's, :func:`~.records.pilot`), per group and method, on the
     experiment's first accuracy measure: the paired difference official − JPEG over the
-    seeds both hold. Empty until the re-made records are stored."""
+    seeds both hold. A network trained at another learning rate on the official images (the
+    rule chose a smaller one for it) is left out: its difference would not be the copy's
+    alone. Empty until the re-made records are stored."""
     found = []
     for experiment, declared in EXPERIMENTS.items():
         if not declared.schema.history:
@@ -138,6 +140,10 @@ def copy_costs(root: str | Path | None = None) -> list[CopyCost]:
         measure = next(m for m in schema.measures_at(settings) if m.percent and not m.analysis)
         for group in schema.group_keys(settings):
             for method in schema.method_keys(settings):
+                rates = {lookup(file.results, schema.record_path(group, method))["lr"]
+                         for data in pair for file in data.files}
+                if len(rates) > 1:
+                    continue
                 path = schema.path(group, method, measure)
                 values = [per_seed(data, path, 100.0, accuracy=True) for data in pair]
                 difference = paired_values(*values, "official images", "JPEG copy")
@@ -165,7 +171,8 @@ def copy_cost_table(costs: Sequence[CopyCost]) -> Table:
                   "failed to train"], rows,
                  ["Each experiment's first accuracy (the test accuracy at the best validation epoch; under label "
                   "noise, the maximum over the epochs; after adversarial training, the clean accuracy), mean over the "
-                  "seeds both copies hold; the difference is official − JPEG, paired by seed."])
+                  "seeds both copies hold; the difference is official − JPEG, paired by seed. A network trained at "
+                  "another learning rate on the two copies is left out."])
 
 
 def stopped(window: Window) -> str:
