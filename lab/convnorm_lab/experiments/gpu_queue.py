@@ -104,9 +104,10 @@ class Request:
 CLEAN, NOISE, FRACTION = "cifar10", "0.4", "0.1"
 #: the baselines, each followed by BatchNorm like ConvNorm+BN
 BASELINES = (SN_BN, ONI_BN, OCNN_BN)
+#: the network whose accuracy is checked first
+FLOOR_NORM = BN
 #: the first training of a queue: the BN ResNet18 on clean labels, whose test accuracy is
 #: checked against :data:`BN_ACCURACY_FLOOR` before anything else starts
-FLOOR_NORM = BN
 FLOOR = Request.of(GENERALIZATION, (0,), CLEAN, (FLOOR_NORM,))
 #: after the primary endpoints, highest priority first (each request trains what is not stored yet)
 QUEUE = (
