@@ -96,7 +96,7 @@ def status_table(preset: str, output: Path, data_dir: str | None = None,
                  requests: list[gpu_queue.Request] | None = None) -> str:
     """A Markdown table: per experiment, the seeds with a complete result file and the
     trainings stored against those planned (over the seeds it needs; over the seeds and
-    runs of ``requests`` where given)."""
+    runs of ``requests`` where given), its networks' learning-rate trials included once."""
     lines = ["| experiment | seeds needed | complete result files | trainings stored / planned |",
              "| --- | --- | --- | --- |"]
     for name, experiment in EXPERIMENTS.items():
@@ -106,8 +106,13 @@ def status_table(preset: str, output: Path, data_dir: str | None = None,
         seeds = sorted({s for r in asked for s in r.seeds}) if asked else range(experiment.seeds)
         complete = [seed for seed in seeds if result_path(name, preset, seed, output).exists()
                     and not load_results(result_path(name, preset, seed, output))["provenance"].get("runs_missing")]
-        runs = {(seed, p.key) for seed in seeds for p in planned_runs(name, preset, data_dir, output, seed)
-                if not asked or any(seed in r.seeds and (r.runs is None or p.run in r.runs) for r in asked)}
+        runs = set()
+        for seed in seeds:
+            planned = planned_runs(name, preset, data_dir, output, seed)
+            wanted = [p for p in planned if not p.trial and (not asked or any(
+                seed in r.seeds and (r.runs is None or p.run in r.runs) for r in asked))]
+            norms = {p.settings["norm"] for p in wanted}  # and their networks' learning-rate trials
+            runs |= {(p.seed, p.key) for p in planned if (p in wanted or p.trial and p.settings["norm"] in norms)}
         stored = sum(run_record_path(key, preset, seed, output).exists() for seed, key in runs)
         files = ", ".join(f"seed {s}" for s in complete) or spelled(0)
         lines.append(f"| {name} | {len(seeds) if asked else experiment.seeds} | {files} | {stored} / {len(runs)} |")
@@ -290,22 +295,22 @@ class Launcher:
             self.finish(job, json.loads(line), began)
 
     def finish(self, job: gpu_queue.Job, outcome: dict, began: float) -> None:
-        entry = {"experiment": job.experiment, "seed": job.seed, "run": job.run, "key": job.key,
-                 "wall_s": round(time.monotonic() - began, 1)}
+        entry = {"experiment": job.experiment, "seed": job.seed, "run": job.run,
+                 "key": outcome.get("key") or job.key, "wall_s": round(time.monotonic() - began, 1)}
         if outcome["ok"]:
             self.status["finished"].append(entry)
             self.say(f"finished {job.experiment} seed {job.seed} {job.run} in {entry['wall_s']} s")
-            self.check_floor(job)
+            self.check_floor(job, entry["key"])
         else:
             self.status["failed"].append({**entry, "error": outcome.get("error")})
             self.say(f"FAILED {job.experiment} seed {job.seed} {job.run}: {outcome.get('error')}")
         self.pack()
 
-    def check_floor(self, job: gpu_queue.Job) -> None:
-        """Stop starting trainings if the core's first BN ResNet18 is below the accuracy floor."""
+    def check_floor(self, job: gpu_queue.Job, key: str) -> None:
+        """Stop starting trainings if the core's first BN ResNet18 (stored under ``key``) is below
+        the accuracy floor."""
         if not gpu_queue.checks_floor(job) or self.args.preset != "fast" or self.status["stopped"]:
             return
-        key = gpu_queue.current_key(job, self.args.preset, self.output, self.args.data_dir)
         record = load_results(run_record_path(key, self.args.preset, job.seed, self.output))["results"]
         floor = gpu_queue.BN_ACCURACY_FLOOR[record["data"]["copy"]]
         accuracy = None if record["diverged"] else record["summary"]["test_acc_at_best_val"]

@@ -45,6 +45,10 @@ def test_the_trials_are_read_from_the_records_the_files_name(tmp_path):
     assert table.rows[0] == ["vanilla", "0.1: 23.0", "0.0333: 34.0", "0.01: diverged", "0.0333 (+11.0 points)"]
     figure = plots.learning_rate_figure(found)
     assert [ax.get_title() for ax in figure.axes] == ["without BatchNorm", "with BatchNorm"]
+    rings = [line for ax in figure.axes for line in ax.lines if line.get_markersize() > 6]
+    assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in rings] == [(BASE / 3, 34.0), (BASE, 52.0)]
+    assert all(matplotlib.colors.to_rgba(line.get_markeredgecolor())[3] == 1 and  # a ring one sees,
+               matplotlib.colors.to_rgba(line.get_markerfacecolor())[3] == 0 for line in rings)  # open inside
     curves = plots.trial_curves(none, ("train_loss", "test_acc"))
     loss, accuracy = curves.axes
     assert len(accuracy.lines) == 3 and len(loss.lines) == 4  # a line per rate; ln K on the loss

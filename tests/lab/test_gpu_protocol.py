@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -19,7 +20,7 @@ from cifar_data import cifar_root, random_cifar_root  # noqa: F401 (fixtures)
 from convnorm_book.results.deviations import protocol_deviations
 from convnorm_lab.experiments import PRESETS, gpu_queue, planned_runs, step_timing
 from convnorm_lab.experiments.learning_rate import trial_run
-from convnorm_lab.training import save_results
+from convnorm_lab.training import load_results, save_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = "fast-smoke"
@@ -344,12 +345,20 @@ def _packed(archive: Path) -> dict[str, dict]:
 def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp_path):
     """Step times far below the real ones make every training seem to fit; the deadline
     then stops the one running, which leaves no record, while the finished ones are packed."""
-    # the cpu preset: a BN training of under a minute, then a ConvNorm+BN one of several minutes
+    # the cpu preset: a BN training of under a minute, then a ConvNorm+BN one of several minutes; the two
+    # networks' learning-rate trials are the stored ones, so that their rates are chosen already
+    output = tmp_path / "results"
+    stored = output / "cpu" / "runs" / "cpu-seed0"
+    stored.mkdir(parents=True)
+    rule = load_results(ROOT / "results" / "cpu" / "generalization-cpu-seed0.json")["provenance"]["choices"]["lr_rule"]
+    for norm in ("bn", "convnorm+bn"):
+        for key in rule[norm]["trials"].values():
+            shutil.copy(ROOT / "results" / "cpu" / "runs" / "cpu-seed0" / f"{key}.json", stored)
     calibration = _calibration(tmp_path, 1e-7)
-    done = _gpu_runs("--preset", "cpu", "--output", str(tmp_path / "results"), "--data-dir", cifar_root,
+    done = _gpu_runs("--preset", "cpu", "--output", str(output), "--data-dir", cifar_root,
                      "--calibration", str(calibration), "--deadline", "150", "--pack", str(tmp_path / "out"),
                      "--logs", str(tmp_path / "logs"), "data-scarcity:0/subset0.1-bn",
-                     "generalization:0/cifar10-convnorm+bn")
+                     "generalization:1/cifar10-convnorm+bn")
     assert done.returncode == 0, done.stdout + done.stderr
     status = json.loads((tmp_path / "out" / "status.json").read_text())
     assert status["cut_at_deadline"] and status["finished"], status
@@ -359,10 +368,11 @@ def test_a_deadline_cuts_a_training_and_leaves_no_partial_record(cifar_root, tmp
     for data in runs.values():
         assert data["results"]["summary"] and not data["results"]["diverged"]
     cut = status["cut_at_deadline"][0]
-    assert (cut["experiment"], cut["run"]) == ("generalization", "cifar10-convnorm+bn")
-    stored = tmp_path / "results" / "cpu" / "runs" / "cpu-seed0"
-    cut_key = next(p.key for p in planned_runs("generalization", "cpu", cifar_root, tmp_path, 0) if p.run == cut["run"])
-    assert not (stored / f"{cut_key}.json").exists() and not list(stored.glob("*.tmp"))
+    assert (cut["experiment"], cut["run"], cut["seed"]) == ("generalization", "cifar10-convnorm+bn", 1)
+    cut_key = next(p.key for p in planned_runs("generalization", "cpu", cifar_root, output / "cpu", 1)
+                   if p.run == cut["run"])
+    seed1 = output / "cpu" / "runs" / "cpu-seed1"
+    assert not (seed1 / f"{cut_key}.json").exists() and not list(seed1.glob("*.tmp"))
 
 
 def _session(phase: str, tmp_path: Path, deadline: int, data: dict, **extra) -> subprocess.CompletedProcess:
@@ -401,7 +411,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     packed = _packed(tmp_path / "out-train" / "results.tgz")
     assert bench in packed and not any(name.startswith("benchmarks/results/gpu_calibration") for name in packed)
     runs = [data for name, data in packed.items() if name.startswith(f"results/{SMOKE}/runs/{SMOKE}-seed")]
-    assert len(runs) == len(status["finished"])
+    # a network's run at the rate of its trial is that trial's training: one record for both
+    assert len(runs) == len({(entry["seed"], entry["key"]) for entry in status["finished"]})
     assert all(data["provenance"]["git_commit"] == "0" * 40 for data in runs)
     # the trainings filter as the benchmark chose, and their records say so
     from convnorm.functional import current_policy

@@ -133,7 +133,7 @@ class Job:
     stage finish before those of the next start); a group's learning-rate trials come in
     a stage of their own, seed ``-1``, before its first seed's. ``pending``: its key waits on
     trials (:class:`~convnorm_lab.experiments.context.PlannedRun`); the worker keys it when
-    it runs."""
+    it runs, and says the key it stored."""
 
     experiment: str
     seed: int
@@ -187,14 +187,6 @@ def checks_floor(job: Job) -> bool:
     the recipe's own rate, the same training, which comes first where trials precede it."""
     return job.experiment == FLOOR.experiment and job.seed in FLOOR.seeds and (
         job.run in FLOOR.runs or job.run == trial_run(FLOOR_NORM, 1))
-
-
-def current_key(job: Job, preset: str, output: str | Path, data_dir: str | None = None) -> str:
-    """The run key of ``job`` now: planned again if it was pending on its trials."""
-    if not job.pending:
-        return job.key
-    planned = planned_runs(job.experiment, preset, data_dir, output, job.seed)
-    return next(p.key for p in planned if p.run == job.run)
 
 
 # ------------------------------------------------------------------ step times

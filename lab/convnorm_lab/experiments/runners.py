@@ -40,8 +40,9 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
     result file holds every stored run; a run still to train is ``None`` in it and named
     in the provenance's ``runs_missing`` (so the stored part of an experiment can be
     read before the rest is trained). Nothing is written while no run at all is stored.
-    Returns ``{"provenance", "results", "path", "skipped"}`` (``path`` None when nothing
-    was written).
+    Returns ``{"provenance", "results", "path", "skipped", "keys"}`` (``path`` None when nothing
+    was written; ``keys``: the run key of each run the experiment planned, by its name, a
+    run whose rate waits on its trials left out).
     """
     check_experiment(name)
     seed = check_seed(seed)
@@ -67,13 +68,14 @@ def run_experiment(name: str, preset: str = "smoke", data_dir: str | None = None
                         "lr_rule": ctx.chosen_reductions()}
     skipped = [planned_run.run for planned_run in ctx.skipped]
     block["runs_missing"] = skipped
+    keys = {planned_run.run: planned_run.key for planned_run in ctx.planned if not planned_run.pending}
     path = result_path(name, preset, ctx.seed, ctx.output)
     if len(skipped) == len(ctx.planned) and EXPERIMENTS[name].trains:
-        return {"provenance": block, "results": results, "path": None, "skipped": skipped}
+        return {"provenance": block, "results": results, "path": None, "skipped": skipped, "keys": keys}
     if distributed.is_main():
         save_results(path, block, results)
     distributed.barrier()  # the file exists when any process returns
-    return {"provenance": block, "results": results, "path": str(path), "skipped": skipped}
+    return {"provenance": block, "results": results, "path": str(path), "skipped": skipped, "keys": keys}
 
 
 def check_experiment(name: str) -> str:

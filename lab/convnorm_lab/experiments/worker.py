@@ -6,7 +6,9 @@ It reads one job a line on standard input (JSON: ``experiment``, ``preset``, ``s
 ``run``, ``output``, ``data_dir``, ``cuda_graph``, ``filter``: ConvNorm's spatial filter on
 the GPU, or None for the package's rule,
 :meth:`~convnorm.functional.ComputationPolicy.filtering`) and answers each with one line on
-standard output: the job with ``ok`` and, on failure, ``error``; training logs go to
+standard output: the job with ``ok`` and the run key of what it trained (``key``: a job
+planned before its network's rate was chosen is keyed only now) or, on failure, ``error``;
+training logs go to
 standard error. A training is stored (its run record written whole, in one rename) only
 when it finishes, so a worker killed mid-training leaves nothing half-done.
 
@@ -37,7 +39,7 @@ def serve(lines, answer) -> None:
                 payload = run_experiment(job["experiment"], job["preset"], job.get("data_dir"), job["output"],
                                          job["seed"], resume=True, progress=False, only=[job["run"]],
                                          cuda_graph=job.get("cuda_graph", False))
-            outcome = {"ok": True, "runs_missing": payload["skipped"]}
+            outcome = {"ok": True, "runs_missing": payload["skipped"], "key": payload["keys"].get(job["run"])}
         except Exception as error:  # one failed training must not end the worker
             outcome = {"ok": False, "error": f"{type(error).__name__}: {error}"}
         answer({**job, **outcome, "wall_s": round(time.perf_counter() - start, 1)})
