@@ -3,6 +3,7 @@ result files name, the chosen rate checked against the rule, and the table and f
 from __future__ import annotations
 
 import matplotlib
+import numpy as np
 import pytest
 
 from convnorm_book.results import learning_rates, plots, tables
@@ -47,8 +48,16 @@ def test_the_trials_are_read_from_the_records_the_files_name(tmp_path):
     assert [ax.get_title() for ax in figure.axes] == ["without BatchNorm", "with BatchNorm"]
     rings = [line for ax in figure.axes for line in ax.lines if line.get_markersize() > 6]
     assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in rings] == [(BASE / 3, 34.0), (BASE, 52.0)]
-    assert all(matplotlib.colors.to_rgba(line.get_markeredgecolor())[3] == 1 and  # a ring one sees,
-               matplotlib.colors.to_rgba(line.get_markerfacecolor())[3] == 0 for line in rings)  # open inside
+    assert all(matplotlib.colors.to_rgba(line.get_markerfacecolor())[3] == 0 for line in rings)  # open inside
+    figure.canvas.draw()
+    pixels = np.asarray(figure.canvas.buffer_rgba())[..., :3].astype(float)
+    for line in rings:  # and drawn: its colour on its left edge, beyond the plain marker inside it
+        x, y = line.get_transform().transform((line.get_xdata()[0], line.get_ydata()[0]))
+        radius = line.get_markersize() * figure.dpi / 72 / 2
+        row, left = round(pixels.shape[0] - y), round(x - radius)
+        colour = np.array(matplotlib.colors.to_rgb(line.get_markeredgecolor())) * 255
+        edge = pixels[row - 2:row + 3, left - 2:left + 3]
+        assert (np.abs(edge - colour).sum(-1) < 60).any(), line.get_label()
     curves = plots.trial_curves(none, ("train_loss", "test_acc"))
     loss, accuracy = curves.axes
     assert len(accuracy.lines) == 3 and len(loss.lines) == 4  # a line per rate; ln K on the loss

@@ -314,8 +314,8 @@ def learning_rate_figure(found: Sequence[Trials], width: float = 6.0):
         for t in group:
             points = [(rate, 100 * a) for rate, a in zip(t.rates, t.accuracies) if a is not None]
             ax.plot(*zip(*points), marker="o", color=colour(t.norm), label=method_label(t.norm))
-            ax.plot([t.rate], [100 * t.accuracies[t.reductions.index(t.chosen)]], marker="o", markersize=13,
-                    markerfacecolor=(0, 0, 0, 0), color=colour(t.norm))  # a ring
+            ax.plot([t.rate], [100 * t.accuracies[t.reductions.index(t.chosen)]], marker="o", markersize=12,
+                    markerfacecolor=(0, 0, 0, 0), markeredgecolor=colour(t.norm), markeredgewidth=1.5)  # a ring
             diverged = [rate for rate, a in zip(t.rates, t.accuracies) if a is None]
             ax.plot(diverged, [0] * len(diverged), marker="x", linewidth=0, color=colour(t.norm))
         ax.set_xscale("log")
