@@ -259,3 +259,16 @@ def test_no_stored_comparison_agrees_in_size_with_an_interval_wider_than_the_eff
             if "agrees in size" in c.reading:
                 low, high = c.paired.interval
                 assert high - low < abs(c.paper), (experiment, c.paired.label)
+
+
+def test_the_same_difference_in_every_seed_is_said_so_without_an_interval():
+    """Differences that do not vary over the seeds (an attack that fools every image of every
+    network) leave a t-interval of no width: it is no interval to read bounds from."""
+    from convnorm_book.results.stats import Paired
+
+    none = Paired("ConvNorm", "ONI", (0.0, 0.0, 0.0), unit="points")
+    assert sizes.effect(none) == "+0 points in each of the 3 seeds (no spread, so no interval)"
+    assert sizes.reading(none, claims.DIFFERENCE, sign=-1) == ""
+    constant = Paired("ConvNorm", "OCNN", (2.0, 2.0), unit="points")
+    assert sizes.effect(constant) == "+2 points in each of the 2 seeds (no spread, so no interval)"
+    assert sizes.reading(constant, claims.DIFFERENCE, sign=-1) == "above zero, the side opposite to the paper's claim"

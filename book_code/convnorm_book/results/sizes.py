@@ -96,6 +96,9 @@ def effect(c: Paired, resolution: float | None = None, span: float | None = None
     if not estimable(c, span):
         return f"per seed {per_seed_text(c.differences, p, c.unit)} ({c.n} seeds{'; ' + note if note else ''})"
     low, high = c.interval
+    if low == high:  # every seed gave the same difference: no spread to make an interval of
+        return (f"{signed(c.mean, p)}{unit} in each of the {c.n} seeds (no spread, so no interval"
+                f"{'; ' + note if note else ''})")
     return (f"{signed(c.mean, p)}{unit} (95 % interval {signed(low, p)} to {signed(high, p)}, {c.n} seeds"
             f"{'; ' + note if note else ''})")
 
@@ -104,9 +107,9 @@ def reading(c: Paired, kind: str, sign: int | None = None, margin: float | None 
             resolution: float | None = None, span: float | None = None) -> str:
     """What the interval of ``c`` rules in and out against a claim of ``kind`` (with its
     claimed ``sign`` and ``margin``) and the paper's difference ``c.paper`` (see the
-    module); empty where there is no interval, and "not estimable" where it is wider than
-    ``span``."""
-    if c.interval is None:
+    module); empty where there is no interval (one seed) or nothing to read in it (no
+    difference in any seed), and "not estimable" where it is wider than ``span``."""
+    if c.interval is None or c.interval == (0, 0):
         return ""
     p = places(c, resolution)
     unit = f" {c.unit}" if c.unit else ""
