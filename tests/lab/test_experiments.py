@@ -3,7 +3,6 @@ and writes a result file whose numbers obey the experiment's own definitions; th
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from unittest import mock
 
@@ -324,6 +323,8 @@ def test_every_stored_cpu_result_names_the_trainings_its_experiment_plans(name, 
     """The stored cpu records are today's protocol: every training an experiment plans at each
     seed (its networks' learning-rate trials included) is stored, and its result file names
     exactly the trainings it plans, so that no number comes from a training made otherwise."""
+    from convnorm_book.results.records import run_keys
+
     stored = Path(__file__).parents[2] / "results" / "cpu"
     files = sorted(stored.glob(f"{name}-cpu-seed*.json"))
     assert files
@@ -331,7 +332,7 @@ def test_every_stored_cpu_result_names_the_trainings_its_experiment_plans(name, 
         seed = load_results(file)["provenance"]["seed"]
         planned = planned_runs(name, "cpu", cifar_root, stored, seed=seed)
         assert all(run_record_path(p.key, "cpu", p.seed, stored).exists() for p in planned), seed
-        named = set(re.findall(r'"run_key": "([^"]+)"', json.dumps(load_results(file)["results"])))
+        named = run_keys(load_results(file)["results"])
         assert named == {p.key for p in planned if not p.trial}, (seed, sorted(named ^ {p.key for p in planned}))
 
 

@@ -330,18 +330,19 @@ def seed_seconds(preset: str, root: str | Path | None = None) -> dict[tuple[str,
     seconds: dict[tuple[str, int, str], float] = {}
     for experiment in EXPERIMENTS:
         for file in load_result_files(experiment, preset, root):
-            trained = sum(times.get(key, 0.0) for key in _run_keys(file.results))
+            trained = sum(times.get(key, 0.0) for key in run_keys(file.results))
             seconds[experiment, file.seed, file.device] = max(trained, file.provenance["wall_time_s"])
     return seconds
 
 
-def _run_keys(results) -> set[str]:
-    """The run keys a result file's results name (every ``"run_key"`` in them)."""
+def run_keys(results) -> set[str]:
+    """The run keys a result file's results name (every ``"run_key"`` in them): the trainings
+    it was assembled from."""
     if isinstance(results, dict):
         own = {results["run_key"]} if isinstance(results.get("run_key"), str) else set()
-        return own.union(*(_run_keys(value) for value in results.values()))
+        return own.union(*(run_keys(value) for value in results.values()))
     if isinstance(results, list):
-        return set().union(*(_run_keys(value) for value in results))
+        return set().union(*(run_keys(value) for value in results))
     return set()
 
 

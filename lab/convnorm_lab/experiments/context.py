@@ -38,7 +38,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -126,8 +126,7 @@ class Context:
     planned: list[PlannedRun] = field(default_factory=list)
     skipped: list[PlannedRun] = field(default_factory=list)
     _splits: dict = field(default_factory=dict)
-    _reductions: dict = field(default_factory=dict)
-    _trial_keys: dict = field(default_factory=dict)
+    _rules: dict = field(default_factory=dict)
     _trials: Context | None = None
 
     def splits(self, dataset: str = "cifar10", **kwargs) -> CifarSplits:
@@ -161,7 +160,7 @@ class Context:
         reductions = self.preset.lr_reductions
         if reductions == (1,):
             return 1
-        if norm not in self._reductions:
+        if norm not in self._rules:
             if self._trials is None:
                 self._trials = Context(TRIALS, self.preset, self.data_dir, self.output, TRIAL_SEED, self.resume,
                                        self.progress, self.device, self.download, self.cuda_graph, self.only,
@@ -171,20 +170,19 @@ class Context:
             first = len(trials.planned), len(trials.skipped)
             splits = trials.splits("cifar10")
             records = {r: trials.train(trial_run(norm, r), norm, splits, reduction=r) for r in reductions}
-            self.planned += [replace(p, trial=True) for p in trials.planned[first[0]:]]
-            self.skipped += [replace(p, trial=True) for p in trials.skipped[first[1]:]]
+            self.planned += trials.planned[first[0]:]
+            self.skipped += trials.skipped[first[1]:]
             pending = any(record is None for record in records.values())
-            self._reductions[norm] = None if pending else choose(
-                {r: trial_accuracy(record) for r, record in records.items()})
-            self._trial_keys[norm] = {r: p.key for r, p in zip(reductions, trials.planned[first[0]:])}
-        return self._reductions[norm]
+            self._rules[norm] = {
+                "chosen": None if pending else choose({r: trial_accuracy(record) for r, record in records.items()}),
+                "trials": {str(r): planned.key for r, planned in zip(reductions, trials.planned[first[0]:])}}
+        return self._rules[norm]["chosen"]
 
     def chosen_reductions(self) -> dict[str, dict]:
         """Per network this context has keyed a training of, the reduction the learning-rate
         rule chose (``"chosen"``) and the run key of its trial at each reduction
         (``"trials"``); a network whose trials are not all stored is left out."""
-        return {norm: {"chosen": r, "trials": {str(k): key for k, key in self._trial_keys[norm].items()}}
-                for norm, r in self._reductions.items() if r is not None}
+        return {norm: rule for norm, rule in self._rules.items() if rule["chosen"] is not None}
 
     def config(self, norm: str, splits: CifarSplits, *, adversarial: bool = False, augment: bool = True,
                regularize: bool = True, lr_decay: bool = True, epoch_images: int | None = None,
@@ -265,7 +263,7 @@ class Context:
             self.skipped.append(self.planned[-1])
             return None
         key = run_key(settings)
-        self.planned.append(PlannedRun(run, key, settings, self.seed))
+        self.planned.append(PlannedRun(run, key, settings, self.seed, trial=self.experiment == TRIALS))
         stored = self.run_record(key)
         found = distributed.from_main(lambda: load_results(stored)["results"] if stored.exists() else None)
         if found is not None:
