@@ -21,7 +21,14 @@ from ._caches import exporting, outside_export, tracing
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE
-from .validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
+from .validation import (
+    check_divisible,
+    check_fraction,
+    check_input_tensor,
+    check_non_negative,
+    check_positive_int,
+    int_tuple,
+)
 
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
 """Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
@@ -84,7 +91,10 @@ BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks
 What it shares with ``{conv}``: the arguments and their checks, an input without the batch
 axis, ``padding='same'`` for even kernels too (one sample more after than before),
 ``padding`` shown as given, the input's memory format (channels-last in, channels-last out),
-a ``ValueError`` naming both dtypes when the input's and the weight's differ outside autocast.
+the errors' types: an input that does not fit the layer (its shape, channels, size, or a dtype
+other than the weight's outside autocast) raises :class:`~convnorm.validation.InputError`, which
+is both the ``RuntimeError`` a convolution raises and a ``ValueError`` naming what is wrong, and
+an input that is not a tensor raises ``TypeError``.
 Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
 or replicated borders are not a convolution at the normalization size), zero padding beyond
 ``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
@@ -222,6 +232,8 @@ class _ConvNormNd(nn.Module):
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if not isinstance(input, torch.Tensor):
+            check_input_tensor(input)  # TypeError naming the type, as a convolution's
         # Parameters and buffers read from their dicts: ``self.weight`` is a Python call of
         # nn.Module.__getattr__ per access (a parametrization replaces the dict entry by a property).
         params, buffers = self._parameters, self._buffers

@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from convnorm import InputError
 from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
@@ -328,6 +329,37 @@ def test_forward_errors_name_the_problem():
         layer(torch.randn(8, 8))
     with pytest.raises(ValueError, match="input is torch.bfloat16 but weight is torch.float32"):
         layer(torch.randn(1, 3, 8, 8, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("make_input, match", [
+    (lambda: torch.randn(1, 2, 8, 8), "input has 2 channels, expected C_in = 3"),
+    (lambda: torch.randn(8, 8), r"input must have shape \(N, C_in, H, W\), got \(8, 8\)"),
+    (lambda: torch.randn(1, 3, 8, 8, dtype=torch.float64), "input is torch.float64 but weight is torch.float32"),
+    (lambda: torch.ones(1, 3, 8, 8, dtype=torch.long), "input (must be a floating-point tensor|is torch.int64 but)"),
+    (lambda: torch.randn(1, 3, 1, 1), r"input size \(1, 1\) is too small"),
+])
+def test_input_errors_are_caught_as_value_error_and_as_runtime_error(make_input, match):
+    """What nn.Conv2d refuses with a RuntimeError the layer (and its functional form) refuses
+    with InputError, also a ValueError: ``except RuntimeError`` and ``except ValueError`` both
+    catch it, and the message names what is wrong."""
+    assert issubclass(InputError, ValueError) and issubclass(InputError, RuntimeError)
+    layer = ConvNorm2d(3, 4, 3)
+    for caught in (RuntimeError, ValueError, InputError):
+        with pytest.raises(caught, match=match):
+            layer(make_input())
+        with pytest.raises(caught, match=match):
+            conv_norm(make_input(), layer.weight)
+    with pytest.raises(RuntimeError):
+        nn.Conv2d(3, 4, 3)(make_input())  # the convolution's type for the same input
+
+
+@pytest.mark.parametrize("value", [[[1.0]], None, np.zeros((1, 3, 8, 8), dtype=np.float32)])
+def test_a_non_tensor_input_is_a_type_error_naming_its_type(value):
+    layer = ConvNorm2d(3, 4, 3)
+    with pytest.raises(TypeError, match=f"input must be a torch.Tensor, got {type(value).__name__}"):
+        layer(value)
+    with pytest.raises(TypeError):
+        nn.Conv2d(3, 4, 3)(value)  # as the convolution's type
 
 
 @pytest.mark.parametrize("layer_class, size", [(ConvNorm1d, (9,)), (ConvNorm2d, (9, 9))])
