@@ -16,6 +16,9 @@ import math
 
 import torch
 import torch.nn as nn
+from torch.nn.modules.lazy import LazyModuleMixin
+from torch.nn.parameter import is_lazy
+from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
 from ._engine import autocast_dtype, prepare, ramp_table
@@ -169,8 +172,23 @@ Example::
 """
 
 
+OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
+"""The ConvNorm options of a layer made from a convolution (:meth:`ConvNorm2d.from_conv`); the
+convolution's arguments come from it."""
+
+
+def check_options(options: dict) -> None:
+    """``ValueError`` naming the unknown keys unless ``options`` are among :data:`OPTIONS`."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"the options of the new layers are {', '.join(OPTIONS)}; got {', '.join(unknown)} "
+                         "(the convolution arguments come from each converted layer)")
+
+
 class _ConvNormNd(nn.Module):
     _ndim = 0
+    _conv: type[nn.Module] = nn.Module
+    """The convolution this layer replaces (``nn.Conv2d`` for ``ConvNorm2d``)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
@@ -201,6 +219,59 @@ class _ConvNormNd(nn.Module):
                              torch.zeros(out_channels, *(2 * k - 1 for k in kernel_size), **factory))
         self.register_buffer("num_steps_tracked", torch.tensor(0, dtype=torch.long, device=device))
         self.reset_parameters()
+
+    @classmethod
+    def from_conv(cls, conv: nn.Module, **options):
+        """A layer with ``conv``'s arguments that takes over its weight and bias: the same
+        ``nn.Parameter`` objects, so an optimizer built for the model before (or anything else
+        holding them) trains the new layer, and the two share them if ``conv`` is used on.
+
+        ``options`` (``affine``, ``eps``, ``ramp_steps``, ``ramp_floor``, ``stop_gradient``)
+        go to the new layer. It is on ``conv``'s device and dtype and in its train/eval mode, and
+        as trainable as ``conv``: a frozen weight freezes the new affine kernel too (at its identity
+        start), so a frozen convolution stays frozen. The new affine kernel is a new parameter: an
+        optimizer built before does not hold it (add it: ``optimizer.add_param_group``). Its running
+        average starts empty (``num_steps_tracked == 0``), so until the first training step eval
+        mode normalizes with the weight. Hooks registered on ``conv`` stay with ``conv``.
+
+        A parametrized convolution (``torch.nn.utils.parametrize``, e.g.
+        ``torch.nn.utils.parametrizations.spectral_norm``) gives a layer with the same
+        parametrizations on the same original parameters. A subclass of the convolution is taken
+        as a convolution: its arguments and parameters are taken over, what its own ``forward``
+        adds is not. Refused with ``ValueError`` naming the reason: anything else than the layer's
+        convolution (``nn.Conv2d`` for ``ConvNorm2d``; a transposed or a 3D one included), a lazy
+        convolution not initialised yet, a weight computed by a legacy hook
+        (``torch.nn.utils.spectral_norm``, ``weight_norm``), and the arguments the layer refuses
+        (``padding_mode='reflect'``, padding beyond the kernel).
+        """
+        if not isinstance(conv, cls._conv) or isinstance(conv, _ConvNormNd):
+            raise ValueError(f"conv must be an nn.{cls._conv.__name__}, got {type(conv).__name__}")
+        check_options(options)
+        if has_uninitialized_params(conv):
+            raise ValueError("conv is a lazy convolution whose parameters are not initialised yet: run one forward "
+                             "pass first")
+        parametrized = tuple(getattr(conv, "parametrizations", {}))
+        for name in ("weight", "bias"):
+            if name not in parametrized and getattr(conv, name) is not None and name not in conv._parameters:
+                raise ValueError(
+                    f"conv's {name} is not a parameter of it but computed by a hook (the legacy "
+                    "torch.nn.utils.spectral_norm or weight_norm): remove the hook (torch.nn.utils."
+                    "remove_spectral_norm, remove_weight_norm) or use its parametrization "
+                    "(torch.nn.utils.parametrizations.spectral_norm), which is carried over")
+        weight = conv.weight
+        layer = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
+                    conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
+                    device=weight.device, dtype=weight.dtype, **options)
+        if parametrized:  # the same parametrizations, on the same original parameters
+            parametrize.transfer_parametrizations_and_params(conv, layer)
+        for name in ("weight", "bias"):
+            if name not in parametrized and getattr(conv, name) is not None:
+                setattr(layer, name, conv._parameters[name])
+        if layer.affine_weight is not None:
+            trainable = any(p.requires_grad for p in conv.parametrizations["weight"].parameters()) \
+                if "weight" in parametrized else weight.requires_grad
+            layer.affine_weight.requires_grad_(trainable)
+        return layer.train(conv.training)
 
     @property
     def affine(self) -> bool:
@@ -334,8 +405,14 @@ class _ConvNormNd(nn.Module):
         return s.format(**self.__dict__, affine=self.affine)
 
 
+def has_uninitialized_params(module: nn.Module) -> bool:
+    """Whether ``module`` is a lazy module (``nn.LazyConv2d``) with a parameter not materialised yet."""
+    return isinstance(module, LazyModuleMixin) and any(is_lazy(p) for p in module.parameters(recurse=False))
+
+
 class ConvNorm2d(_ConvNormNd):
     _ndim = 2
+    _conv = nn.Conv2d
     __doc__ = _DOC.format(
         title="2D convolution with ConvNorm: a drop-in for ``nn.Conv2d``.",
         input_shape="(N, C_{in}, H_{in}, W_{in})", output_shape="(N, C_{out}, H_{out}, W_{out})",
@@ -345,6 +422,7 @@ class ConvNorm2d(_ConvNormNd):
 
 class ConvNorm1d(_ConvNormNd):
     _ndim = 1
+    _conv = nn.Conv1d
     __doc__ = _DOC.format(
         title="1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.",
         input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
