@@ -98,6 +98,15 @@ the errors' types: an input that does not fit the layer (its shape, channels, si
 other than the weight's outside autocast) raises :class:`~convnorm.validation.InputError`, which
 is both the ``RuntimeError`` a convolution raises and a ``ValueError`` naming what is wrong, and
 an input that is not a tensor raises ``TypeError``.
+It is a ``{conv}`` (a subclass, as PyTorch's quantization-aware convolutions are), so code that
+finds convolutions by ``isinstance`` finds it: initialisation loops, weight-decay filters, the
+attributes read on convolutions (``weight``, ``bias``, ``transposed``, ``output_padding``), and
+``_conv_forward(input, weight, bias)``, which computes the layer with a weight of the caller's.
+Code that finds convolutions in order to change what they compute must not be given it:
+folding a BatchNorm into the weight (``torch.nn.utils.fusion.fuse_conv_bn_eval``) is undone by
+the normalizer. ``convert`` leaves ConvNorm layers as they are. There is no ConvNorm3d, and no
+transposed ConvNorm: the method normalizes a convolution :math:`A` by :math:`(AA^\top)^{{-1/2}}`
+and defines nothing for its adjoint.
 Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
 or replicated borders are not a convolution at the normalization size), zero padding beyond
 ``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
@@ -193,7 +202,7 @@ class _ConvNormNd(nn.Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
                  stop_gradient=True, device=None, dtype=None):
-        super().__init__()
+        nn.Module.__init__(self)  # not the convolution's: it would allocate before the arguments are checked
         d = self._ndim
         in_channels = check_positive_int("in_channels", in_channels)
         out_channels = check_positive_int("out_channels", out_channels)
@@ -209,6 +218,7 @@ class _ConvNormNd(nn.Module):
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode, self.eps = padding_mode, eps
+        self.transposed, self.output_padding = False, (0,) * d  # what code written for a convolution reads
         self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, ramp_floor, bool(stop_gradient)
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels // groups, *kernel_size, **factory))
@@ -303,15 +313,27 @@ class _ConvNormNd(nn.Module):
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
+        # Parameters read from their dict: ``self.weight`` is a Python call of nn.Module.__getattr__
+        # per access (a parametrization replaces the dict entry by a property).
+        params = self._parameters
+        try:
+            weight, bias = params["weight"], params["bias"]
+        except KeyError:
+            weight, bias = self.weight, self.bias
+        return self._conv_forward(input, weight, bias)
+
+    def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The layer's computation of ``input`` with this ``weight`` and ``bias`` (and the layer's affine
+        kernel and running average): what ``forward`` calls, as ``nn.Conv2d``'s does, so that code
+        written for a convolution that calls it with a weight of its own (a standardized weight, a
+        low-rank update) gets the layer's normalization of that weight."""
         if not isinstance(input, torch.Tensor):
             check_input_tensor(input)  # TypeError naming the type, as a convolution's
-        # Parameters and buffers read from their dicts: ``self.weight`` is a Python call of
-        # nn.Module.__getattr__ per access (a parametrization replaces the dict entry by a property).
         params, buffers = self._parameters, self._buffers
         try:
-            weight, bias, affine_weight = params["weight"], params["bias"], params["affine_weight"]
+            affine_weight = params["affine_weight"]
         except KeyError:
-            weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
+            affine_weight = self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
         # whether a program is traced for deployment (a jit trace's state; what torch.compiler.is_exporting()
         # returns, read without a call), then the signature (any batch size)
@@ -410,7 +432,7 @@ def has_uninitialized_params(module: nn.Module) -> bool:
     return isinstance(module, LazyModuleMixin) and any(is_lazy(p) for p in module.parameters(recurse=False))
 
 
-class ConvNorm2d(_ConvNormNd):
+class ConvNorm2d(_ConvNormNd, nn.Conv2d):
     _ndim = 2
     _conv = nn.Conv2d
     __doc__ = _DOC.format(
@@ -420,7 +442,7 @@ class ConvNorm2d(_ConvNormNd):
         example_shape="[2, 8, 32, 32]")
 
 
-class ConvNorm1d(_ConvNormNd):
+class ConvNorm1d(_ConvNormNd, nn.Conv1d):
     _ndim = 1
     _conv = nn.Conv1d
     __doc__ = _DOC.format(

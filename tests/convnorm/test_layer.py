@@ -444,3 +444,38 @@ def test_exporting_first_leaves_no_fake_tensor_for_eager_calls():
         assert type(out) is torch.Tensor
         torch.testing.assert_close(out, conv_norm_reference(x, layer.weight, layer.bias, 1, 1,
                                                             affine_weight=layer.affine_weight))
+
+
+def test_code_written_for_nn_conv2d_finds_and_handles_the_layer():
+    """The layer is an nn.Conv2d (nn.Conv1d): an init loop and a weight-decay filter written for
+    convolutions reach it, the attributes read on convolutions exist, and ``_conv_forward`` with a
+    weight of the caller's computes the layer with that weight."""
+    torch.manual_seed(5)
+    model = nn.Sequential(ConvNorm2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(8 * 4 * 4, 10))
+    for module in model.modules():  # torchvision's ResNet initialisation
+        if isinstance(module, nn.Conv2d):
+            nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+    layer = model[0]
+    assert float(layer.bias.abs().sum()) == 0 and abs(float(layer.weight.detach().std()) - math.sqrt(2 / (8 * 9))) < 0.05
+    decay = [m.weight for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    decay_ids = {id(p) for p in decay}
+    optimizer = torch.optim.SGD([{"params": decay, "weight_decay": 5e-4},
+                                 {"params": [p for p in model.parameters() if id(p) not in decay_ids],
+                                  "weight_decay": 0.0}], lr=0.1)
+    assert any(p is layer.weight for p in optimizer.param_groups[0]["params"])
+    assert any(p is layer.affine_weight for p in optimizer.param_groups[1]["params"])
+    model(torch.randn(2, 3, 4, 4)).sum().backward()
+    optimizer.step()
+    assert isinstance(ConvNorm1d(2, 3, 3), nn.Conv1d) and not isinstance(ConvNorm1d(2, 3, 3), nn.Conv2d)
+    assert layer.transposed is False and layer.output_padding == (0, 0)
+    assert (layer.in_channels, layer.out_channels, layer.kernel_size, layer.groups) == (3, 8, (3, 3), 1)
+    x, weight = torch.randn(2, 3, 6, 6), torch.randn(8, 3, 3, 3)
+    layer.eval()
+    torch.testing.assert_close(layer._conv_forward(x, weight, None),  # normalized by the running average, in eval
+                               conv_norm(x, weight, None, padding=1, affine_weight=layer.affine_weight,
+                                         running_autocorrelation=layer.running_autocorrelation,
+                                         num_steps_tracked=layer.num_steps_tracked))
+    torch.testing.assert_close(layer._conv_forward(x, layer.weight, layer.bias), layer(x))
