@@ -459,7 +459,8 @@ def test_code_written_for_nn_conv2d_finds_and_handles_the_layer():
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
     layer = model[0]
-    assert float(layer.bias.abs().sum()) == 0 and abs(float(layer.weight.detach().std()) - math.sqrt(2 / (8 * 9))) < 0.05
+    with torch.no_grad():
+        assert float(layer.bias.abs().sum()) == 0 and abs(float(layer.weight.std()) - math.sqrt(2 / (8 * 9))) < 0.05
     decay = [m.weight for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
     decay_ids = {id(p) for p in decay}
     optimizer = torch.optim.SGD([{"params": decay, "weight_decay": 5e-4},
