@@ -198,6 +198,11 @@ class _ConvNormNd(nn.Module):
     _ndim = 0
     _conv: type[nn.Module] = nn.Module
     """The convolution this layer replaces (``nn.Conv2d`` for ``ConvNorm2d``)."""
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+    affine_weight: torch.Tensor | None
+    running_autocorrelation: torch.Tensor
+    num_steps_tracked: torch.Tensor
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
