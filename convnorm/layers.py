@@ -16,11 +16,10 @@ import math
 
 import torch
 import torch.nn as nn
-from torch.nn.modules.lazy import LazyModuleMixin
-from torch.nn.parameter import is_lazy
 from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
+from ._compat import any_autocast_enabled, exporting_flag, get_tracing_state
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE
@@ -32,13 +31,6 @@ from .validation import (
     check_positive_int,
     int_tuple,
 )
-
-_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
-"""Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
-the private function is missing, every call asks :func:`~convnorm._engine.autocast_dtype`)."""
-
-_jit_tracing_state = torch._C._get_tracing_state
-"""``torch.jit.trace``'s state, None outside a trace: one C call on the forward's hot path."""
 
 _DOC = r"""{title}
 
@@ -341,10 +333,10 @@ class _ConvNormNd(nn.Module):
             affine_weight = self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
         # whether a program is traced for deployment (a jit trace's state; what torch.compiler.is_exporting()
-        # returns, read without a call), then the signature (any batch size)
-        key = (_jit_tracing_state(), torch.compiler._is_exporting_flag, input.shape[1:], input.dtype, input.device,
+        # returns), then the signature (any batch size)
+        key = (get_tracing_state(), exporting_flag(), input.shape[1:], input.dtype, input.device,
                weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
-               _any_autocast() and autocast_dtype(input.device.type), None if training else steps._version)
+               any_autocast_enabled() and autocast_dtype(input.device.type), None if training else steps._version)
         prepared = self._prepared
         if prepared is None or prepared[0] != key or prepared[1] is not IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
@@ -434,7 +426,7 @@ class _ConvNormNd(nn.Module):
 
 def has_uninitialized_params(module: nn.Module) -> bool:
     """Whether ``module`` is a lazy module (``nn.LazyConv2d``) with a parameter not materialised yet."""
-    return isinstance(module, LazyModuleMixin) and any(is_lazy(p) for p in module.parameters(recurse=False))
+    return any(isinstance(p, nn.UninitializedParameter) for p in module.parameters(recurse=False))
 
 
 class ConvNorm2d(_ConvNormNd, nn.Conv2d):
