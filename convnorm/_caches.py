@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
 
@@ -91,8 +91,8 @@ def cached(maxsize: int) -> Callable[[Function], Function]:
                     return cache(*args)
             return function(*args)
 
-        lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info
-        return lookup
+        lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info  # type: ignore[attr-defined]
+        return cast(Function, lookup)
     return decorate
 
 

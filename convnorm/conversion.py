@@ -32,7 +32,8 @@ Skip = Callable[[str, nn.Module], bool] | Iterable[str] | None
 
 def skip_pointwise(name: str, module: nn.Module) -> bool:
     """A ``skip`` rule keeping every 1x1 (pointwise) convolution, e.g. ResNet shortcuts."""
-    return all(k == 1 for k in module.kernel_size)
+    kernel_size: tuple[int, ...] = getattr(module, "kernel_size", ())
+    return bool(kernel_size) and all(k == 1 for k in kernel_size)
 
 
 @dataclass
@@ -239,8 +240,8 @@ def _converted(convs: list[nn.Module], names: dict[int, list[str]], modules: dic
     for conv in convs:
         label = names[id(conv)][0] or "<model>"
         for attribute in ("weight", "bias"):
-            parameter = conv._parameters.get(attribute)  # None if parametrized: its original is carried over
-            others = owners.get(id(parameter), set()) - converting if parameter is not None else set()
+            own = conv._parameters.get(attribute)  # None if parametrized: its original is carried over
+            others = owners.get(id(own), set()) - converting if own is not None else set()
             if others:
                 raise ValueError(f"cannot convert layer {label!r}: its {attribute} is shared with "
                                  f"{modules[others.pop()][1] or '<model>'!r}, which is not converted")
@@ -299,14 +300,14 @@ def _as_conv(layer: _ConvNormNd) -> nn.Module:
         r = layer.running_autocorrelation if trained else kernel_autocorrelation(weight)
         centre = tuple(k - 1 for k in layer.kernel_size)
         off_centre = r.clone()
-        off_centre[(slice(None), *centre)] = 0
+        off_centre[(slice(None),) + centre] = 0
         if off_centre.any():
             source = "running average of the" if trained else "weights'"
             raise ValueError(
                 f"its normalizer is a filter as large as the input, not a finite kernel: the {source} summed "
                 "autocorrelation does not vanish off its centre (a convolution represents a ConvNorm layer exactly "
                 "only where the normalizer is a constant, e.g. for 1x1 kernels)")
-        gain = (r[(slice(None), *centre)] + layer.eps).rsqrt()
+        gain = (r[(slice(None),) + centre] + layer.eps).rsqrt()
         if not torch.isfinite(gain).all():
             raise ValueError("a channel has a zero kernel and eps = 0: its normalizer is infinite")
         if layer.affine_weight is not None:
@@ -322,6 +323,6 @@ def _as_conv(layer: _ConvNormNd) -> nn.Module:
                            layer.dilation, layer.groups, layer.bias is not None, layer.padding_mode,
                            device=weight.device, dtype=weight.dtype)
         conv.weight.copy_(weight * gain.reshape(-1, *[1] * (weight.dim() - 1)))
-        if layer.bias is not None:
+        if layer.bias is not None and conv.bias is not None:
             conv.bias.copy_(layer.bias.detach())
     return conv.train(layer.training)

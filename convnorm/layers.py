@@ -13,6 +13,7 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -188,13 +189,14 @@ def check_options(options: dict) -> None:
 
 class _ConvNormNd(nn.Module):
     _ndim = 0
-    _conv: type[nn.Module] = nn.Module
+    _conv: type[nn.Conv1d] | type[nn.Conv2d]
     """The convolution this layer replaces (``nn.Conv2d`` for ``ConvNorm2d``)."""
     weight: torch.Tensor
     bias: torch.Tensor | None
     affine_weight: torch.Tensor | None
     running_autocorrelation: torch.Tensor
     num_steps_tracked: torch.Tensor
+    _prepared: tuple | None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
@@ -257,7 +259,8 @@ class _ConvNormNd(nn.Module):
         if has_uninitialized_params(conv):
             raise ValueError("conv is a lazy convolution whose parameters are not initialised yet: run one forward "
                              "pass first")
-        parametrized = tuple(getattr(conv, "parametrizations", {}))
+        parametrizations: Any = getattr(conv, "parametrizations", {})  # a ModuleDict where parametrized
+        parametrized = tuple(parametrizations)
         for name in ("weight", "bias"):
             if name not in parametrized and getattr(conv, name) is not None and name not in conv._parameters:
                 raise ValueError(
@@ -275,7 +278,7 @@ class _ConvNormNd(nn.Module):
             if name not in parametrized and getattr(conv, name) is not None:
                 setattr(layer, name, conv._parameters[name])
         if layer.affine_weight is not None:
-            trainable = any(p.requires_grad for p in conv.parametrizations["weight"].parameters()) \
+            trainable = any(p.requires_grad for p in parametrizations["weight"].parameters()) \
                 if "weight" in parametrized else weight.requires_grad
             layer.affine_weight.requires_grad_(trainable)
         return layer.train(conv.training)
@@ -300,7 +303,7 @@ class _ConvNormNd(nn.Module):
         if self.affine_weight is not None:
             with torch.no_grad():
                 self.affine_weight.zero_()
-                self.affine_weight[(slice(None), *((k - 1) // 2 for k in self.kernel_size))] = 1
+                self.affine_weight[(slice(None),) + tuple((k - 1) // 2 for k in self.kernel_size)] = 1
         self.reset_running_stats()
 
     def ramp_factor(self, step: torch.Tensor | int) -> torch.Tensor:
@@ -312,7 +315,7 @@ class _ConvNormNd(nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         # Parameters read from their dict: ``self.weight`` is a Python call of nn.Module.__getattr__
         # per access (a parametrization replaces the dict entry by a property).
-        params = self._parameters
+        params: dict[str, Any] = self._parameters
         try:
             weight, bias = params["weight"], params["bias"]
         except KeyError:
@@ -326,7 +329,8 @@ class _ConvNormNd(nn.Module):
         low-rank update) gets the layer's normalization of that weight."""
         if not isinstance(input, torch.Tensor):
             check_input_tensor(input)  # TypeError naming the type, as a convolution's
-        params, buffers = self._parameters, self._buffers
+        params: dict[str, Any] = self._parameters
+        buffers: dict[str, Any] = self._buffers
         try:
             affine_weight = params["affine_weight"]
         except KeyError:

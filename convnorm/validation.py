@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 import numpy as np
 import torch
@@ -87,7 +88,7 @@ def as_real_array(name: str, value: ArrayLike, ndim: int | Sequence[int], meanin
     return array
 
 
-def is_int(value) -> bool:
+def is_int(value) -> TypeGuard[int | np.integer]:
     """An integer that is not a bool: a Python or NumPy integer (as ``nn.Conv2d`` accepts)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -122,7 +123,7 @@ def int_tuple(name: str, value: int | Iterable[int], ndim: int, minimum: int = 1
     """``value``, an integer or ``ndim`` of them, as a tuple of ``ndim`` Python ints of at least
     ``minimum``; ``ValueError`` naming ``name`` otherwise (a float too: a size is a count)."""
     if is_int(value):
-        values = (int(value),) * ndim
+        values: tuple = (int(value),) * ndim
     elif isinstance(value, Iterable) and not isinstance(value, str):
         values = tuple(value)
     else:
