@@ -24,6 +24,7 @@ from ._compat import any_autocast_enabled, exporting_flag, get_tracing_state
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE
+from .functional import conv_norm
 from .validation import (
     check_divisible,
     check_fraction,
@@ -316,6 +317,10 @@ class _ConvNormNd(nn.Module):
         # Parameters read from their dict: ``self.weight`` is a Python call of nn.Module.__getattr__
         # per access (a parametrization replaces the dict entry by a property).
         params: dict[str, Any] = self._parameters
+        if isinstance(input, torch.fx.Proxy) and input.tracer.root is not self:
+            # torch.fx's symbolic trace of a model: the layer is one call of itself in the graph (a leaf,
+            # as PyTorch's own layers are), so the graph runs it as it is, in its mode, with its state
+            return input.tracer.create_proxy("call_module", input.tracer.path_of_module(self), (input,), {})
         try:
             weight, bias = params["weight"], params["bias"]
         except KeyError:
@@ -327,10 +332,16 @@ class _ConvNormNd(nn.Module):
         kernel and running average): what ``forward`` calls, as ``nn.Conv2d``'s does, so that code
         written for a convolution that calls it with a weight of its own (a standardized weight, a
         low-rank update) gets the layer's normalization of that weight."""
-        if not isinstance(input, torch.Tensor):
-            check_input_tensor(input)  # TypeError naming the type, as a convolution's
         params: dict[str, Any] = self._parameters
         buffers: dict[str, Any] = self._buffers
+        if not isinstance(input, torch.Tensor):
+            if isinstance(input, torch.fx.Proxy):  # the layer itself traced, or a weight of the caller's
+                return traced_conv_norm(
+                    input, weight, bias, params["affine_weight"] if "affine_weight" in params else self.affine_weight,
+                    buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.stride, self.padding,
+                    self.dilation, self.groups, self.padding_mode, self.eps, self.stop_gradient, self.training,
+                    self.ramp_steps, self.ramp_floor)
+            check_input_tensor(input)  # TypeError naming the type, as a convolution's
         try:
             affine_weight = params["affine_weight"]
         except KeyError:
@@ -426,6 +437,31 @@ class _ConvNormNd(nn.Module):
         if not self.stop_gradient:
             s += ", stop_gradient=False"
         return s.format(**self.__dict__, affine=self.affine)
+
+
+def traced_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                     affine_weight: torch.Tensor | None, running_autocorrelation: torch.Tensor,
+                     num_steps_tracked: torch.Tensor, stride: tuple[int, ...], padding: tuple[int, ...] | str,
+                     dilation: tuple[int, ...], groups: int, padding_mode: str, eps: float, stop_gradient: bool,
+                     training: bool, ramp_steps: int, ramp_floor: float) -> torch.Tensor:
+    """A layer's forward as one function of its tensors and arguments: what ``torch.fx`` records
+    where it traces the layer itself (``symbolic_trace(layer)``, or ``_conv_forward`` called with a
+    weight of the caller's), one call of this function (``torch.fx.wrap``), as a convolution is one
+    call of ``conv2d``. (A layer inside a traced model is a leaf instead: one call of the layer.) The
+    layer keeps what it prepared between calls, which a symbolic trace cannot follow; this function
+    prepares on every call, by :func:`~convnorm.functional.conv_norm` with the running average and
+    its ramp factor, so the graph trains (buffers updated in place) and evaluates as the layer does,
+    in the mode the layer was in when traced (``training`` is a constant of the graph, as any Python
+    value in an FX trace)."""
+    factor = None
+    if training:
+        table = ramp_table(ramp_steps, ramp_floor, running_autocorrelation.dtype, running_autocorrelation.device)
+        factor = table.take(num_steps_tracked.clamp(max=ramp_steps))
+    return conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps, affine_weight,
+                     stop_gradient, running_autocorrelation, num_steps_tracked, training, factor)
+
+
+torch.fx.wrap("traced_conv_norm")
 
 
 def has_uninitialized_params(module: nn.Module) -> bool:

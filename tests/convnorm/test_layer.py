@@ -480,3 +480,39 @@ def test_code_written_for_nn_conv2d_finds_and_handles_the_layer():
                                          running_autocorrelation=layer.running_autocorrelation,
                                          num_steps_tracked=layer.num_steps_tracked))
     torch.testing.assert_close(layer._conv_forward(x, layer.weight, layer.bias), layer(x))
+
+
+def test_torch_fx_traces_a_model_with_the_layer_as_one_call_of_it():
+    """``torch.fx.symbolic_trace`` takes a model with ConvNorm layers, each one call of the layer in
+    the graph (a leaf, as nn.Conv2d), so the graph computes what the model computes, in the mode
+    the layers are in; a layer traced on its own is one call of the layer's function, which trains
+    and evaluates as the layer does (in the mode it was traced in)."""
+    import copy
+
+    torch.manual_seed(6)
+    model = nn.Sequential(ConvNorm2d(3, 4, 3, padding=1), nn.ReLU(), ConvNorm2d(4, 4, 3, stride=2, padding=1))
+    twin = copy.deepcopy(model)
+    graph = torch.fx.symbolic_trace(twin)
+    calls = [node.target for node in graph.graph.nodes if node.op == "call_module"]
+    assert calls == ["0", "1", "2"]
+    x = torch.randn(2, 3, 8, 8)
+    torch.testing.assert_close(graph(x), model(x))  # a training step each: the same buffers after it
+    assert int(twin[0].num_steps_tracked) == int(model[0].num_steps_tracked) == 1
+    model.eval()
+    graph.eval()
+    torch.testing.assert_close(graph(x), model(x))  # the running average: the graph follows the mode
+    layer = ConvNorm2d(3, 4, 3, padding=1)
+    alone = torch.fx.symbolic_trace(copy.deepcopy(layer))
+    assert [node.op for node in alone.graph.nodes].count("call_function") == 1
+    for _ in range(2):
+        torch.testing.assert_close(alone(x), layer(x))
+    torch.testing.assert_close(alone.running_autocorrelation, layer.running_autocorrelation)
+
+
+def test_torchvision_feature_extraction_takes_a_converted_model():
+    feature_extraction = pytest.importorskip("torchvision.models.feature_extraction")
+    torch.manual_seed(7)
+    model = nn.Sequential(ConvNorm2d(3, 4, 3, padding=1), nn.ReLU(), ConvNorm2d(4, 4, 3, padding=1)).eval()
+    extractor = feature_extraction.create_feature_extractor(model, return_nodes={"1": "hidden"})
+    x = torch.randn(1, 3, 8, 8)
+    torch.testing.assert_close(extractor(x)["hidden"], model[1](model[0](x)))
