@@ -127,10 +127,10 @@ def conv_norm(
         an input without the batch axis).
 
     Raises:
-        ValueError: naming the argument, for anything the procedure is not defined for.
-        InputError: a ``ValueError`` that is also ``F.conv2d``'s ``RuntimeError``, for an
+        ValueError: naming the argument, for anything the procedure is not defined for; for an
             ``input`` that does not fit ``weight`` (its shape, channels, size, dtype; naming both
-            dtypes when ``input`` and ``weight`` differ outside ``torch.autocast``).
+            dtypes when ``input`` and ``weight`` differ outside ``torch.autocast``) a
+            :class:`~convnorm.validation.InputError`, also ``F.conv2d``'s ``RuntimeError``.
         TypeError: naming the type, for an ``input`` that is not a tensor.
     """
     unbatched = isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor) and input.dim() == weight.dim() - 1

@@ -130,7 +130,10 @@ normalizer is computed in the program from the running average's buffer. ``torch
 programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
 grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
 ``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
-and a layer prepared eagerly keeps what it prepared.
+and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
+inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
+built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
+its own is one call of ``convnorm.layers.traced_conv_norm``.
 
 Args:
     in_channels (int): channels of the input.
