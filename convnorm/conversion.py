@@ -15,7 +15,7 @@ import torch.nn as nn
 from torch.nn.utils import parametrize
 
 from .fourier import kernel_autocorrelation
-from .layers import OPTIONS, ConvNorm1d, ConvNorm2d, _ConvNormNd, check_options
+from .layers import OPTIONS, ConvNorm1d, ConvNorm2d, _ConvNormNd, check_options, has_uninitialized_params
 
 __all__ = ["OPTIONS", "ConversionSummary", "convert", "convnorm_from_conv", "revert", "skip_pointwise"]
 
@@ -60,6 +60,9 @@ def _unsupported(conv: nn.Module) -> str | None:
     converted (``nn.Conv1d``, ``nn.Conv2d``, parametrized ones included)."""
     if _base_type(conv) in _TARGETS:
         return None
+    if has_uninitialized_params(conv):
+        return (f"{type(conv).__name__} is a lazy convolution whose parameters are not initialised yet: run one "
+                "forward pass first")
     base = next(c for c in type(conv).__mro__ if c in _CONVOLUTIONS)
     if base in _TARGETS:
         return (f"{type(conv).__name__} is a subclass of nn.{base.__name__} whose forward may compute something "
