@@ -15,17 +15,20 @@ import torch.nn as nn
 from torch.nn.utils import parametrize
 
 from .fourier import kernel_autocorrelation
-from .layers import OPTIONS, ConvNorm1d, ConvNorm2d, _ConvNormNd, check_options, has_uninitialized_params
+from .layers import OPTIONS, ConvNorm1d, ConvNorm2d, check_options, has_uninitialized_params
 
 __all__ = ["OPTIONS", "ConversionSummary", "convert", "convnorm_from_conv", "revert", "skip_pointwise"]
 
 LOGGER = logging.getLogger(__name__)
 
-_TARGETS: dict[type[nn.Module], type[_ConvNormNd]] = {nn.Conv2d: ConvNorm2d, nn.Conv1d: ConvNorm1d}
+_TARGETS: dict[type[nn.Module], type[ConvNorm1d] | type[ConvNorm2d]] = {nn.Conv2d: ConvNorm2d, nn.Conv1d: ConvNorm1d}
 
 _CONVOLUTIONS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 """PyTorch's convolutions: every one (and every subclass, lazy ones included) is either converted
 or named in the summary."""
+
+_LAYERS = (ConvNorm1d, ConvNorm2d)
+"""The ConvNorm layers: convolutions (subclasses of nn.Conv1d, nn.Conv2d) that convert leaves alone."""
 
 Skip = Callable[[str, nn.Module], bool] | Iterable[str] | None
 
@@ -85,7 +88,7 @@ def convnorm_from_conv(conv: nn.Module, **kwargs) -> ConvNorm1d | ConvNorm2d:
     ``nn.Conv1d`` (see :meth:`ConvNorm2d.from_conv <convnorm.layers.ConvNorm2d.from_conv>`);
     ``ValueError`` for anything else."""
     for base, cls in _TARGETS.items():
-        if isinstance(conv, base) and not isinstance(conv, _ConvNormNd):
+        if isinstance(conv, base) and not isinstance(conv, _LAYERS):
             return cls.from_conv(conv, **kwargs)
     raise ValueError(f"conv must be an nn.Conv1d or nn.Conv2d, got {type(conv).__name__}")
 
@@ -190,7 +193,7 @@ def _convolutions(model: nn.Module) -> tuple[dict[int, list[str]], dict[int, nn.
 
 
 def _is_convolution(module: nn.Module) -> bool:
-    return isinstance(module, _CONVOLUTIONS) and not isinstance(module, _ConvNormNd)
+    return isinstance(module, _CONVOLUTIONS) and not isinstance(module, _LAYERS)
 
 
 def _all_modules(model: nn.Module) -> dict[int, tuple[nn.Module, str]]:
@@ -282,19 +285,19 @@ def revert(model: nn.Module) -> nn.Module:
     new: dict[int, nn.Module] = {}
     places: list[tuple[nn.Module, str, nn.Module]] = []
     for name, module in model.named_modules(remove_duplicate=False):
-        if isinstance(module, _ConvNormNd) and id(module) not in new:
+        if isinstance(module, _LAYERS) and id(module) not in new:
             try:
                 new[id(module)] = _as_conv(module)
             except ValueError as err:
                 raise ValueError(f"cannot revert layer {name or '<model>'!r}: {err}") from err
         places += [(module, child_name, child) for child_name, child in module._modules.items()
-                   if isinstance(child, _ConvNormNd)]
+                   if isinstance(child, _LAYERS)]
     for parent, attribute, layer in places:
         setattr(parent, attribute, new[id(layer)])
     return new.get(id(model), model)
 
 
-def _as_conv(layer: _ConvNormNd) -> nn.Module:
+def _as_conv(layer: ConvNorm1d | ConvNorm2d) -> nn.Module:
     """The convolution computing what ``layer`` computes in evaluation mode (see :func:`revert`),
     else ``ValueError`` saying why none does."""
     with torch.no_grad():
