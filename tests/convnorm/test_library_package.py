@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-import tomllib
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
