@@ -12,6 +12,7 @@ that a buffer changed without comparing values) and ``nn.Module``'s ``_parameter
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
@@ -45,7 +46,7 @@ of one ``torch.is_autocast_enabled(device)`` per device. Where it is missing, Tr
 asks for the autocast dtype of the input's device, which is correct and slower."""
 
 
-def exporting_flag() -> bool:
-    """``torch.compiler._is_exporting_flag``: whether ``torch.export`` traces now, as a module
-    attribute (what ``torch.compiler.is_exporting()`` returns, without its frames)."""
-    return torch.compiler._is_exporting_flag
+exporting_flag: Callable[[], bool] = functools.partial(getattr, torch.compiler, "_is_exporting_flag")
+"""``torch.compiler._is_exporting_flag``: whether ``torch.export`` traces now (what
+``torch.compiler.is_exporting()`` returns), read by a call of C functions only: no Python frame on
+the forward's hot path."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 import torch.nn as nn
+from torch.fx import Proxy, wrap
 from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
@@ -133,7 +134,7 @@ grad mode, so its program's gradients would flow through :math:`\hat v`: trace f
 and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
 inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
 built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
-its own is one call of ``convnorm.layers.traced_conv_norm``.
+its own is one call of ``convnorm.layers.layer_conv_norm``.
 
 Args:
     in_channels (int): channels of the input.
@@ -317,38 +318,21 @@ class _ConvNormNd(nn.Module):
         return (0.5 * (1 + torch.cos(math.pi * t / self.ramp_steps))).clamp(min=self.ramp_floor)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        # Parameters read from their dict: ``self.weight`` is a Python call of nn.Module.__getattr__
-        # per access (a parametrization replaces the dict entry by a property).
-        params: dict[str, Any] = self._parameters
-        if isinstance(input, torch.fx.Proxy) and input.tracer.root is not self:
-            # torch.fx's symbolic trace of a model: the layer is one call of itself in the graph (a leaf,
-            # as PyTorch's own layers are), so the graph runs it as it is, in its mode, with its state
-            return input.tracer.create_proxy("call_module", input.tracer.path_of_module(self), (input,), {})
-        try:
-            weight, bias = params["weight"], params["bias"]
-        except KeyError:
-            weight, bias = self.weight, self.bias
-        return self._conv_forward(input, weight, bias)
-
-    def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
-        """The layer's computation of ``input`` with this ``weight`` and ``bias`` (and the layer's affine
-        kernel and running average): what ``forward`` calls, as ``nn.Conv2d``'s does, so that code
-        written for a convolution that calls it with a weight of its own (a standardized weight, a
-        low-rank update) gets the layer's normalization of that weight."""
+        # Parameters and buffers read from their dicts: ``self.weight`` is a Python call of
+        # nn.Module.__getattr__ per access (a parametrization replaces the dict entry by a property).
         params: dict[str, Any] = self._parameters
         buffers: dict[str, Any] = self._buffers
         if not isinstance(input, torch.Tensor):
-            if isinstance(input, torch.fx.Proxy):  # the layer itself traced, or a weight of the caller's
-                return traced_conv_norm(
-                    input, weight, bias, params["affine_weight"] if "affine_weight" in params else self.affine_weight,
-                    buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.stride, self.padding,
-                    self.dilation, self.groups, self.padding_mode, self.eps, self.stop_gradient, self.training,
-                    self.ramp_steps, self.ramp_floor)
+            if isinstance(input, Proxy):  # torch.fx's symbolic trace
+                if input.tracer.root is not self:  # of a model: the layer is one call of itself (a leaf, as
+                    # PyTorch's own layers are), so the graph runs it as it is, in its mode, with its state
+                    return input.tracer.create_proxy("call_module", input.tracer.path_of_module(self), (input,), {})
+                return self._conv_forward(input, self.weight, self.bias)  # of the layer: one call of a function
             check_input_tensor(input)  # TypeError naming the type, as a convolution's
         try:
-            affine_weight = params["affine_weight"]
+            weight, bias, affine_weight = params["weight"], params["bias"], params["affine_weight"]
         except KeyError:
-            affine_weight = self.affine_weight
+            weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
         # whether a program is traced for deployment (a jit trace's state; what torch.compiler.is_exporting()
         # returns), then the signature (any batch size)
@@ -368,6 +352,16 @@ class _ConvNormNd(nn.Module):
             out = prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
                                   None if trained else steps, False, None)
         return out.squeeze(0) if prepared[5] else out
+
+    def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The layer's computation of ``input`` with this ``weight`` and ``bias`` (and the layer's affine
+        kernel, running average and mode), :func:`layer_conv_norm`: what ``nn.Conv2d``'s forward calls,
+        so that code written for a convolution that calls it with a weight of its own (a standardized
+        weight, a low-rank update) gets the layer's normalization of that weight."""
+        return layer_conv_norm(input, weight, bias, self.affine_weight, self.running_autocorrelation,
+                               self.num_steps_tracked, self.stride, self.padding, self.dilation, self.groups,
+                               self.padding_mode, self.eps, self.stop_gradient, self.training, self.ramp_steps,
+                               self.ramp_floor)
 
     def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
         """Check the call (what depends on the input) and prepare the layer for its signature
@@ -442,20 +436,19 @@ class _ConvNormNd(nn.Module):
         return s.format(**self.__dict__, affine=self.affine)
 
 
-def traced_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                     affine_weight: torch.Tensor | None, running_autocorrelation: torch.Tensor,
-                     num_steps_tracked: torch.Tensor, stride: tuple[int, ...], padding: tuple[int, ...] | str,
-                     dilation: tuple[int, ...], groups: int, padding_mode: str, eps: float, stop_gradient: bool,
-                     training: bool, ramp_steps: int, ramp_floor: float) -> torch.Tensor:
-    """A layer's forward as one function of its tensors and arguments: what ``torch.fx`` records
-    where it traces the layer itself (``symbolic_trace(layer)``, or ``_conv_forward`` called with a
-    weight of the caller's), one call of this function (``torch.fx.wrap``), as a convolution is one
-    call of ``conv2d``. (A layer inside a traced model is a leaf instead: one call of the layer.) The
-    layer keeps what it prepared between calls, which a symbolic trace cannot follow; this function
-    prepares on every call, by :func:`~convnorm.functional.conv_norm` with the running average and
-    its ramp factor, so the graph trains (buffers updated in place) and evaluates as the layer does,
-    in the mode the layer was in when traced (``training`` is a constant of the graph, as any Python
-    value in an FX trace)."""
+def layer_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                    affine_weight: torch.Tensor | None, running_autocorrelation: torch.Tensor,
+                    num_steps_tracked: torch.Tensor, stride: tuple[int, ...], padding: tuple[int, ...] | str,
+                    dilation: tuple[int, ...], groups: int, padding_mode: str, eps: float, stop_gradient: bool,
+                    training: bool, ramp_steps: int, ramp_floor: float) -> torch.Tensor:
+    """A layer's computation as one function of its tensors and arguments, preparing on every call
+    (by :func:`~convnorm.functional.conv_norm`, with the running average and its ramp factor): what
+    ``_conv_forward`` computes with a weight of the caller's, and what ``torch.fx`` records where it
+    traces a layer on its own, one call of this function (``torch.fx.wrap``), as a convolution is one
+    call of ``conv2d``; a layer inside a traced model is a leaf instead, one call of the layer. It
+    trains (buffers updated in place) and evaluates as the layer does, in the mode ``training``
+    (in a traced graph, the mode the layer was in when traced: a constant, as any Python value in
+    an FX trace)."""
     factor = None
     if training:
         table = ramp_table(ramp_steps, ramp_floor, running_autocorrelation.dtype, running_autocorrelation.device)
@@ -464,7 +457,7 @@ def traced_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
                      stop_gradient, running_autocorrelation, num_steps_tracked, training, factor)
 
 
-torch.fx.wrap("traced_conv_norm")
+wrap("layer_conv_norm")
 
 
 def has_uninitialized_params(module: nn.Module) -> bool:
