@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
+
+from ._compat import detect_fake_mode, disable_current_modes, get_tracing_state, set_tracing_state
 
 Function = TypeVar("Function", bound=Callable)
 
@@ -34,8 +36,6 @@ def tracing() -> bool:
     ``torch.export``'s tracing, or under a fake-tensor mode."""
     if torch.compiler.is_compiling():
         return True
-    from torch._guards import detect_fake_mode
-
     return detect_fake_mode() is not None
 
 
@@ -51,15 +51,13 @@ def untraced() -> Iterator[None]:
     """Compute real tensors inside the ``with`` block, outside the trace of a program being
     exported: ``torch.jit.trace``'s recording paused, and ``torch.export``'s fake-tensor and proxy
     modes set aside; a tensor made there enters the program as a constant."""
-    from torch.utils._python_dispatch import _disable_current_modes
-
-    state = torch._C._get_tracing_state()
-    torch._C._set_tracing_state(None)
+    state = get_tracing_state()
+    set_tracing_state(None)
     try:
-        with _disable_current_modes():
+        with disable_current_modes():
             yield
     finally:
-        torch._C._set_tracing_state(state)
+        set_tracing_state(state)
 
 
 def outside_export() -> contextlib.AbstractContextManager:
@@ -86,15 +84,15 @@ def cached(maxsize: int) -> Callable[[Function], Function]:
 
         @functools.wraps(function)
         def lookup(*args):
-            if torch._C._get_tracing_state() is None and not tracing():
+            if get_tracing_state() is None and not tracing():
                 return cache(*args)
             if _exported_outside_dynamo():
                 with untraced():
                     return cache(*args)
             return function(*args)
 
-        lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info
-        return lookup
+        lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info  # type: ignore[attr-defined]
+        return cast(Function, lookup)
     return decorate
 
 

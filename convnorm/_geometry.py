@@ -12,7 +12,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from .validation import check_tensor, check_weight, int_tuple, is_int
+from .validation import InputError, check_input_tensor, check_weight, int_tuple, is_int
 
 PADDING_MODES = ("zeros", "circular")
 
@@ -97,21 +97,24 @@ def conv_arguments(d: int, stride, padding, dilation) -> tuple[tuple[int, ...], 
 def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, dilation, groups, padding_mode: str,
                    bias: torch.Tensor | None = None, affine_weight: torch.Tensor | None = None) -> LayerGeometry:
     """Check the tensors and convolution arguments of :func:`convnorm.functional.conv_norm`
-    (``ValueError`` naming the argument) and return the layer's :class:`LayerGeometry`."""
-    check_tensor("input", input)
+    (``ValueError`` naming the argument) and return the layer's :class:`LayerGeometry`. What
+    does not fit in ``input`` raises :class:`~convnorm.validation.InputError` (also the
+    ``RuntimeError`` of a convolution), a non-tensor ``input`` ``TypeError``."""
+    check_input_tensor(input)
     d = check_weight(weight)
-    for name, tensor in (("input", input), ("weight", weight)):
-        if not tensor.is_floating_point():
-            raise ValueError(f"{name} must be a floating-point tensor, got dtype {tensor.dtype}")
+    if not weight.is_floating_point():
+        raise ValueError(f"weight must be a floating-point tensor, got dtype {weight.dtype}")
+    if not input.is_floating_point():
+        raise InputError(f"input must be a floating-point tensor, got dtype {input.dtype}")
     if input.dim() != d + 2:
         layout = "(N, C_in, n)" if d == 1 else "(N, C_in, H, W)"
-        raise ValueError(f"input must have shape {layout}, got {tuple(input.shape)}")
+        raise InputError(f"input must have shape {layout}, got {tuple(input.shape)}")
     c_out = weight.shape[0]
     if not is_int(groups) or groups < 1 or c_out % groups:
         raise ValueError(f"groups must be a positive int dividing C_out = {c_out}, got {groups!r}")
     groups = int(groups)
     if input.shape[1] != weight.shape[1] * groups:
-        raise ValueError(
+        raise InputError(
             f"input has {input.shape[1]} channels, expected C_in = {weight.shape[1] * groups} "
             f"(weight {tuple(weight.shape)}, groups={groups})"
         )
@@ -123,25 +126,25 @@ def layer_geometry(input: torch.Tensor, weight: torch.Tensor, stride, padding, d
     size = tuple(input.shape[2:])
     if padding_mode == "circular":
         if any(m > n for m, n in zip(kernel, size)):
-            raise ValueError(f"kernel size {kernel} (with dilation) is larger than the input size {size}")
+            raise InputError(f"kernel size {kernel} (with dilation) is larger than the input size {size}")
         length, offset = size, (0,) * d
     else:
         length = tuple(n + m - 1 for n, m in zip(size, kernel))
         offset = tuple(m - 1 - p for m, p in zip(kernel, padding))
     out_size = tuple((n + p + q - m) // s + 1 for n, p, q, m, s in zip(size, padding, after, kernel, stride))
     if any(o < 1 for o in out_size):
-        raise ValueError(f"input size {size} is too small for kernel {kernel} with padding {padding}")
+        raise InputError(f"input size {size} is too small for kernel {kernel} with padding {padding}")
     if affine_weight is not None:
         _check_affine_weight(affine_weight, c_out, kernel, length)
     return LayerGeometry(stride, padding, dilation, groups, padding_mode, kernel, size, length, offset, out_size)
 
 
 def check_dtypes(input: torch.Tensor, weight: torch.Tensor, autocast: torch.dtype | None) -> None:
-    """``ValueError`` naming both dtypes when ``input`` and ``weight`` differ outside
-    ``torch.autocast`` (``autocast`` None), as a convolution refuses them; under autocast both are
-    computed in its dtypes."""
+    """:class:`~convnorm.validation.InputError` naming both dtypes when ``input`` and ``weight``
+    differ outside ``torch.autocast`` (``autocast`` None), as a convolution refuses them; under
+    autocast both are computed in its dtypes."""
     if autocast is None and input.dtype != weight.dtype:
-        raise ValueError(f"input is {input.dtype} but weight is {weight.dtype}: give the layer and its input one "
+        raise InputError(f"input is {input.dtype} but weight is {weight.dtype}: give the layer and its input one "
                          "dtype (layer.to(dtype), or input.to(layer.weight.dtype)), or run under torch.autocast")
 
 

@@ -31,7 +31,7 @@ runtimes it is made for take no custom autograd function, and with the stop-grad
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import torch
 
@@ -97,7 +97,7 @@ def planar_dft(length: tuple[int, ...], stride: tuple[int, ...], out_size: tuple
     ``out_size`` outputs, in ``dtype`` on ``device``: :func:`~convnorm._transforms.dense_dft`'s
     matrices (a 1D signal as one row), split into planes."""
     lead = (1,) * (2 - len(length))
-    dft = dense_dft(lead + length, lead + stride, lead + out_size, dtype, device)
+    dft = dense_dft(_plane(lead + length), _plane(lead + stride), _plane(lead + out_size), dtype, device)
 
     def planes(matrix: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
         return (matrix.real.contiguous(), matrix.imag.contiguous()) if len(length) == 2 else None
@@ -115,10 +115,11 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, taps))  # tap j reads t + c + j - centre
     length = geometry.length
     half = (*length[:-1], length[-1] // 2 + 1)
-    dft = dense_dft(length, geometry.stride, geometry.out_size, dtype, device) if filter in ("dense", "fused") else None
-    matrices = None
-    if filter == "fused":
-        matrices = filter_matrices(dft)
+    dft = None
+    matrices: object | None = None
+    if filter in ("dense", "fused"):
+        dft = dense_dft(_plane(length), _plane(geometry.stride), _plane(geometry.out_size), dtype, device)
+        matrices = filter_matrices(dft) if filter == "fused" else None
     elif filter == EXPORTED_FILTER:
         matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
     contiguous = [math.prod(length[a + 1:]) for a in range(len(length))]  # the inverse transform's strides
@@ -126,6 +127,13 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     return SpatialFilter(geometry, filter, taps, shift, kernel_basis(taps, shift, length, dtype, device), half, dft,
                          matrices, products_by_sample, precision, tuple(range(-len(length), 0)), sampled,
                          (1,) * len(length))
+
+
+def _plane(sizes: tuple[int, ...]) -> tuple[int, int]:
+    """``sizes`` of a plane, two of them (a 1D signal is one row of a plane), as the dense DFT takes them."""
+    if len(sizes) != 2:
+        raise ValueError(f"the dense DFT is of a plane: two sizes, got {sizes}")
+    return sizes[0], sizes[1]
 
 
 def fft_scale(geometry: LayerGeometry) -> float:
@@ -147,7 +155,7 @@ def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch
     (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
     multiplier = _multiplier(affine_weight, v_hat, spec)
     if spec.filter == EXPORTED_FILTER:
-        z = _planar_filtered(y, multiplier[..., 0], multiplier[..., 1], spec.matrices)
+        z = _planar_filtered(y, multiplier[..., 0], multiplier[..., 1], cast(PlanarDFT, spec.matrices))
     else:
         z = _filtered(y, torch.view_as_complex(multiplier), spec)[1]
     return z if bias is None else z + bias.view(-1, *spec.ones)
@@ -212,7 +220,7 @@ def _embed_spectrum(grad: torch.Tensor, geometry: LayerGeometry) -> torch.Tensor
     if all(s == 1 for s in stride):  # placed at the start of each axis: rfftn's zero padding does it
         return torch.fft.rfftn(grad, s=length, dim=dims)
     full = grad.new_zeros(*grad.shape[:-d], *length)
-    full[(..., *(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], stride)))] = grad
+    full[(...,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(grad.shape[-d:], stride))] = grad
     return torch.fft.rfftn(full, dim=dims)
 
 
@@ -222,8 +230,9 @@ def _filtered(y: torch.Tensor, multiplier: torch.Tensor, spec: SpatialFilter) ->
     or FFTs (``"fft"``, ``multiplier`` carrying the inverse's scale). Differentiable by autograd
     (used as such without stop-gradient)."""
     if spec.filter == "dense":
-        spectrum = _dense_rfft2(y, spec.dft)
-        return spectrum, _dense_irfft2_sample(spectrum * multiplier, spec.dft)
+        dft = cast(DenseDFT, spec.dft)  # made for the "dense" filter
+        spectrum = _dense_rfft2(y, dft)
+        return spectrum, _dense_irfft2_sample(spectrum * multiplier, dft)
     spectrum = torch.fft.rfftn(y, dim=spec.dims)
     return spectrum, _sample(spectrum * multiplier, spec)
 
@@ -286,8 +295,8 @@ class SpectralFilter(torch.autograd.Function):
             if spec.filter == "fft":  # the circular cross-correlation c[tau] = sum_t g[t] (v*y)[t + tau]
                 cross = torch.fft.irfftn(torch.view_as_complex(weighted.view(-1, *spec.half, 2)),
                                          s=spec.geometry.length, dim=spec.dims, norm="forward")
-                grad_affine = cross[(slice(None), *_lag_index(spec.taps, spec.shift, spec.geometry.length,
-                                                              grad.device))]
+                grad_affine = cross[(slice(None),) + _lag_index(spec.taps, spec.shift, spec.geometry.length,
+                                                                grad.device)]
             else:  # M = v * sum_j rho[j] E_j, so d/d rho[j] = Re sum_w conj(dM) v E_j, with dM = sum_n conj(Y) G
                 grad_affine = (weighted @ spec.affine_basis.T).reshape(-1, *spec.taps)
         return grad_y, grad_affine, grad_bias, None

@@ -127,8 +127,11 @@ def conv_norm(
         an input without the batch axis).
 
     Raises:
-        ValueError: naming the argument, for anything the procedure is not defined for; naming
-            both dtypes when ``input`` and ``weight`` differ outside ``torch.autocast``.
+        ValueError: naming the argument, for anything the procedure is not defined for; for an
+            ``input`` that does not fit ``weight`` (its shape, channels, size, dtype; naming both
+            dtypes when ``input`` and ``weight`` differ outside ``torch.autocast``) a
+            :class:`~convnorm.validation.InputError`, also ``F.conv2d``'s ``RuntimeError``.
+        TypeError: naming the type, for an ``input`` that is not a tensor.
     """
     unbatched = isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor) and input.dim() == weight.dim() - 1
     if unbatched:  # one sample, as torch.nn.functional.conv2d takes it: a batch of one

@@ -13,22 +13,27 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 import torch.nn as nn
+from torch.fx import Proxy, wrap
+from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
+from ._compat import any_autocast_enabled, exporting_flag, get_tracing_state
 from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE
-from .validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
-
-_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: True)
-"""Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path (where
-the private function is missing, every call asks :func:`~convnorm._engine.autocast_dtype`)."""
-
-_jit_tracing_state = torch._C._get_tracing_state
-"""``torch.jit.trace``'s state, None outside a trace: one C call on the forward's hot path."""
+from .functional import conv_norm
+from .validation import (
+    check_divisible,
+    check_fraction,
+    check_input_tensor,
+    check_non_negative,
+    check_positive_int,
+    int_tuple,
+)
 
 _DOC = r"""{title}
 
@@ -84,7 +89,19 @@ BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks
 What it shares with ``{conv}``: the arguments and their checks, an input without the batch
 axis, ``padding='same'`` for even kernels too (one sample more after than before),
 ``padding`` shown as given, the input's memory format (channels-last in, channels-last out),
-a ``ValueError`` naming both dtypes when the input's and the weight's differ outside autocast.
+the errors' types: an input that does not fit the layer (its shape, channels, size, or a dtype
+other than the weight's outside autocast) raises :class:`~convnorm.validation.InputError`, which
+is both the ``RuntimeError`` a convolution raises and a ``ValueError`` naming what is wrong, and
+an input that is not a tensor raises ``TypeError``.
+It is a ``{conv}`` (a subclass, as PyTorch's quantization-aware convolutions are), so code that
+finds convolutions by ``isinstance`` finds it: initialisation loops, weight-decay filters, the
+attributes read on convolutions (``weight``, ``bias``, ``transposed``, ``output_padding``), and
+``_conv_forward(input, weight, bias)``, which computes the layer with a weight of the caller's.
+Code that finds convolutions in order to change what they compute must not be given it:
+folding a BatchNorm into the weight (``torch.nn.utils.fusion.fuse_conv_bn_eval``) is undone by
+the normalizer. ``convert`` leaves ConvNorm layers as they are. There is no ConvNorm3d, and no
+transposed ConvNorm: the method normalizes a convolution :math:`A` by :math:`(AA^\top)^{{-1/2}}`
+and defines nothing for its adjoint.
 Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
 or replicated borders are not a convolution at the normalization size), zero padding beyond
 ``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
@@ -114,7 +131,10 @@ normalizer is computed in the program from the running average's buffer. ``torch
 programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
 grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
 ``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
-and a layer prepared eagerly keeps what it prepared.
+and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
+inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
+built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
+its own is one call of ``convnorm.layers.layer_conv_norm``.
 
 Args:
     in_channels (int): channels of the input.
@@ -159,13 +179,34 @@ Example::
 """
 
 
+OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
+"""The ConvNorm options of a layer made from a convolution (:meth:`ConvNorm2d.from_conv`); the
+convolution's arguments come from it."""
+
+
+def check_options(options: dict) -> None:
+    """``ValueError`` naming the unknown keys unless ``options`` are among :data:`OPTIONS`."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"the options of the new layers are {', '.join(OPTIONS)}; got {', '.join(unknown)} "
+                         "(the convolution arguments come from each converted layer)")
+
+
 class _ConvNormNd(nn.Module):
     _ndim = 0
+    _conv: type[nn.Conv1d] | type[nn.Conv2d]
+    """The convolution this layer replaces (``nn.Conv2d`` for ``ConvNorm2d``)."""
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+    affine_weight: torch.Tensor | None
+    running_autocorrelation: torch.Tensor
+    num_steps_tracked: torch.Tensor
+    _prepared: tuple | None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
                  stop_gradient=True, device=None, dtype=None):
-        super().__init__()
+        nn.Module.__init__(self)  # not the convolution's: it would allocate before the arguments are checked
         d = self._ndim
         in_channels = check_positive_int("in_channels", in_channels)
         out_channels = check_positive_int("out_channels", out_channels)
@@ -181,6 +222,7 @@ class _ConvNormNd(nn.Module):
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode, self.eps = padding_mode, eps
+        self.transposed, self.output_padding = False, (0,) * d  # what code written for a convolution reads
         self.ramp_steps, self.ramp_floor, self.stop_gradient = ramp_steps, ramp_floor, bool(stop_gradient)
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels // groups, *kernel_size, **factory))
@@ -191,6 +233,60 @@ class _ConvNormNd(nn.Module):
                              torch.zeros(out_channels, *(2 * k - 1 for k in kernel_size), **factory))
         self.register_buffer("num_steps_tracked", torch.tensor(0, dtype=torch.long, device=device))
         self.reset_parameters()
+
+    @classmethod
+    def from_conv(cls, conv: nn.Module, **options):
+        """A layer with ``conv``'s arguments that takes over its weight and bias: the same
+        ``nn.Parameter`` objects, so an optimizer built for the model before (or anything else
+        holding them) trains the new layer, and the two share them if ``conv`` is used on.
+
+        ``options`` (``affine``, ``eps``, ``ramp_steps``, ``ramp_floor``, ``stop_gradient``)
+        go to the new layer. It is on ``conv``'s device and dtype and in its train/eval mode, and
+        as trainable as ``conv``: a frozen weight freezes the new affine kernel too (at its identity
+        start), so a frozen convolution stays frozen. The new affine kernel is a new parameter: an
+        optimizer built before does not hold it (add it: ``optimizer.add_param_group``). Its running
+        average starts empty (``num_steps_tracked == 0``), so until the first training step eval
+        mode normalizes with the weight. Hooks registered on ``conv`` stay with ``conv``.
+
+        A parametrized convolution (``torch.nn.utils.parametrize``, e.g.
+        ``torch.nn.utils.parametrizations.spectral_norm``) gives a layer with the same
+        parametrizations on the same original parameters. A subclass of the convolution is taken
+        as a convolution: its arguments and parameters are taken over, what its own ``forward``
+        adds is not. Refused with ``ValueError`` naming the reason: anything else than the layer's
+        convolution (``nn.Conv2d`` for ``ConvNorm2d``; a transposed or a 3D one included), a lazy
+        convolution not initialised yet, a weight computed by a legacy hook
+        (``torch.nn.utils.spectral_norm``, ``weight_norm``), and the arguments the layer refuses
+        (``padding_mode='reflect'``, padding beyond the kernel).
+        """
+        if not isinstance(conv, cls._conv) or isinstance(conv, _ConvNormNd):
+            raise ValueError(f"conv must be an nn.{cls._conv.__name__}, got {type(conv).__name__}")
+        check_options(options)
+        if has_uninitialized_params(conv):
+            raise ValueError("conv is a lazy convolution whose parameters are not initialised yet: run one forward "
+                             "pass first")
+        parametrizations: Any = getattr(conv, "parametrizations", {})  # a ModuleDict where parametrized
+        parametrized = tuple(parametrizations)
+        for name in ("weight", "bias"):
+            if name not in parametrized and getattr(conv, name) is not None and name not in conv._parameters:
+                raise ValueError(
+                    f"conv's {name} is not a parameter of it but computed by a hook (the legacy "
+                    "torch.nn.utils.spectral_norm or weight_norm): remove the hook (torch.nn.utils."
+                    "remove_spectral_norm, remove_weight_norm) or use its parametrization "
+                    "(torch.nn.utils.parametrizations.spectral_norm), which is carried over")
+        weight = conv.weight
+        layer = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
+                    conv.dilation, conv.groups, conv.bias is not None, conv.padding_mode,
+                    device=weight.device, dtype=weight.dtype, **options)
+        if parametrized:  # the same parametrizations, on the same original parameters
+            parametrize.transfer_parametrizations_and_params(conv, layer)
+        for name in ("weight", "bias"):
+            if name not in parametrized and getattr(conv, name) is not None:
+                setattr(layer, name, conv._parameters[name])
+        if layer.affine_weight is not None:
+            trainable = any(p.requires_grad for p in parametrizations["weight"].parameters()) \
+                if "weight" in parametrized else weight.requires_grad
+            layer.affine_weight.requires_grad_(trainable)
+        return layer.train(conv.training)
 
     @property
     def affine(self) -> bool:
@@ -212,7 +308,7 @@ class _ConvNormNd(nn.Module):
         if self.affine_weight is not None:
             with torch.no_grad():
                 self.affine_weight.zero_()
-                self.affine_weight[(slice(None), *((k - 1) // 2 for k in self.kernel_size))] = 1
+                self.affine_weight[(slice(None),) + tuple((k - 1) // 2 for k in self.kernel_size)] = 1
         self.reset_running_stats()
 
     def ramp_factor(self, step: torch.Tensor | int) -> torch.Tensor:
@@ -224,17 +320,25 @@ class _ConvNormNd(nn.Module):
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         # Parameters and buffers read from their dicts: ``self.weight`` is a Python call of
         # nn.Module.__getattr__ per access (a parametrization replaces the dict entry by a property).
-        params, buffers = self._parameters, self._buffers
+        params: dict[str, Any] = self._parameters
+        buffers: dict[str, Any] = self._buffers
+        if not isinstance(input, torch.Tensor):
+            if isinstance(input, Proxy):  # torch.fx's symbolic trace
+                if input.tracer.root is not self:  # of a model: the layer is one call of itself (a leaf, as
+                    # PyTorch's own layers are), so the graph runs it as it is, in its mode, with its state
+                    return input.tracer.create_proxy("call_module", input.tracer.path_of_module(self), (input,), {})
+                return self._conv_forward(input, self.weight, self.bias)  # of the layer: one call of a function
+            check_input_tensor(input)  # TypeError naming the type, as a convolution's
         try:
             weight, bias, affine_weight = params["weight"], params["bias"], params["affine_weight"]
         except KeyError:
             weight, bias, affine_weight = self.weight, self.bias, self.affine_weight
         running, steps, training = buffers["running_autocorrelation"], buffers["num_steps_tracked"], self.training
         # whether a program is traced for deployment (a jit trace's state; what torch.compiler.is_exporting()
-        # returns, read without a call), then the signature (any batch size)
-        key = (_jit_tracing_state(), torch.compiler._is_exporting_flag, input.shape[1:], input.dtype, input.device,
+        # returns), then the signature (any batch size)
+        key = (get_tracing_state(), exporting_flag(), input.shape[1:], input.dtype, input.device,
                weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
-               _any_autocast() and autocast_dtype(input.device.type), None if training else steps._version)
+               any_autocast_enabled() and autocast_dtype(input.device.type), None if training else steps._version)
         prepared = self._prepared
         if prepared is None or prepared[0] != key or prepared[1] is not IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
@@ -248,6 +352,16 @@ class _ConvNormNd(nn.Module):
             out = prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
                                   None if trained else steps, False, None)
         return out.squeeze(0) if prepared[5] else out
+
+    def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        """The layer's computation of ``input`` with this ``weight`` and ``bias`` (and the layer's affine
+        kernel, running average and mode), :func:`layer_conv_norm`: what ``nn.Conv2d``'s forward calls,
+        so that code written for a convolution that calls it with a weight of its own (a standardized
+        weight, a low-rank update) gets the layer's normalization of that weight."""
+        return layer_conv_norm(input, weight, bias, self.affine_weight, self.running_autocorrelation,
+                               self.num_steps_tracked, self.stride, self.padding, self.dilation, self.groups,
+                               self.padding_mode, self.eps, self.stop_gradient, self.training, self.ramp_steps,
+                               self.ramp_floor)
 
     def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
         """Check the call (what depends on the input) and prepare the layer for its signature
@@ -322,8 +436,38 @@ class _ConvNormNd(nn.Module):
         return s.format(**self.__dict__, affine=self.affine)
 
 
-class ConvNorm2d(_ConvNormNd):
+def layer_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                    affine_weight: torch.Tensor | None, running_autocorrelation: torch.Tensor,
+                    num_steps_tracked: torch.Tensor, stride: tuple[int, ...], padding: tuple[int, ...] | str,
+                    dilation: tuple[int, ...], groups: int, padding_mode: str, eps: float, stop_gradient: bool,
+                    training: bool, ramp_steps: int, ramp_floor: float) -> torch.Tensor:
+    """A layer's computation as one function of its tensors and arguments, preparing on every call
+    (by :func:`~convnorm.functional.conv_norm`, with the running average and its ramp factor): what
+    ``_conv_forward`` computes with a weight of the caller's, and what ``torch.fx`` records where it
+    traces a layer on its own, one call of this function (``torch.fx.wrap``), as a convolution is one
+    call of ``conv2d``; a layer inside a traced model is a leaf instead, one call of the layer. It
+    trains (buffers updated in place) and evaluates as the layer does, in the mode ``training``
+    (in a traced graph, the mode the layer was in when traced: a constant, as any Python value in
+    an FX trace)."""
+    factor = None
+    if training:
+        table = ramp_table(ramp_steps, ramp_floor, running_autocorrelation.dtype, running_autocorrelation.device)
+        factor = table.take(num_steps_tracked.clamp(max=ramp_steps))
+    return conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps, affine_weight,
+                     stop_gradient, running_autocorrelation, num_steps_tracked, training, factor)
+
+
+wrap("layer_conv_norm")
+
+
+def has_uninitialized_params(module: nn.Module) -> bool:
+    """Whether ``module`` is a lazy module (``nn.LazyConv2d``) with a parameter not materialised yet."""
+    return any(isinstance(p, nn.UninitializedParameter) for p in module.parameters(recurse=False))
+
+
+class ConvNorm2d(_ConvNormNd, nn.Conv2d):
     _ndim = 2
+    _conv = nn.Conv2d
     __doc__ = _DOC.format(
         title="2D convolution with ConvNorm: a drop-in for ``nn.Conv2d``.",
         input_shape="(N, C_{in}, H_{in}, W_{in})", output_shape="(N, C_{out}, H_{out}, W_{out})",
@@ -331,8 +475,9 @@ class ConvNorm2d(_ConvNormNd):
         example_shape="[2, 8, 32, 32]")
 
 
-class ConvNorm1d(_ConvNormNd):
+class ConvNorm1d(_ConvNormNd, nn.Conv1d):
     _ndim = 1
+    _conv = nn.Conv1d
     __doc__ = _DOC.format(
         title="1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.",
         input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",

@@ -96,13 +96,13 @@ def crop(y, amount: int | Sequence[int]):
     shape = y.shape[y.ndim - len(amounts) :]
     if any(2 * c >= length for c, length in zip(amounts, shape)):
         raise ValueError(f"cannot crop {amounts} from both ends of size {tuple(shape)}")
-    return y[(..., *(slice(c, length - c) for c, length in zip(amounts, shape)))]
+    return y[(...,) + tuple(slice(c, length - c) for c, length in zip(amounts, shape))]
 
 
 def downsample(y, stride: int | Sequence[int]):
     r"""The downsampling operator :math:`D_s`: ``downsample(y, s)[t] = y[s t]`` on the last ``len(stride)`` axes."""
     strides = _last_axes("stride", y, (stride,) if isinstance(stride, (int, np.integer)) else stride, 1)
-    return y[(..., *(slice(None, None, s) for s in strides))]
+    return y[(...,) + tuple(slice(None, None, s) for s in strides)]
 
 
 def dilate_kernel(weight: torch.Tensor, dilation: int | Sequence[int]) -> torch.Tensor:
@@ -112,7 +112,7 @@ def dilate_kernel(weight: torch.Tensor, dilation: int | Sequence[int]) -> torch.
     """
     dil = int_tuple("dilation", dilation, check_weight(weight), 1)
     out = weight.new_zeros(*weight.shape[:2], *((k - 1) * v + 1 for k, v in zip(weight.shape[2:], dil)))
-    out[(..., *(slice(None, None, v) for v in dil))] = weight
+    out[(...,) + tuple(slice(None, None, v) for v in dil)] = weight
     return out
 
 

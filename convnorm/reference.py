@@ -74,7 +74,7 @@ def conv_norm_reference(input: torch.Tensor, weight: torch.Tensor, bias: torch.T
         y = F.pad(y, [q for t in reversed(taps) for q in ((t - 1) // 2, t // 2)], mode="circular")
         y = CONV[d](y, affine_weight.unsqueeze(1), groups=y.shape[1])
     # 4. crop m - 1 - p samples and keep every s-th
-    z = y[(..., *(slice(c, c + s * (o - 1) + 1, s) for c, o, s in zip(geometry.offset, geometry.out_size,
-                                                                       geometry.stride)))]
+    z = y[(...,) + tuple(slice(c, c + s * (o - 1) + 1, s) for c, o, s in zip(geometry.offset, geometry.out_size,
+                                                                              geometry.stride))]
     # 5. bias
     return z if bias is None else z + bias.reshape(-1, *[1] * d)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -230,7 +231,7 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
     """
     if getattr(module, "groups", 1) != 1 or any(d != 1 for d in getattr(module, "dilation", (1,))):
         raise ValueError("module must have groups=1 and dilation=1 (the operator analysed here)")
-    weight = module.weight.detach().double()
+    weight = cast(torch.Tensor, module.weight).detach().double()
     size = _checked_size(weight, input_size)
     spectrum = _conv_spectrum(weight, size)
     gain = torch.ones(weight.shape[0], *spectrum.shape[:-2], dtype=torch.float64, device=weight.device)
@@ -242,7 +243,8 @@ def deployed_spectrum(module: nn.Module, input_size: int | Sequence[int],
             axes = tuple(range(1, weight.dim() - 1))
             gain = gain * torch.fft.rfftn(module.affine_weight.detach().double(), s=size, dim=axes).abs()
     if batchnorm is not None:
-        scale = batchnorm.weight.detach().double() / (batchnorm.running_var.double() + batchnorm.eps).sqrt()
+        running_var = cast(torch.Tensor, batchnorm.running_var)  # a BatchNorm in evaluation keeps it
+        scale = batchnorm.weight.detach().double() / (running_var.double() + batchnorm.eps).sqrt()
         gain = gain * scale.abs().reshape(-1, *[1] * len(size))
     return spectrum * _row_gain(gain)
 

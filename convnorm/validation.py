@@ -2,13 +2,16 @@
 
 Every public function validates its input with these helpers so that bad input
 raises a :class:`ValueError` whose message names the offending argument, instead
-of failing deep inside an FFT or returning something silently wrong.
+of failing deep inside an FFT or returning something silently wrong. An input a layer is called
+with that does not fit it raises :class:`InputError`, a ``ValueError`` that is also the
+``RuntimeError`` a convolution raises; a non-tensor input raises ``TypeError``, as it does there.
 """
 from __future__ import annotations
 
 import math
 import numbers
 from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 import numpy as np
 import torch
@@ -18,6 +21,21 @@ ArrayLike = np.ndarray | Sequence[float]
 
 WEIGHT_LAYOUTS = {1: "(C_out, C_in, m)", 2: "(C_out, C_in, m_1, m_2)"}
 """The layout of a conv weight with one or two kernel dimensions, as error messages state it."""
+
+
+class InputError(ValueError, RuntimeError):
+    """A layer's input that does not fit it: its shape, channels, size or dtype.
+
+    Both a ``ValueError`` (as every argument error of the package) and a ``RuntimeError`` (what
+    ``nn.Conv2d`` raises for the same input), so code written for either catches it; the message
+    names the argument and says what was expected."""
+
+
+def check_input_tensor(value) -> None:
+    """``TypeError`` naming the type unless the input ``value`` is a ``torch.Tensor`` (as a
+    convolution refuses a list or an array)."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"input must be a torch.Tensor, got {type(value).__name__}")
 
 
 def check_finite(name: str, value: np.ndarray | torch.Tensor) -> None:
@@ -70,7 +88,7 @@ def as_real_array(name: str, value: ArrayLike, ndim: int | Sequence[int], meanin
     return array
 
 
-def is_int(value) -> bool:
+def is_int(value) -> TypeGuard[int | np.integer]:
     """An integer that is not a bool: a Python or NumPy integer (as ``nn.Conv2d`` accepts)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -105,7 +123,7 @@ def int_tuple(name: str, value: int | Iterable[int], ndim: int, minimum: int = 1
     """``value``, an integer or ``ndim`` of them, as a tuple of ``ndim`` Python ints of at least
     ``minimum``; ``ValueError`` naming ``name`` otherwise (a float too: a size is a count)."""
     if is_int(value):
-        values = (int(value),) * ndim
+        values: tuple = (int(value),) * ndim
     elif isinstance(value, Iterable) and not isinstance(value, str):
         values = tuple(value)
     else:

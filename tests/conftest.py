@@ -22,7 +22,7 @@ from convnorm.functional import ComputationPolicy, current_policy  # noqa: E402
 from site_build import build_site  # noqa: E402
 
 SLOW_KINDS = frozenset({"notebook", "site", "browser", "docs", "javascript", "multiprocess", "rehearsal", "compile",
-                        "heavy", "training", "triton", "data"})
+                        "heavy", "training", "triton", "data", "typecheck"})
 """Kinds left out of the fast loop: a test of one of these kinds is marked ``slow`` too."""
 REHEARSING_PROGRAMS = frozenset({Path(sys.executable).name, "python", "python3", "bash", "sh", "node", "torchrun"})
 """What a test of the fast loop may not start: a Python process, a shell script, Node.js (a

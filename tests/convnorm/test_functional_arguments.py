@@ -66,7 +66,7 @@ def test_bad_shapes_and_types_are_named():
         conv_norm2d(X, W[..., :1, :1], affine_weight=torch.ones(4, 3, 3))
     with pytest.raises(ValueError, match="too small"):
         conv_norm2d(torch.randn(1, 3, 1, 1), W)
-    with pytest.raises(ValueError, match="input must be a torch.Tensor"):
+    with pytest.raises(TypeError, match="input must be a torch.Tensor, got ndarray"):
         conv_norm(X.numpy(), W)
     with pytest.raises(ValueError, match="input must be a floating-point tensor"):
         conv_norm(X.long(), W)

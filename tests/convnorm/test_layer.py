@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from convnorm import InputError
 from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
@@ -330,6 +331,37 @@ def test_forward_errors_name_the_problem():
         layer(torch.randn(1, 3, 8, 8, dtype=torch.bfloat16))
 
 
+@pytest.mark.parametrize("make_input, match", [
+    (lambda: torch.randn(1, 2, 8, 8), "input has 2 channels, expected C_in = 3"),
+    (lambda: torch.randn(8, 8), r"input must have shape \(N, C_in, H, W\), got \(8, 8\)"),
+    (lambda: torch.randn(1, 3, 8, 8, dtype=torch.float64), "input is torch.float64 but weight is torch.float32"),
+    (lambda: torch.ones(1, 3, 8, 8, dtype=torch.long), "input (must be a floating-point tensor|is torch.int64 but)"),
+    (lambda: torch.randn(1, 3, 1, 1), r"input size \(1, 1\) is too small"),
+])
+def test_input_errors_are_caught_as_value_error_and_as_runtime_error(make_input, match):
+    """What nn.Conv2d refuses with a RuntimeError the layer (and its functional form) refuses
+    with InputError, also a ValueError: ``except RuntimeError`` and ``except ValueError`` both
+    catch it, and the message names what is wrong."""
+    assert issubclass(InputError, ValueError) and issubclass(InputError, RuntimeError)
+    layer = ConvNorm2d(3, 4, 3)
+    for caught in (RuntimeError, ValueError, InputError):
+        with pytest.raises(caught, match=match):
+            layer(make_input())
+        with pytest.raises(caught, match=match):
+            conv_norm(make_input(), layer.weight)
+    with pytest.raises(RuntimeError):
+        nn.Conv2d(3, 4, 3)(make_input())  # the convolution's type for the same input
+
+
+@pytest.mark.parametrize("value", [[[1.0]], None, np.zeros((1, 3, 8, 8), dtype=np.float32)])
+def test_a_non_tensor_input_is_a_type_error_naming_its_type(value):
+    layer = ConvNorm2d(3, 4, 3)
+    with pytest.raises(TypeError, match=f"input must be a torch.Tensor, got {type(value).__name__}"):
+        layer(value)
+    with pytest.raises(TypeError):
+        nn.Conv2d(3, 4, 3)(value)  # as the convolution's type
+
+
 @pytest.mark.parametrize("layer_class, size", [(ConvNorm1d, (9,)), (ConvNorm2d, (9, 9))])
 def test_valid_padding_with_circular_mode_is_refused_in_1d_and_2d(layer_class, size):
     """padding='valid' is padding 0, which circular ConvNorm (the operator (A A^T)^(-1/2) A,
@@ -412,3 +444,75 @@ def test_exporting_first_leaves_no_fake_tensor_for_eager_calls():
         assert type(out) is torch.Tensor
         torch.testing.assert_close(out, conv_norm_reference(x, layer.weight, layer.bias, 1, 1,
                                                             affine_weight=layer.affine_weight))
+
+
+def test_code_written_for_nn_conv2d_finds_and_handles_the_layer():
+    """The layer is an nn.Conv2d (nn.Conv1d): an init loop and a weight-decay filter written for
+    convolutions reach it, the attributes read on convolutions exist, and ``_conv_forward`` with a
+    weight of the caller's computes the layer with that weight."""
+    torch.manual_seed(5)
+    model = nn.Sequential(ConvNorm2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(8 * 4 * 4, 10))
+    for module in model.modules():  # torchvision's ResNet initialisation
+        if isinstance(module, nn.Conv2d):
+            nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+    layer = model[0]
+    with torch.no_grad():
+        assert float(layer.bias.abs().sum()) == 0 and abs(float(layer.weight.std()) - math.sqrt(2 / (8 * 9))) < 0.05
+    decay = [m.weight for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    decay_ids = {id(p) for p in decay}
+    optimizer = torch.optim.SGD([{"params": decay, "weight_decay": 5e-4},
+                                 {"params": [p for p in model.parameters() if id(p) not in decay_ids],
+                                  "weight_decay": 0.0}], lr=0.1)
+    assert any(p is layer.weight for p in optimizer.param_groups[0]["params"])
+    assert any(p is layer.affine_weight for p in optimizer.param_groups[1]["params"])
+    model(torch.randn(2, 3, 4, 4)).sum().backward()
+    optimizer.step()
+    assert isinstance(ConvNorm1d(2, 3, 3), nn.Conv1d) and not isinstance(ConvNorm1d(2, 3, 3), nn.Conv2d)
+    assert layer.transposed is False and layer.output_padding == (0, 0)
+    assert (layer.in_channels, layer.out_channels, layer.kernel_size, layer.groups) == (3, 8, (3, 3), 1)
+    x, weight = torch.randn(2, 3, 6, 6), torch.randn(8, 3, 3, 3)
+    layer.eval()
+    torch.testing.assert_close(layer._conv_forward(x, weight, None),  # normalized by the running average, in eval
+                               conv_norm(x, weight, None, padding=1, affine_weight=layer.affine_weight,
+                                         running_autocorrelation=layer.running_autocorrelation,
+                                         num_steps_tracked=layer.num_steps_tracked))
+    torch.testing.assert_close(layer._conv_forward(x, layer.weight, layer.bias), layer(x))
+
+
+def test_torch_fx_traces_a_model_with_the_layer_as_one_call_of_it():
+    """``torch.fx.symbolic_trace`` takes a model with ConvNorm layers, each one call of the layer in
+    the graph (a leaf, as nn.Conv2d), so the graph computes what the model computes, in the mode
+    the layers are in; a layer traced on its own is one call of the layer's function, which trains
+    and evaluates as the layer does (in the mode it was traced in)."""
+    import copy
+
+    torch.manual_seed(6)
+    model = nn.Sequential(ConvNorm2d(3, 4, 3, padding=1), nn.ReLU(), ConvNorm2d(4, 4, 3, stride=2, padding=1))
+    twin = copy.deepcopy(model)
+    graph = torch.fx.symbolic_trace(twin)
+    calls = [node.target for node in graph.graph.nodes if node.op == "call_module"]
+    assert calls == ["0", "1", "2"]
+    x = torch.randn(2, 3, 8, 8)
+    torch.testing.assert_close(graph(x), model(x))  # a training step each: the same buffers after it
+    assert int(twin[0].num_steps_tracked) == int(model[0].num_steps_tracked) == 1
+    model.eval()
+    graph.eval()
+    torch.testing.assert_close(graph(x), model(x))  # the running average: the graph follows the mode
+    layer = ConvNorm2d(3, 4, 3, padding=1)
+    alone = torch.fx.symbolic_trace(copy.deepcopy(layer))
+    assert [node.op for node in alone.graph.nodes].count("call_function") == 1
+    for _ in range(2):
+        torch.testing.assert_close(alone(x), layer(x))
+    torch.testing.assert_close(alone.running_autocorrelation, layer.running_autocorrelation)
+
+
+def test_torchvision_feature_extraction_takes_a_converted_model():
+    feature_extraction = pytest.importorskip("torchvision.models.feature_extraction")
+    torch.manual_seed(7)
+    model = nn.Sequential(ConvNorm2d(3, 4, 3, padding=1), nn.ReLU(), ConvNorm2d(4, 4, 3, padding=1)).eval()
+    extractor = feature_extraction.create_feature_extractor(model, return_nodes={"1": "hidden"})
+    x = torch.randn(1, 3, 8, 8)
+    torch.testing.assert_close(extractor(x)["hidden"], model[1](model[0](x)))

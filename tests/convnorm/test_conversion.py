@@ -1,12 +1,15 @@
-"""convnorm.convert: one call swaps every Conv2d/Conv1d for a ConvNorm layer with the
+"""convnorm.conversion: one call swaps every Conv2d/Conv1d for a ConvNorm layer with the
 same weights and arguments, honours skip rules, and names layers it cannot convert."""
 from __future__ import annotations
+
+import logging
+import warnings
 
 import pytest
 import torch
 import torch.nn as nn
 
-from convnorm.convert import convert, convnorm_from_conv, skip_pointwise
+from convnorm.conversion import ConversionSummary, convert, convnorm_from_conv, revert, skip_pointwise
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
 
@@ -166,3 +169,141 @@ def test_hooks_on_a_converted_convolution_are_named_in_a_warning():
     conv.register_forward_hook(lambda module, args, out: None)
     with pytest.warns(UserWarning, match="the forward hooks of '0' stay on the nn.Conv"):
         convert(nn.Sequential(conv))
+
+
+class StandardizedConv2d(nn.Conv2d):
+    """A subclass whose forward computes something else than its convolution (as timm's StdConv2d)."""
+
+    def forward(self, input):
+        weight = (self.weight - self.weight.mean((1, 2, 3), keepdim=True)) / self.weight.std((1, 2, 3), keepdim=True)
+        return self._conv_forward(input, weight, self.bias)
+
+
+def mixed_net():
+    torch.manual_seed(2)
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), StandardizedConv2d(4, 4, 3, padding=1),
+                         nn.Conv2d(4, 4, 1), nn.ConvTranspose2d(4, 4, 3), nn.Sequential(nn.Conv3d(1, 1, 3)))
+
+
+def test_the_summary_names_what_was_converted_and_what_was_left_and_why(caplog):
+    with pytest.warns(UserWarning, match=r"convert: 1 of 5 convolutions converted") as record:
+        net, summary = convert(mixed_net(), skip=skip_pointwise, return_summary=True)
+    assert isinstance(summary, ConversionSummary) and summary.converted == ["0"]
+    assert list(summary.skipped) == ["1", "2", "3", "4.0"] and summary.skipped["2"] == "kept by skip"
+    assert "StandardizedConv2d is a subclass of nn.Conv2d" in summary.skipped["1"]
+    assert "transposed convolution" in summary.skipped["3"] and "no ConvNorm3d" in summary.skipped["4.0"]
+    assert all(name in str(record[0].message) for name in ("'1'", "'3'", "'4.0'"))
+    assert [type(m) for m in net[:4]] == [ConvNorm2d, StandardizedConv2d, nn.Conv2d, nn.ConvTranspose2d]
+    caplog.set_level(logging.INFO, logger="convnorm.conversion")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing left but what skip keeps: no warning
+        convert(small_net(), skip=skip_pointwise)
+    assert "convert: 2 of 3 convolutions converted\n  left '3.1': kept by skip" in caplog.text
+    assert convert(net, return_summary=True, skip=["1", "3", "4.0"])[1].converted == ["2"]  # ConvNorm layers stay
+    with pytest.warns(UserWarning, match="LazyConv2d is a lazy convolution whose parameters are not initialised"):
+        convert(nn.Sequential(nn.LazyConv2d(4, 3)))
+
+
+def test_strict_raises_on_the_first_convolution_it_cannot_convert_and_changes_nothing():
+    net = mixed_net()
+    with pytest.raises(ValueError, match=r"cannot convert layer '1': StandardizedConv2d is a subclass .*strict=True"):
+        convert(net, strict=True)
+    assert type(net[0]) is nn.Conv2d
+    converted = convert(net, skip=["1", "3", "4.0"], strict=True)  # what skip keeps is not refused
+    assert isinstance(converted[0], ConvNorm2d) and isinstance(converted[2], ConvNorm2d)
+
+
+def test_a_parametrized_convolution_keeps_its_parametrization_and_its_parameters():
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    torch.manual_seed(3)
+    conv = spectral_norm(nn.Conv2d(3, 4, 3, padding=1))
+    original = conv.parametrizations.weight.original
+    net = convert(nn.Sequential(conv))
+    layer = net[0]
+    assert isinstance(layer, ConvNorm2d) and layer.parametrizations.weight.original is original
+    assert layer.bias is conv.bias
+    layer.eval()
+    x = torch.randn(2, 3, 8, 8)
+    torch.testing.assert_close(layer(x), conv_norm(x, layer.weight, layer.bias, padding=1,
+                                                   affine_weight=layer.affine_weight))
+    torch.testing.assert_close(layer.weight, conv.weight)  # the spectral-normalized weight, as the conv's
+
+
+def test_a_legacy_spectral_norm_convolution_is_a_value_error_naming_the_layer():
+    legacy = nn.utils.spectral_norm(nn.Conv2d(3, 4, 3, padding=1))
+    net = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1), legacy)
+    with pytest.raises(ValueError, match=r"cannot convert layer '1': conv's weight is not a parameter of it but "
+                                         r"computed by a hook .*remove_spectral_norm"):
+        convert(net)
+    assert type(net[0]) is nn.Conv2d
+    assert isinstance(convert(nn.Sequential(nn.utils.remove_spectral_norm(legacy)))[0], ConvNorm2d)
+
+
+def test_from_conv_classmethods_and_what_they_refuse():
+    conv = nn.Conv2d(3, 4, 3, stride=2, padding=1, groups=1, bias=False)
+    layer = ConvNorm2d.from_conv(conv, eps=1e-3)
+    assert layer.weight is conv.weight and layer.eps == 1e-3 and layer.stride == (2, 2) and layer.bias is None
+    assert ConvNorm1d.from_conv(nn.Conv1d(2, 3, 5)).weight.shape == (3, 2, 5)
+    for cls, refused, match in [
+        (ConvNorm1d, nn.Conv2d(2, 3, 3), "conv must be an nn.Conv1d, got Conv2d"),
+        (ConvNorm2d, nn.Conv3d(2, 3, 3), "conv must be an nn.Conv2d, got Conv3d"),
+        (ConvNorm2d, nn.ConvTranspose2d(2, 3, 3), "conv must be an nn.Conv2d, got ConvTranspose2d"),
+        (ConvNorm2d, layer, "conv must be an nn.Conv2d, got ConvNorm2d"),
+        (ConvNorm2d, nn.LazyConv2d(3, 3), "lazy convolution whose parameters are not initialised"),
+        (ConvNorm2d, nn.Conv2d(2, 3, 3, padding_mode="reflect"), "padding_mode must be one of"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            cls.from_conv(refused)
+    with pytest.raises(ValueError, match="the options of the new layers are"):
+        ConvNorm2d.from_conv(conv, padding=1)
+
+
+def test_the_module_and_the_function_are_named_apart():
+    from pathlib import Path
+
+    import convnorm
+    import convnorm.conversion
+
+    assert convnorm.convert is convnorm.conversion.convert and callable(convnorm.convert)
+    package = Path(convnorm.conversion.__file__).parent
+    assert not (package / "convert.py").exists()  # no module hidden behind the function
+
+
+def test_revert_gives_the_convolution_a_representable_layer_computes():
+    """A 1x1 layer (its normalizer a constant per channel), trained a few steps, and a 3x3 layer whose
+    kernels have one tap each (its autocorrelation a delta) revert to convolutions computing what
+    they compute in evaluation, at any input size."""
+    torch.manual_seed(4)
+    pointwise = ConvNorm2d(3, 4, 1, bias=True)
+    optimizer = torch.optim.SGD(pointwise.parameters(), lr=0.1)
+    for _ in range(3):
+        pointwise(torch.randn(2, 3, 6, 6)).square().mean().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    one_tap = ConvNorm2d(2, 3, 3, stride=2, padding=1)
+    with torch.no_grad():
+        mask = torch.zeros_like(one_tap.weight).view(6, 9)
+        mask[torch.arange(6), torch.randint(0, 9, (6,))] = 1
+        one_tap.weight.mul_(mask.view_as(one_tap.weight))
+        one_tap.affine_weight.mul_(1.5)  # a multiple of the centred delta
+    for layer, c_in in ((pointwise, 3), (one_tap, 2)):
+        layer.eval()
+        conv = revert(nn.Sequential(layer))[0]
+        assert type(conv) is layer._conv and not conv.training and conv.weight is not layer.weight
+        for size in (7, 12):
+            x = torch.randn(2, c_in, size, size)
+            torch.testing.assert_close(conv(x), layer(x))
+
+
+def test_revert_refuses_a_layer_no_convolution_represents_and_changes_nothing():
+    net = nn.Sequential(ConvNorm2d(3, 4, 1), ConvNorm2d(4, 4, 3, padding=1))
+    with pytest.raises(ValueError, match=r"cannot revert layer '1': its normalizer is a filter as large as the input"):
+        revert(net)
+    assert all(isinstance(m, ConvNorm2d) for m in net)
+    affine = ConvNorm2d(3, 4, 3)
+    with torch.no_grad():
+        affine.weight.zero_()[:, :, 0, 0] = 1
+        affine.affine_weight[:, 0, 0] = 0.5
+    with pytest.raises(ValueError, match="cannot revert layer '<model>': its affine kernel is not a multiple"):
+        revert(affine)
