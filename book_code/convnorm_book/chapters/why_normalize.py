@@ -16,7 +16,15 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from convnorm_book.deep_stack import compare_stacks, draw_energies, power_spectrum, propagate, random_kernels
+from convnorm_book.deep_stack import (
+    compare_stacks,
+    draw_energies,
+    legend_handles,
+    power_spectrum,
+    propagate,
+    random_kernels,
+    run_style,
+)
 from convnorm_book.phone_and_desktop import phone_and_desktop
 
 __all__ = ["compare_stacks", "gradient_descent_iterations", "phone_and_desktop", "plot_stack", "power_spectrum",
@@ -25,19 +33,19 @@ __all__ = ["compare_stacks", "gradient_descent_iterations", "phone_and_desktop",
 
 def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, stacked: bool = False) -> plt.Figure:
     """Energy against depth (left) and output power spectrum (right) for ``runs``,
-    ``{label: (energies, spectrum)}`` (:func:`~convnorm_book.deep_stack.compare_stacks`); labels containing
-    "ConvNorm" are drawn solid, others dashed. With ``stacked``, the spectrum under the energy, for a phone's
-    width."""
+    ``{label: (energies, spectrum)}`` (:func:`~convnorm_book.deep_stack.compare_stacks`); one colour per
+    scale, ConvNorm solid and plain dashed, one legend for both panels below them (off the curves). With
+    ``stacked``, the spectrum under the energy, for a phone's width."""
     fig, (ax_energy, ax_spectrum) = plt.subplots(*((2, 1) if stacked else (1, 2)),
-                                                 figsize=(5, 6.4) if stacked else (10, 3.2))
+                                                 figsize=(5, 7) if stacked else (10, 3.8))
     draw_energies(ax_energy, runs)
-    for i, (label, (_, spectrum)) in enumerate(runs.items()):
-        ax_spectrum.semilogy(spectrum, "-" if "ConvNorm" in label else "--", color=f"C{i}")
+    for label, (_, spectrum) in runs.items():
+        ax_spectrum.semilogy(spectrum, **run_style(runs, label))
     ax_energy.set(title=title)
     ax_spectrum.set(xlabel=r"frequency $\omega$", ylabel=r"output power $|\hat x(\omega)|^2$", title=title)
-    ax_energy.legend(fontsize=7)
-    if stacked:
-        fig.tight_layout()
+    handles = legend_handles(runs)
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=3 if stacked else len(handles), frameon=False)
+    fig.tight_layout(rect=(0, 0.07 if stacked else 0.1, 1, 1))  # room for the legend; no label overlaps a panel
     return fig
 
 
