@@ -6,7 +6,8 @@ random kernels of :math:`m` taps; with ConvNorm every output channel is normaliz
 :func:`convnorm.functional.conv_norm1d` (circular padding, :math:`\varepsilon = 0`, no affine
 kernel), so each channel's operator is a tight frame. The functions return what the chapters
 plot: the signal energy after every layer and the output's power spectrum, and draw the energy
-curves both chapters show (:func:`draw_energies`, with :func:`legend_handles`).
+curves both chapters show (:func:`draw_energies`, with :func:`legend_handles`) and the table of where
+each run ends (:func:`stack_table`).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from matplotlib.lines import Line2D
 
 from convnorm.functional import conv_norm1d
 from convnorm.validation import check_positive_int
+from convnorm_book.results.tables import Table
 
 
 def random_kernels(depth: int, channels: int, taps: int, scale: float, seed: int = 0,
@@ -74,6 +76,15 @@ def compare_stacks(x: torch.Tensor, depth: int, taps: int, scales: Sequence[floa
             energies, out = propagate(x, kernels, normalize)
             runs[f"{name}, scale {scale}"] = energies, power_spectrum(out)
     return runs
+
+
+def stack_table(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> Table:
+    """Where each run of ``runs`` (:func:`compare_stacks`) ends: its energy after the last layer, relative to
+    the input's, and the spread of its output's power spectrum, max/min (1 for white noise of infinite length).
+    One row per run, four short columns, so that the table reads at a phone's width."""
+    rows = [[label.rsplit("scale ", 1)[-1], label.split(",")[0], f"{energies[-1]:.1e}",
+             f"{spectrum.max() / spectrum.min():.1e}"] for label, (energies, spectrum) in runs.items()]
+    return Table(title, ["scale", "layer", "energy", "spectrum max/min"], rows)
 
 
 def power_spectrum(x: torch.Tensor) -> np.ndarray:

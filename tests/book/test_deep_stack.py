@@ -15,6 +15,7 @@ from convnorm_book.deep_stack import (
     power_spectrum,
     propagate,
     random_kernels,
+    stack_table,
 )
 
 
@@ -99,3 +100,12 @@ def test_a_scale_has_one_colour_and_the_legend_one_entry_per_scale_and_per_metho
     assert [h.get_label() for h in handles] == ["scale 0.5", "scale 1.0", "scale 2.0", "plain", "ConvNorm"]
     assert [h.get_linestyle() for h in handles[3:]] == ["--", "-"]
     plt.close(fig)
+
+
+def test_the_table_has_a_row_per_run_with_its_last_energy_and_spectral_spread():
+    runs = compare_stacks(signals(2), depth=3, taps=3, scales=(0.5, 2.0), seed=5)
+    table = stack_table(runs, "after 3 layers")
+    assert [row[:2] for row in table.rows] == [[label.split("scale ")[1], label.split(",")[0]] for label in runs]
+    for row, (energies, spectrum) in zip(table.rows, runs.values()):
+        assert float(row[2]) == pytest.approx(energies[-1], rel=0.06)
+        assert float(row[3]) == pytest.approx(spectrum.max() / spectrum.min(), rel=0.06)
