@@ -332,9 +332,21 @@ class ConvNorm2d(_ConvNormNd):
 
 
 class ConvNorm1d(_ConvNormNd):
+    r"""1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.
+
+    :class:`ConvNorm2d` for signals, with one spatial axis instead of two: the same equation, the same
+    arguments (each a single number, as for ``nn.Conv1d``), parameters, buffers, running average, training
+    and evaluation modes, precision and deployment. :class:`ConvNorm2d`'s documentation states them once.
+
+    Shape:
+        - Input: :math:`(N, C_{in}, L_{in})`
+        - Output: :math:`(N, C_{out}, L_{out})`, the shape ``nn.Conv1d`` gives with the same arguments.
+
+    Example::
+
+        >>> layer = ConvNorm1d(3, 8, 3, padding=1)
+        >>> layer(torch.randn(2, 3, 50)).shape
+        torch.Size([2, 8, 50])
+    """
+
     _ndim = 1
-    __doc__ = _DOC.format(
-        title="1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.",
-        input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
-        conv="nn.Conv1d", name="ConvNorm1d", example="torch.randn(2, 3, 50)",
-        example_shape="[2, 8, 50]")
