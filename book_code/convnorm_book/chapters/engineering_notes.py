@@ -167,8 +167,8 @@ def _ratio(timed: list[StepTime], network: str) -> str:
 
 
 def summary_table(rows: list[StepTime]) -> Table:
-    """One row per device, precision, batch and mode, from the newest record that timed it: Conv2d+BN's
-    milliseconds per step, and the ratios of ConvNorm2d+BN (the package's own computation, or the fastest filter
+    """One row per device, precision, batch and mode, from the newest record that timed it (with Conv2d+BN's
+    milliseconds per step), and the ratios of ConvNorm2d+BN (the package's own computation, or the fastest filter
     the record timed; none forced) and of the authors' algorithm to it, each measured beside it."""
     newest: dict[tuple, str] = {}
     for row in _own_choice(rows):  # newest first
@@ -180,11 +180,11 @@ def summary_table(rows: list[StepTime]) -> Table:
         baseline = next((row for row in timed if row.network == BASELINE), None)
         convnorm, authors = (_ratio(timed, network) for network in (CONVNORM, AUTHORS))
         if baseline is not None and convnorm != "—":
-            setting = f"{device}\n{precision}, batch {batch}, {mode}"
-            table.append([not baseline.gpu, device, mode, batch, setting, f"{baseline.seconds * 1e3:.1f} ms",
-                          convnorm, authors])
+            setting = f"{device}\n{precision}, batch {batch}, {mode}\n{BASELINE}: {baseline.seconds * 1e3:.1f} ms"
+            table.append([not baseline.gpu, device, mode, batch, setting, convnorm, authors])
     table = [row[4:] for row in sorted(table)]  # the GPUs first, then by device, mode and batch
-    return Table("A ResNet18 training step, over Conv2d+BN", ["setting", BASELINE, CONVNORM, AUTHORS], table,
+    return Table(f"A ResNet18 training step: {CONVNORM} and {AUTHORS} over {BASELINE}",
+                 ["setting", "ConvNorm", "authors'"], table,
                  notes=["Each ratio is over the Conv2d+BN step timed beside it: in one process (eager), or each "
                         "network captured in one CUDA graph. Rows come from different machines and versions of the "
                         "package, so compare within a row. ConvNorm2d+BN computes as the package chooses, or with "
