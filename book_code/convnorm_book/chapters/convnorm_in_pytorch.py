@@ -16,8 +16,10 @@ import matplotlib.pyplot as plt
 
 from convnorm_book.phone_and_desktop import phone_and_desktop
 from convnorm_book.results.records import load_benchmarks
+from convnorm_book.results.tables import Table
+from convnorm_book.results.words import device_name
 
-__all__ = ["load_benchmarks", "phone_and_desktop", "plot_layer_dataflow"]
+__all__ = ["device_name", "load_benchmarks", "phone_and_desktop", "plot_layer_dataflow", "Table"]
 
 
 #: (label, x, y) of every box; the signal path at y = 1, the weight path at y = 0.

@@ -25,9 +25,10 @@ from pathlib import Path
 from convnorm_book.results.paper_values import load_paper_values
 from convnorm_book.results.records import StoredFile, load_benchmarks
 from convnorm_book.results.tables import Table
+from convnorm_book.results.words import device_name
 
-__all__ = ["AUTHORS", "CONVNORM", "like_the_paper", "load_benchmarks", "load_paper_values", "step_times",
-           "summary_table"]
+__all__ = ["AUTHORS", "CONVNORM", "device_name", "like_the_paper", "load_benchmarks", "load_paper_values",
+           "step_times", "summary_table", "Table"]
 
 CONVNORM = "ConvNorm2d+BN"
 BASELINE = "Conv2d+BN"

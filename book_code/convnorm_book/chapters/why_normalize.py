@@ -28,9 +28,10 @@ from convnorm_book.deep_stack import (
     stack_table,
 )
 from convnorm_book.phone_and_desktop import phone_and_desktop
+from convnorm_book.results.tables import Table
 
-__all__ = ["compare_stacks", "phone_and_desktop", "plot_stack", "power_spectrum", "predicted_iterations", "propagate",
-           "random_kernels", "stack_table"]
+__all__ = ["compare_stacks", "phone_and_desktop", "plot_stack", "power_spectrum", "predicted_iterations",
+           "propagate", "random_kernels", "stack_table", "Table"]
 
 
 def plot_stack(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str, stacked: bool = False) -> plt.Figure:
