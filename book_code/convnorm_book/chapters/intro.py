@@ -16,10 +16,9 @@ from convnorm.validation import check_finite, check_kernel_fits, check_positive_
 from convnorm_book.deep_stack import compare_stacks, draw_energies, legend_handles, stack_table
 from convnorm_book.explorers.page import Explorer
 from convnorm_book.phone_and_desktop import phone_and_desktop
-from convnorm_book.results.tables import Table
 
 __all__ = ["compare_stacks", "kernel_spectrum_explorer", "kernel_spectrum_view", "phone_and_desktop",
-           "plot_stack_energy", "stack_table", "Table"]
+           "plot_stack_energy", "stack_table"]
 
 
 def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]], stacked: bool = False) -> plt.Figure:
