@@ -35,150 +35,6 @@ from .validation import (
     int_tuple,
 )
 
-_DOC = r"""{title}
-
-Applies, per output channel :math:`k`,
-
-.. math:: \begin{{aligned}}
-    \tilde y_k &= v_k * (a_k \star x),\\
-    z_k &= \operatorname{{stride}}_s\,\operatorname{{crop}}_{{m-1-p}}\bigl[\rho_k * \tilde y_k\bigr] + b_k,\\
-    \hat v_k &= \bigl(\textstyle\sum_i |\hat a_{{ki}}|^2 + \varepsilon\bigr)^{{-1/2}},
-    \end{{aligned}}
-
-where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
-:math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
-kernel and :math:`b_k` the bias (see :mod:`convnorm.reference` for the exact procedure,
-step by step, and :mod:`convnorm.functional` for how it is computed). With
-``padding_mode='circular'`` the normalized operator of channel :math:`k` is
-:math:`Q_k = (A_k A_k^\top)^{{-1/2}} A_k`, a tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
-
-Where things happen:
-
-* **Affine transform** (``affine=True``): a learnable kernel :math:`\rho_k` per output
-  channel, of the same size as the conv kernel, applied after the normalization as a
-  circular cross-correlation at the normalization size :math:`L`, *before* the crop and
-  the stride (the paper's Algorithm 1). It is initialised to a centred delta, so a fresh
-  layer is pure normalization. The bias is added last.
-* **Normalizer and gradient**: in training mode :math:`\hat v` comes from the current
-  weight, detached (stop-gradient, as in the paper) unless ``stop_gradient=False``.
-  With stop-gradient the backward passes are hand-written and differentiable once:
-  second derivatives (double backward, e.g. a gradient penalty) raise PyTorch's
-  ``once_differentiable`` error. With ``stop_gradient=False`` autograd differentiates the
-  spatial computation, to any order.
-* **Running average**: every training forward updates
-  ``running_autocorrelation`` :math:`\bar r \leftarrow \mu_u\, r + (1 - \mu_u)\,\bar r` with
-  the summed kernel autocorrelation :math:`r_k = \sum_i a_{{ki}} \star a_{{ki}}` of the current
-  weight, :math:`\mu_u = \max\bigl(\tfrac12(1 + \cos(\pi \min(u, T)/T)),\ \mu_{{\min}}\bigr)`,
-  :math:`T` = ``ramp_steps``, :math:`\mu_{{\min}}` = ``ramp_floor`` and :math:`u` =
-  ``num_steps_tracked``, which then advances by one. The count advances **once per
-  training forward** (as BatchNorm's ``num_batches_tracked``): a loop that calls the
-  model several times per optimizer step advances it several times. The update is
-  skipped (and the count kept) if the weight is not finite; the buffers depend on the
-  weight only, so a non-finite *input* cannot reach them.
-* **Eval mode** normalizes with :math:`\hat v = (\mathcal{{F}}_L \bar r + \varepsilon)^{{-1/2}}`.
-  The paper averages :math:`\hat v` itself; averaging :math:`r` instead (that is, the
-  power spectrum, which is linear in :math:`r`) gives a state of fixed shape that is
-  valid at *every* input size, so a layer trained on 32x32 images evaluates exactly on
-  any other size. Both averages agree once the weights stop moving. Before the first
-  training step (``num_steps_tracked == 0``) eval mode uses the current weight.
-
-The buffers are updated in place, so under ``DataParallel`` the update of the first
-replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
-BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
-
-What it shares with ``{conv}``: the arguments and their checks, an input without the batch
-axis, ``padding='same'`` for even kernels too (one sample more after than before),
-``padding`` shown as given, the input's memory format (channels-last in, channels-last out),
-the errors' types: an input that does not fit the layer (its shape, channels, size, or a dtype
-other than the weight's outside autocast) raises :class:`~convnorm.validation.InputError`, which
-is both the ``RuntimeError`` a convolution raises and a ``ValueError`` naming what is wrong, and
-an input that is not a tensor raises ``TypeError``.
-It is a ``{conv}`` (a subclass, as PyTorch's quantization-aware convolutions are), so code that
-finds convolutions by ``isinstance`` finds it: initialisation loops, weight-decay filters, the
-attributes read on convolutions (``weight``, ``bias``, ``transposed``, ``output_padding``), and
-``_conv_forward(input, weight, bias)``, which computes the layer with a weight of the caller's.
-Code that finds convolutions in order to change what they compute must not be given it:
-folding a BatchNorm into the weight (``torch.nn.utils.fusion.fuse_conv_bn_eval``) is undone by
-the normalizer. ``convert`` leaves ConvNorm layers as they are. There is no ConvNorm3d, and no
-transposed ConvNorm: the method normalizes a convolution :math:`A` by :math:`(AA^\top)^{{-1/2}}`
-and defines nothing for its adjoint.
-Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
-or replicated borders are not a convolution at the normalization size), zero padding beyond
-``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
-circular padding other than half the (odd) kernel (the operator would not be circulant).
-
-Precision: under ``torch.autocast`` the layer returns the autocast dtype, like a convolution.
-On a CUDA GPU with Triton (every CUDA build of PyTorch ships it) the filter after the
-convolution runs as fused kernels that read the convolution's output once, in its dtype, and
-write the layer's output once; under autocast the convolution then runs in the autocast dtype,
-on the tensor cores, which the normalizer's gain amplifies on low-pass kernels
-(``ComputationPolicy.float32_convolution`` keeps it in float32). Elsewhere the layer computes in
-float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
-(fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
-
-Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``;
-inductor generates no code for complex tensors, so the FFT part runs as eager kernels inside
-the compiled graph. Nothing in it synchronises with the host, so a whole training step records
-into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
-launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
-layer then computes by plain operations, not its hand-written backward). Deployment: a model in
-evaluation mode (``model.eval()``, what ships) exports with ``torch.export.export`` (the batch
-dimension may be left dynamic), ``torch.onnx.export`` (either exporter; onnxruntime runs the
-result) and ``torch.jit.trace``. In the exported program every layer is its full convolution,
-then the DFTs as real matrix products, constants of the program made for the input's spatial
-size (which must be static): no complex tensor, no FFT, no custom autograd function. The
-normalizer is computed in the program from the running average's buffer. ``torch.export``'s
-programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
-grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
-``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
-and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
-inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
-built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
-its own is one call of ``convnorm.layers.layer_conv_norm``.
-
-Args:
-    in_channels (int): channels of the input.
-    out_channels (int): channels of the output.
-    kernel_size (int or tuple): size of the kernel.
-    stride (int or tuple): stride. Default: 1
-    padding (int, tuple or str): zero padding (at most ``dilation * (kernel_size - 1)``),
-        or ``(kernel_size - 1) / 2`` with ``padding_mode='circular'``; ``'same'`` and
-        ``'valid'`` as for ``nn.Conv2d``. Default: 0
-    dilation (int or tuple): kernel dilation. Default: 1
-    groups (int): blocked connections, as for ``nn.Conv2d``. Default: 1
-    bias (bool): add a learnable bias after everything. Default: ``True``
-    padding_mode (str): ``'zeros'`` or ``'circular'``; others raise ``ValueError``.
-        Default: ``'zeros'``
-    affine (bool): learn the per-channel affine kernel :math:`\rho_k`. Default: ``True``
-    eps (float): :math:`\varepsilon`, bounds the gain by :math:`\varepsilon^{{-1/2}}`.
-        Default: 1e-5
-    ramp_steps (int): :math:`T`, length of the cosine ramp. Default: 40000 (the paper's)
-    ramp_floor (float): :math:`\mu_{{\min}}`, the smallest averaging factor. Default: 0.01
-        (as the authors' code)
-    stop_gradient (bool): treat :math:`\hat v` as a constant in backpropagation.
-        Default: ``True``
-
-Shape:
-    - Input: :math:`{input_shape}`
-    - Output: :math:`{output_shape}`, the shape ``{conv}`` gives with the same
-      arguments: :math:`n_{{out}} = \lfloor (n + 2p - d(m - 1) - 1)/s \rfloor + 1`.
-
-Attributes:
-    weight: ``(C_out, C_in / groups, *kernel_size)``, same shape and initialisation as
-        ``{conv}`` (weights copy either way).
-    bias: ``(C_out,)`` or None.
-    affine_weight: ``(C_out, *kernel_size)``, a centred delta at initialisation, or None.
-    running_autocorrelation: buffer ``(C_out, *(2 * kernel_size - 1))``.
-    num_steps_tracked: buffer, int64 scalar, training forwards so far.
-
-Example::
-
-    >>> layer = {name}(3, 8, 3, padding=1)
-    >>> layer({example}).shape
-    torch.Size({example_shape})
-"""
-
-
 OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
 """The ConvNorm options of a layer made from a convolution (:meth:`ConvNorm2d.from_conv`); the
 convolution's arguments come from it."""
@@ -466,20 +322,171 @@ def has_uninitialized_params(module: nn.Module) -> bool:
 
 
 class ConvNorm2d(_ConvNormNd, nn.Conv2d):
+    r"""2D convolution with ConvNorm: a drop-in for ``nn.Conv2d``.
+
+    Applies, per output channel :math:`k`,
+
+    .. math:: \begin{aligned}
+        \tilde y_k &= v_k * (a_k \star x),\\
+        z_k &= \operatorname{stride}_s\,\operatorname{crop}_{m-1-p}\bigl[\rho_k * \tilde y_k\bigr] + b_k,\\
+        \hat v_k &= \bigl(\textstyle\sum_i |\hat a_{ki}|^2 + \varepsilon\bigr)^{-1/2},
+        \end{aligned}
+
+    where :math:`a_k \star x` is the full cross-correlation (size :math:`L = n + m - 1`),
+    :math:`*` circular convolution at size :math:`L` (the book's notation), :math:`\rho_k` the affine
+    kernel and :math:`b_k` the bias (see :mod:`convnorm.reference` for the exact procedure,
+    step by step, and :mod:`convnorm.functional` for how it is computed). With
+    ``padding_mode='circular'`` the normalized operator of channel :math:`k` is
+    :math:`Q_k = (A_k A_k^\top)^{-1/2} A_k`, a tight frame (:math:`Q_k Q_k^\top = I` when ``eps = 0``).
+
+    Where things happen:
+
+    * **Affine transform** (``affine=True``): a learnable kernel :math:`\rho_k` per output
+      channel, of the same size as the conv kernel, applied after the normalization as a
+      circular cross-correlation at the normalization size :math:`L`, *before* the crop and
+      the stride (the paper's Algorithm 1). It is initialised to a centred delta, so a fresh
+      layer is pure normalization. The bias is added last.
+    * **Normalizer and gradient**: in training mode :math:`\hat v` comes from the current
+      weight, detached (stop-gradient, as in the paper) unless ``stop_gradient=False``.
+      With stop-gradient the backward passes are hand-written and differentiable once:
+      second derivatives (double backward, e.g. a gradient penalty) raise PyTorch's
+      ``once_differentiable`` error. With ``stop_gradient=False`` autograd differentiates the
+      spatial computation, to any order.
+    * **Running average**: every training forward updates
+      ``running_autocorrelation`` :math:`\bar r \leftarrow \mu_u\, r + (1 - \mu_u)\,\bar r` with
+      the summed kernel autocorrelation :math:`r_k = \sum_i a_{ki} \star a_{ki}` of the current
+      weight, :math:`\mu_u = \max\bigl(\tfrac12(1 + \cos(\pi \min(u, T)/T)),\ \mu_{\min}\bigr)`,
+      :math:`T` = ``ramp_steps``, :math:`\mu_{\min}` = ``ramp_floor`` and :math:`u` =
+      ``num_steps_tracked``, which then advances by one. The count advances **once per
+      training forward** (as BatchNorm's ``num_batches_tracked``): a loop that calls the
+      model several times per optimizer step advances it several times. The update is
+      skipped (and the count kept) if the weight is not finite; the buffers depend on the
+      weight only, so a non-finite *input* cannot reach them.
+    * **Eval mode** normalizes with :math:`\hat v = (\mathcal{F}_L \bar r + \varepsilon)^{-1/2}`.
+      The paper averages :math:`\hat v` itself; averaging :math:`r` instead (that is, the
+      power spectrum, which is linear in :math:`r`) gives a state of fixed shape that is
+      valid at *every* input size, so a layer trained on 32x32 images evaluates exactly on
+      any other size. Both averages agree once the weights stop moving. Before the first
+      training step (``num_steps_tracked == 0``) eval mode uses the current weight.
+
+    The buffers are updated in place, so under ``DataParallel`` the update of the first
+    replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
+    BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
+
+    What it shares with ``nn.Conv2d``: the arguments and their checks, an input without the batch
+    axis, ``padding='same'`` for even kernels too (one sample more after than before),
+    ``padding`` shown as given, the input's memory format (channels-last in, channels-last out),
+    the errors' types: an input that does not fit the layer (its shape, channels, size, or a dtype
+    other than the weight's outside autocast) raises :class:`~convnorm.validation.InputError`, which
+    is both the ``RuntimeError`` a convolution raises and a ``ValueError`` naming what is wrong, and
+    an input that is not a tensor raises ``TypeError``.
+    It is a ``nn.Conv2d`` (a subclass, as PyTorch's quantization-aware convolutions are), so code that
+    finds convolutions by ``isinstance`` finds it: initialisation loops, weight-decay filters, the
+    attributes read on convolutions (``weight``, ``bias``, ``transposed``, ``output_padding``), and
+    ``_conv_forward(input, weight, bias)``, which computes the layer with a weight of the caller's.
+    Code that finds convolutions in order to change what they compute must not be given it:
+    folding a BatchNorm into the weight (``torch.nn.utils.fusion.fuse_conv_bn_eval``) is undone by
+    the normalizer. ``convert`` leaves ConvNorm layers as they are. There is no ConvNorm3d, and no
+    transposed ConvNorm: the method normalizes a convolution :math:`A` by :math:`(AA^\top)^{-1/2}`
+    and defines nothing for its adjoint.
+    Where it cannot follow: ``padding_mode`` other than ``'zeros'`` and ``'circular'`` (reflected
+    or replicated borders are not a convolution at the normalization size), zero padding beyond
+    ``dilation * (kernel_size - 1)`` (the full output would not contain the requested one), and
+    circular padding other than half the (odd) kernel (the operator would not be circulant).
+
+    Precision: under ``torch.autocast`` the layer returns the autocast dtype, like a convolution.
+    On a CUDA GPU with Triton (every CUDA build of PyTorch ships it) the filter after the
+    convolution runs as fused kernels that read the convolution's output once, in its dtype, and
+    write the layer's output once; under autocast the convolution then runs in the autocast dtype,
+    on the tensor cores, which the normalizer's gain amplifies on low-pass kernels
+    (``ComputationPolicy.float32_convolution`` keeps it in float32). Elsewhere the layer computes in
+    float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
+    (fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
+
+    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``;
+    inductor generates no code for complex tensors, so the FFT part runs as eager kernels inside
+    the compiled graph. Nothing in it synchronises with the host, so a whole training step records
+    into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
+    launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
+    layer then computes by plain operations, not its hand-written backward). Deployment: a model in
+    evaluation mode (``model.eval()``, what ships) exports with ``torch.export.export`` (the batch
+    dimension may be left dynamic), ``torch.onnx.export`` (either exporter; onnxruntime runs the
+    result) and ``torch.jit.trace``. In the exported program every layer is its full convolution,
+    then the DFTs as real matrix products, constants of the program made for the input's spatial
+    size (which must be static): no complex tensor, no FFT, no custom autograd function. The
+    normalizer is computed in the program from the running average's buffer. ``torch.export``'s
+    programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
+    grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
+    ``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
+    and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
+    inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
+    built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
+    its own is one call of ``convnorm.layers.layer_conv_norm``.
+
+    Args:
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or tuple): size of the kernel.
+        stride (int or tuple): stride. Default: 1
+        padding (int, tuple or str): zero padding (at most ``dilation * (kernel_size - 1)``),
+            or ``(kernel_size - 1) / 2`` with ``padding_mode='circular'``; ``'same'`` and
+            ``'valid'`` as for ``nn.Conv2d``. Default: 0
+        dilation (int or tuple): kernel dilation. Default: 1
+        groups (int): blocked connections, as for ``nn.Conv2d``. Default: 1
+        bias (bool): add a learnable bias after everything. Default: ``True``
+        padding_mode (str): ``'zeros'`` or ``'circular'``; others raise ``ValueError``.
+            Default: ``'zeros'``
+        affine (bool): learn the per-channel affine kernel :math:`\rho_k`. Default: ``True``
+        eps (float): :math:`\varepsilon`, bounds the gain by :math:`\varepsilon^{-1/2}`.
+            Default: 1e-5
+        ramp_steps (int): :math:`T`, length of the cosine ramp. Default: 40000 (the paper's)
+        ramp_floor (float): :math:`\mu_{\min}`, the smallest averaging factor. Default: 0.01
+            (as the authors' code)
+        stop_gradient (bool): treat :math:`\hat v` as a constant in backpropagation.
+            Default: ``True``
+
+    Shape:
+        - Input: :math:`(N, C_{in}, H_{in}, W_{in})`
+        - Output: :math:`(N, C_{out}, H_{out}, W_{out})`, the shape ``nn.Conv2d`` gives with the same
+          arguments: :math:`n_{out} = \lfloor (n + 2p - d(m - 1) - 1)/s \rfloor + 1`.
+
+    Attributes:
+        weight: ``(C_out, C_in / groups, *kernel_size)``, same shape and initialisation as
+            ``nn.Conv2d`` (weights copy either way).
+        bias: ``(C_out,)`` or None.
+        affine_weight: ``(C_out, *kernel_size)``, a centred delta at initialisation, or None.
+        running_autocorrelation: buffer ``(C_out, *(2 * kernel_size - 1))``.
+        num_steps_tracked: buffer, int64 scalar, training forwards so far.
+
+    Example::
+
+        >>> layer = ConvNorm2d(3, 8, 3, padding=1)
+        >>> layer(torch.randn(2, 3, 32, 32)).shape
+        torch.Size([2, 8, 32, 32])
+
+    """
+
     _ndim = 2
     _conv = nn.Conv2d
-    __doc__ = _DOC.format(
-        title="2D convolution with ConvNorm: a drop-in for ``nn.Conv2d``.",
-        input_shape="(N, C_{in}, H_{in}, W_{in})", output_shape="(N, C_{out}, H_{out}, W_{out})",
-        conv="nn.Conv2d", name="ConvNorm2d", example="torch.randn(2, 3, 32, 32)",
-        example_shape="[2, 8, 32, 32]")
 
 
 class ConvNorm1d(_ConvNormNd, nn.Conv1d):
+    r"""1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.
+
+    :class:`ConvNorm2d` for signals, with one spatial axis instead of two: the same equation, the same
+    arguments (each a single number, as for ``nn.Conv1d``), parameters, buffers, running average, training
+    and evaluation modes, precision and deployment. :class:`ConvNorm2d`'s documentation states them once.
+
+    Shape:
+        - Input: :math:`(N, C_{in}, L_{in})`
+        - Output: :math:`(N, C_{out}, L_{out})`, the shape ``nn.Conv1d`` gives with the same arguments.
+
+    Example::
+
+        >>> layer = ConvNorm1d(3, 8, 3, padding=1)
+        >>> layer(torch.randn(2, 3, 50)).shape
+        torch.Size([2, 8, 50])
+    """
+
     _ndim = 1
     _conv = nn.Conv1d
-    __doc__ = _DOC.format(
-        title="1D convolution with ConvNorm: a drop-in for ``nn.Conv1d``.",
-        input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
-        conv="nn.Conv1d", name="ConvNorm1d", example="torch.randn(2, 3, 50)",
-        example_shape="[2, 8, 50]")

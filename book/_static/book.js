@@ -2,7 +2,9 @@
    by its column's name (book.css, "Stacked tables"). A table does not fit when it is wider than the
    column (it would scroll sideways), when the column squeezes one of its cells so narrow (under 7 em)
    that the cell's text breaks into two or more lines more than it holds (a value over the paper's is
-   two lines by design), and on a phone (a window under 600 px) whenever it has more than two columns.
+   two lines by design; on a phone, under 10 em), and on a phone (a window under 600 px) whenever it has
+   more than four columns. A table of three or four columns that fits a phone stays a table: cards would
+   make it several times taller.
    The column names come from the table's head; a table whose head is not one plain row of names (or
    that has none) is left as it is and scrolls in its box. The choice is made again when the window
    changes width. tests/book/test_site_browser.py checks every table of the book at 400 px and 1280 px. */
@@ -52,10 +54,11 @@
 
   function squeezed(table) {
     const em = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    const narrow = (window.innerWidth < PHONE ? 10 : 7) * em;  // as tests/book/test_site_browser.py counts
     return Array.from(table.querySelectorAll("td, th")).some((cell) => {
       const style = getComputedStyle(cell);
       const width = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-      return width < 7 * em && lines(cell) > cell.querySelectorAll("br").length + 2;
+      return width < narrow && lines(cell) > cell.querySelectorAll("br").length + 2;
     });
   }
 
@@ -66,7 +69,7 @@
       if (!names || !label(table, names)) continue;
       table.classList.remove("cx-stacked");
       const box = table.parentElement;
-      const phone = window.innerWidth < PHONE && names.length > 2;
+      const phone = window.innerWidth < PHONE && names.length > 4;
       if (phone || table.offsetWidth > box.clientWidth + 1 || squeezed(table)) table.classList.add("cx-stacked");
     }
   }

@@ -6,7 +6,8 @@ random kernels of :math:`m` taps; with ConvNorm every output channel is normaliz
 :func:`convnorm.functional.conv_norm1d` (circular padding, :math:`\varepsilon = 0`, no affine
 kernel), so each channel's operator is a tight frame. The functions return what the chapters
 plot: the signal energy after every layer and the output's power spectrum, and draw the energy
-curves both chapters show (:func:`draw_energies`).
+curves both chapters show (:func:`draw_energies`, with :func:`legend_handles`) and the table of where
+each run ends (:func:`stack_table`).
 """
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
+from matplotlib.lines import Line2D
 
 from convnorm.functional import conv_norm1d
 from convnorm.validation import check_positive_int
+from convnorm_book.results.tables import Table
 
 
 def random_kernels(depth: int, channels: int, taps: int, scale: float, seed: int = 0,
@@ -75,14 +78,44 @@ def compare_stacks(x: torch.Tensor, depth: int, taps: int, scales: Sequence[floa
     return runs
 
 
+def stack_table(runs: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> Table:
+    """Where each run of ``runs`` (:func:`compare_stacks`) ends: its energy after the last layer, relative to
+    the input's, and the spread of its output's power spectrum, max/min (1 for white noise of infinite length).
+    One row per run, four short columns, so that the table reads at a phone's width."""
+    rows = [[label.rsplit("scale ", 1)[-1], label.split(",")[0], f"{energies[-1]:.1e}",
+             f"{spectrum.max() / spectrum.min():.1e}"] for label, (energies, spectrum) in runs.items()]
+    return Table(title, ["scale", "layer", "energy", "spectrum max/min"], rows)
+
+
 def power_spectrum(x: torch.Tensor) -> np.ndarray:
     r"""Mean power :math:`|\hat x(\omega)|^2` over signals and channels, on the ``rfft`` frequencies."""
     return torch.fft.rfft(x, dim=-1).abs().square().mean(dim=(0, 1)).numpy()
 
 
+def _scale(label: str) -> str:
+    """The scale a run's label names: ``"0.5"`` for ``"plain, scale 0.5"``."""
+    return label.rsplit("scale ", 1)[-1]
+
+
+def run_style(runs: dict[str, tuple[np.ndarray, np.ndarray]], label: str) -> dict:
+    """How the run ``label`` of ``runs`` is drawn: one colour per scale, solid with ConvNorm and dashed
+    without, so that curves which coincide (ConvNorm at every scale) still read as one method."""
+    scales = list(dict.fromkeys(_scale(name) for name in runs))
+    return {"linestyle": "-" if "ConvNorm" in label else "--", "color": f"C{scales.index(_scale(label))}"}
+
+
+def legend_handles(runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> list[Line2D]:
+    """A legend for ``runs`` with one entry per scale (its colour) and one per method (its line style):
+    as many entries as there are things to tell apart, rather than one per curve."""
+    scales = dict.fromkeys(_scale(name) for name in runs)
+    handles = [Line2D([], [], color=f"C{i}", label=f"scale {scale}") for i, scale in enumerate(scales)]
+    return handles + [Line2D([], [], color="gray", linestyle="--", label="plain"),
+                      Line2D([], [], color="gray", linestyle="-", label="ConvNorm")]
+
+
 def draw_energies(ax: plt.Axes, runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    """Energy against depth on a log scale for ``runs``, ``{label: (energies, spectrum)}``, each labelled;
-    labels containing "ConvNorm" are drawn solid, others dashed."""
-    for i, (label, (energies, _)) in enumerate(runs.items()):
-        ax.semilogy(energies, "-" if "ConvNorm" in label else "--", color=f"C{i}", label=label)
+    """Energy against depth on a log scale for ``runs``, ``{label: (energies, spectrum)}``, each labelled
+    and drawn as :func:`run_style` says (one colour per scale, dashed without ConvNorm)."""
+    for label, (energies, _) in runs.items():
+        ax.semilogy(energies, label=label, **run_style(runs, label))
     ax.set(xlabel="layer", ylabel="energy / input energy")

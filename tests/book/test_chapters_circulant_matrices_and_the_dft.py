@@ -8,7 +8,9 @@ import pytest
 
 from convnorm.circulant import circulant
 from convnorm_book.chapters.circulant_matrices_and_the_dft import (
+    LEGEND,
     plot_circulant,
+    plot_fft_speedup,
     plot_fourier_eigenvectors,
     plot_kernel_spectrum,
 )
@@ -50,3 +52,15 @@ def test_spectrum_panels_agree_with_the_svd(stacked):
 def test_bad_kernel_is_refused():
     with pytest.raises(ValueError, match="a"):
         plot_kernel_spectrum(np.ones((2, 2)), 8)
+
+
+def test_the_timing_plot_typesets_its_legend_and_labels_each_guide_at_its_left_end():
+    sizes = np.array([16, 64, 256])
+    timings = {label: (sizes, 1e-6 * sizes ** (1 + i % 2)) for i, label in enumerate(LEGEND)}
+    fig = plot_fft_speedup(timings)
+    ax = fig.axes[0]
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == list(LEGEND.values())
+    assert all("$" in label for label in LEGEND.values())
+    guides = [text for text in ax.texts if "propto" in text.get_text()]
+    assert len(guides) == 2 and all(text.xy[0] == sizes[0] for text in guides)
+    plt.close(fig)

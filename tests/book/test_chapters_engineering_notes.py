@@ -1,7 +1,15 @@
-"""convnorm_book.chapters.engineering_notes: every recorded training-step time in one table, and its headline."""
+"""convnorm_book.chapters.engineering_notes: the recorded training-step times, one row per device and setting, and
+the ratio measured as the paper measured."""
 from __future__ import annotations
 
-from convnorm_book.chapters.engineering_notes import AUTHORS, BASELINE, CONVNORM, headline, step_times, table_lines
+from convnorm_book.chapters.engineering_notes import (
+    AUTHORS,
+    BASELINE,
+    CONVNORM,
+    like_the_paper,
+    step_times,
+    summary_table,
+)
 from convnorm_lab.training import save_results
 
 
@@ -34,20 +42,39 @@ def test_the_three_kinds_of_record_make_one_table_with_ratios_measured_side_by_s
     assert all(row.precision == "bfloat16" and row.batch == 512 for row in fused)
     assert not any(row.network == AUTHORS and row.mode == "CUDA graph" for row in rows)  # a failed capture: no row
     assert all(row.ratio == 1.0 for row in rows if row.network == BASELINE)
-    best = headline(rows)  # the setting people train in: bfloat16, graphed
-    assert (best.precision, best.mode, best.computation) == ("bfloat16", "CUDA graph", "fused")
-    lines = table_lines(rows)
-    assert len(lines) == len(rows) + 2 and max(map(len, lines)) <= 120
+    best = like_the_paper(rows)  # as the paper measured: a GPU, float32, eager; not the bfloat16 graphs
+    assert (best.device, best.precision, best.mode, best.ratio) == ("NVIDIA H200", "float32", "eager", 4.0)
+    table = summary_table(rows)  # one row per device and setting, the GPUs first
+    assert [row[0].split("\n")[0] for row in table.rows] == ["NVIDIA H100", "NVIDIA H100", "NVIDIA H200",
+                                                             "AMD EPYC, 1 thread"]
+    h200 = next(row for row in table.rows if row[0].startswith("NVIDIA H200"))
+    assert h200[0].endswith("Conv2d+BN: 10.0 ms") and h200[1:] == ["4.00×", "3.00×"]
+    eager_bf16 = next(row for row in table.rows if "bfloat16, batch 512, eager" in row[0])
+    assert eager_bf16[1:] == ["1.80×", "—"]  # the fastest filter timed, and no authors' step
 
 
-def test_the_headline_falls_back_to_eager_float32_and_to_the_cpu(tmp_path):
+def test_the_summary_keeps_the_newest_record_and_leaves_out_forced_computations(tmp_path):
+    cpu = {"model": "EPYC"}
+    for name, day, computation, seconds in [("bench_layer_old.json", "2026-10-01", "rule", 2.0),
+                                            ("bench_layer.json", "2026-11-01", "rule", 1.5),
+                                            ("bench_layer_forced.json", "2026-12-01", "frequency_domain", 1.2)]:
+        _record(tmp_path, name, "bench_layer", day,
+                {"setup": {"device": "cpu (x86_64, 2 threads)", "cpu": cpu, "batch": 32, "computation": computation},
+                 "time": {"conv2d+bn": {"median_s": 1.0}, "convnorm2d+bn": {"median_s": seconds}}})
+    rows = step_times(tmp_path)
+    (row,) = summary_table(rows).rows
+    assert row[1] == "1.50×"  # the newest record of the package's own choice
+    assert like_the_paper(rows).ratio == 1.5
+
+
+def test_the_papers_setting_falls_back_to_the_cpu(tmp_path):
     _record(tmp_path, "bench_layer.json", "bench_layer", "2026-11-01",
             {"setup": {"device": "cpu (x86_64, 2 threads)", "cpu": {"model": "EPYC"}, "batch": 32},
              "time": {"conv2d+bn": {"median_s": 1.0}, "convnorm2d+bn": {"median_s": 1.6}}})
-    assert headline(step_times(tmp_path)).device == "EPYC, 2 threads"
+    assert like_the_paper(step_times(tmp_path)).device == "EPYC, 2 threads"
     _record(tmp_path, "gpu_calibration_h200.json", "calibrate_gpu", "2026-10-01",
             {"setup": {"gpu": "NVIDIA H200", "batch": 128},
              "time": {"eager": {"conv2d+bn": {"seconds_per_step": 0.01}, "convnorm2d+bn": {"seconds_per_step": 0.04}}}})
-    best = headline(step_times(tmp_path))  # an older GPU measurement comes before the newest CPU one
+    best = like_the_paper(step_times(tmp_path))  # an older GPU measurement comes before the newest CPU one
     assert best.device == "NVIDIA H200" and best.ratio == 4.0
-    assert headline([]) is None
+    assert like_the_paper([]) is None

@@ -8,7 +8,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from convnorm_book.deep_stack import compare_stacks, draw_energies, power_spectrum, propagate, random_kernels
+from convnorm_book.deep_stack import (
+    compare_stacks,
+    draw_energies,
+    legend_handles,
+    power_spectrum,
+    propagate,
+    random_kernels,
+    stack_table,
+)
 
 
 def signals(channels: int) -> torch.Tensor:
@@ -78,3 +86,26 @@ def test_the_energies_are_drawn_solid_with_convnorm_and_dashed_without():
     assert [line.get_linestyle() for line in lines] == ["--" if label.startswith("plain") else "-" for label in runs]
     assert all(np.allclose(line.get_ydata(), runs[line.get_label()][0]) for line in lines)
     plt.close(fig)
+
+
+def test_a_scale_has_one_colour_and_the_legend_one_entry_per_scale_and_per_method():
+    runs = compare_stacks(signals(1), depth=2, taps=3, scales=(0.5, 1.0, 2.0), seed=5)
+    fig, ax = plt.subplots()
+    draw_energies(ax, runs)
+    colours = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for scale in (0.5, 1.0, 2.0):
+        assert colours[f"plain, scale {scale}"] == colours[f"ConvNorm, scale {scale}"]
+    assert len(set(colours.values())) == 3
+    handles = legend_handles(runs)
+    assert [h.get_label() for h in handles] == ["scale 0.5", "scale 1.0", "scale 2.0", "plain", "ConvNorm"]
+    assert [h.get_linestyle() for h in handles[3:]] == ["--", "-"]
+    plt.close(fig)
+
+
+def test_the_table_has_a_row_per_run_with_its_last_energy_and_spectral_spread():
+    runs = compare_stacks(signals(2), depth=3, taps=3, scales=(0.5, 2.0), seed=5)
+    table = stack_table(runs, "after 3 layers")
+    assert [row[:2] for row in table.rows] == [[label.split("scale ")[1], label.split(",")[0]] for label in runs]
+    for row, (energies, spectrum) in zip(table.rows, runs.values()):
+        assert float(row[2]) == pytest.approx(energies[-1], rel=0.06)
+        assert float(row[3]) == pytest.approx(spectrum.max() / spectrum.min(), rel=0.06)

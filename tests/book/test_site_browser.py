@@ -384,6 +384,27 @@ def test_code_and_output_fit_a_desktop(built_site, browser, page):
     assert not wide, f"{page}: lines wider than a desktop's column:\n" + "\n".join(wide)
 
 
+#: Printed output that must be scrolled sideways (at 400 px a line of about 42 characters fits).
+WIDE_OUTPUT = """(() => Array.from(document.querySelectorAll("article div.cell_output pre"))
+  .filter((pre) => pre.getClientRects().length && pre.scrollWidth > pre.clientWidth + 1)
+  .map((pre) => pre.textContent.split("\\n").sort((a, b) => b.length - a.length)[0].slice(0, 80)))()"""
+
+
+def test_printed_output_fits_a_phone_outside_the_experiments(built_site, browser):
+    """At a phone's width the pages outside Part IV show their numbers as tables and short printed lines: at
+    most five printed outputs in all need a sideways scroll. (Part IV's outputs are its own.)"""
+    browser.resize(WIDTHS["phone"], 900, mobile=True)
+    wide = []
+    for page in BOOK_PAGES:
+        if page.startswith("book/part4/"):
+            continue
+        browser.open(built_site / page)
+        browser.evaluate(NEXT_FRAME)
+        wide += [f"{page}: {line}" for line in browser.evaluate(WIDE_OUTPUT)]
+    browser.resize(1200, 900)
+    assert len(wide) <= 5, "printed outputs wider than a phone's column:\n" + "\n".join(wide)
+
+
 #: An alt text that is a file name (what the HTML writer falls back to) or nothing at all.
 FILE_NAME = re.compile(r"^$|^\S*\.(?:png|jpe?g|svg|gif|webp)$", re.IGNORECASE)
 

@@ -5,7 +5,7 @@ page uses, named after its notebook (``book/part1/02-all-pass-filters.ipynb`` is
 :mod:`convnorm`, which the notebooks import by name.
 
 * :mod:`.intro`: the opening picture of a deep stack and the explorer of a kernel's spectrum;
-* :mod:`.why_normalize` (Chapter 0): the deep stack's panels, gradient descent counted in iterations;
+* :mod:`.why_normalize` (Chapter 0): the deep stack's panels and table, the bound on gradient descent's iterations;
 * :mod:`.circulant_matrices_and_the_dft` (Chapter 1): a circulant matrix, its eigenvectors, a
   kernel's spectrum, dense algebra timed against the FFT;
 * :mod:`.all_pass_filters` (Chapter 2): a kernel, its normalizer and all-pass filter, and its explorer;
@@ -14,9 +14,10 @@ page uses, named after its notebook (``book/part1/02-all-pass-filters.ipynb`` is
   explorer;
 * :mod:`.two_dimensions` (Chapter 5): the paper's Figure 2, a photograph through a layer, a 3x3
   kernel's 2D spectrum and its explorer;
-* :mod:`.convnorm_in_pytorch` (Chapter 6): the layer's data flow, training one layer;
+* :mod:`.convnorm_in_pytorch` (Chapter 6): the layer's data flow, the timing records it reads;
 * :mod:`.baselines` (Chapter 7): the paper's numbers;
-* :mod:`.engineering_notes` (Appendix A): every recorded training-step time and its headline.
+* :mod:`.engineering_notes` (Appendix A): the recorded training-step times per device, and the one measured
+  as the paper measured.
 * :mod:`.practitioner` (the back matter's *ConvNorm in practice*): the records of what the layer
   costs, each with the machine that measured it.
 

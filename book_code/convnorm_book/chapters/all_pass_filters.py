@@ -16,8 +16,9 @@ from convnorm.validation import check_positive_int
 from convnorm_book.explorers.page import Explorer
 from convnorm_book.explorers.shared import EPS_DECADES, condition_number
 from convnorm_book.phone_and_desktop import phone_and_desktop
+from convnorm_book.results.tables import Table
 
-__all__ = ["KERNEL_PRESETS", "allpass_explorer", "phone_and_desktop", "plot_kernel_explorer"]
+__all__ = ["allpass_explorer", "KERNEL_PRESETS", "phone_and_desktop", "plot_kernel_explorer", "Table"]
 
 
 #: Kernels for the chapter's explorer (``"random"`` is drawn with a fixed seed).

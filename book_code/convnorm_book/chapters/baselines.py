@@ -4,5 +4,6 @@ spectra are the package's own, imported from :mod:`convnorm`)."""
 from __future__ import annotations
 
 from convnorm_book.results.paper_values import load_paper_values
+from convnorm_book.results.tables import Table
 
-__all__ = ["load_paper_values"]
+__all__ = ["load_paper_values", "Table"]

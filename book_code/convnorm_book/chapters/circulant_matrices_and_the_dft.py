@@ -79,6 +79,11 @@ def plot_kernel_spectrum(a: ArrayLike, n: int, stacked: bool = False) -> plt.Fig
     return fig
 
 
+#: the timings' labels as the legend typesets them
+LEGEND = {"dense C_a x": r"dense $C_a x$", "FFT a * x": r"FFT $a * x$", "dense P": r"dense $P$",
+          "FFT v (P = C_v)": r"FFT $v$ ($P = C_v$)"}
+
+
 def measure_fft_speedup(
     product_sizes: Sequence[int], inverse_sizes: Sequence[int], kernel_size: int = 3, repeats: int = 3, seed: int = 0
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -114,16 +119,19 @@ def measure_fft_speedup(
 
 
 def plot_fft_speedup(timings: dict[str, tuple[np.ndarray, np.ndarray]]) -> plt.Figure:
-    """Log-log plot of :func:`measure_fft_speedup`'s timings, with :math:`n^2` and :math:`n^3` guide lines."""
+    """Log-log plot of :func:`measure_fft_speedup`'s timings, with :math:`n^2` and :math:`n^3` guide lines,
+    each labelled at its left end, above the line and clear of the measured points; the legend typesets
+    the labels (:data:`LEGEND`)."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     styles = {"dense C_a x": "o-", "FFT a * x": "o--", "dense P": "s-", "FFT v (P = C_v)": "s--"}
     for label, (sizes, seconds) in timings.items():
-        ax.loglog(sizes, seconds, styles.get(label, "o-"), label=label)
+        ax.loglog(sizes, seconds, styles.get(label, "o-"), label=LEGEND.get(label, label))
     for label, power in (("dense C_a x", 2), ("dense P", 3)):
         sizes, seconds = timings[label]
         guide = seconds[-1] * (sizes / sizes[-1]) ** power
         ax.loglog(sizes, guide, ":", color="gray")
-        ax.annotate(f"$\\propto n^{power}$", (sizes[len(sizes) // 2], guide[len(sizes) // 2]), color="gray")
+        ax.annotate(f"$\\propto n^{power}$", (sizes[0], guide[0]), xytext=(4, 6), textcoords="offset points",
+                    ha="left", va="bottom", color="gray", fontsize=9)
     ax.set_xlabel("signal length $n$")
     ax.set_ylabel("time (seconds, best of repeats)")
     ax.legend()

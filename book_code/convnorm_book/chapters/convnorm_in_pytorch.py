@@ -1,7 +1,7 @@
 r"""The book code of Chapter 6 (``book/part3/06-convnorm-in-pytorch.ipynb``): the data flow of
-``ConvNorm2d`` as a diagram (:func:`plot_layer_dataflow`), training one ConvNorm layer by plain
-gradient descent with a record of each step (:func:`fit_layer`), and the timing records the chapter
-reads (:func:`~convnorm_book.results.records.load_benchmarks`).
+``ConvNorm2d`` as a diagram (:func:`plot_layer_dataflow`), and the timing records the chapter
+reads (:func:`~convnorm_book.results.records.load_benchmarks`). The chapter trains one layer by gradient
+descent in a few lines of its own, where the computation is the point.
 
 The diagram is in the spirit of Figure 1 of Liu et al. (2021). Its top row is the signal path of one
 output channel :math:`k` (zero padding :math:`p`, stride :math:`s`, kernel size :math:`m`,
@@ -9,27 +9,17 @@ output channel :math:`k` (zero padding :math:`p`, stride :math:`s`, kernel size 
 drawn is a step of :func:`convnorm.functional.conv_norm` and :class:`convnorm.layers.ConvNorm2d`.
 For a phone's width (``stacked``) the two paths are columns read from top to bottom, the signal path
 on the right (:data:`STACKED`).
-
-:func:`fit_layer` records the loss, the weight norm, the gradient's component along the weight, and
-the gap between the layer's training-mode output (current weights) and its evaluation-mode output
-(running average). With the stop-gradient, :math:`\hat v` is a constant for backpropagation, the
-output :math:`z` is linear in the weight :math:`w`, and so :math:`\langle \nabla_w L, w\rangle =
-\langle \partial L/\partial z, z\rangle`; without it the layer is invariant to the scale of
-:math:`w` (for :math:`\varepsilon = 0`) and :math:`\langle \nabla_w L, w\rangle = 0`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import matplotlib.pyplot as plt
-import torch
 
-from convnorm.layers import ConvNorm2d
-from convnorm.validation import check_positive_int
 from convnorm_book.phone_and_desktop import phone_and_desktop
 from convnorm_book.results.records import load_benchmarks
+from convnorm_book.results.tables import Table
+from convnorm_book.results.words import device_name
 
-__all__ = ["fit_layer", "load_benchmarks", "phone_and_desktop", "plot_layer_dataflow"]
+__all__ = ["device_name", "load_benchmarks", "phone_and_desktop", "plot_layer_dataflow", "Table"]
 
 
 #: (label, x, y) of every box; the signal path at y = 1, the weight path at y = 0.
@@ -78,41 +68,3 @@ def plot_layer_dataflow(stacked: bool = False) -> plt.Figure:
         ax.annotate("", xy=anchors[1], xycoords=texts[end], xytext=anchors[0], textcoords=texts[start],
                     arrowprops=dict(arrowstyle="->", color="gray", shrinkA=4, shrinkB=4))
     return fig
-
-
-@dataclass
-class LayerHistory:
-    """One entry per step, recorded before the step's update."""
-
-    loss: list[float] = field(default_factory=list)
-    weight_norm: list[float] = field(default_factory=list)
-    gradient_along_weight: list[float] = field(default_factory=list)  # <grad_w L, w>
-    output_along_output_gradient: list[float] = field(default_factory=list)  # <dL/dz, z>
-    train_eval_gap: list[float] = field(default_factory=list)  # ||z_train - z_eval|| / ||z_train||
-
-
-def fit_layer(layer: ConvNorm2d, x: torch.Tensor, target: torch.Tensor, steps: int, lr: float,
-              weight_decay: float = 0.0) -> LayerHistory:
-    r"""``steps`` steps of gradient descent on the weight alone, :math:`w \leftarrow w - \eta(\nabla_w L
-    + \lambda w)`, for :math:`L = \operatorname{mean}\,(z - \text{target})^2`, :math:`z` = ``layer(x)``
-    in training mode (which advances the running average once per step)."""
-    check_positive_int("steps", steps)
-    if not lr > 0 or not weight_decay >= 0:
-        raise ValueError(f"lr must be positive and weight_decay non-negative, got {lr} and {weight_decay}")
-    history = LayerHistory()
-    for _ in range(steps):
-        layer.train()
-        z = layer(x)
-        loss = (z - target).square().mean()
-        grad_w, grad_z = torch.autograd.grad(loss, (layer.weight, z))
-        with torch.no_grad():
-            z_eval = layer.eval()(x)
-            w = layer.weight
-            for name, value in (("loss", loss), ("weight_norm", w.norm()),
-                                ("gradient_along_weight", (grad_w * w).sum()),
-                                ("output_along_output_gradient", (grad_z * z).sum()),
-                                ("train_eval_gap", (z - z_eval).norm() / z.norm())):
-                getattr(history, name).append(float(value))
-            w -= lr * (grad_w + weight_decay * w)
-    layer.train()
-    return history

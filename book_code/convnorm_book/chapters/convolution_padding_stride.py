@@ -25,9 +25,10 @@ from convnorm.spectral import operator_matrix
 from convnorm.validation import check_positive_int
 from convnorm_book.explorers.page import Explorer, encode_float64
 from convnorm_book.phone_and_desktop import phone_and_desktop
+from convnorm_book.results.tables import Table
 
 __all__ = ["padding_stride_explorer", "padding_stride_view", "padding_weights", "phone_and_desktop",
-           "plot_convolution_relations"]
+           "plot_convolution_relations", "Table"]
 
 
 def _cells(ax, row: float, start: int, values: Sequence[float], color: str, label: str, muted=()) -> None:

@@ -13,24 +13,25 @@ import torch
 
 from convnorm.fourier import normalizer_spectrum
 from convnorm.validation import check_finite, check_kernel_fits, check_positive_int
-from convnorm_book.deep_stack import compare_stacks, draw_energies
+from convnorm_book.deep_stack import compare_stacks, draw_energies, legend_handles, stack_table
 from convnorm_book.explorers.page import Explorer
 from convnorm_book.phone_and_desktop import phone_and_desktop
 
 __all__ = ["compare_stacks", "kernel_spectrum_explorer", "kernel_spectrum_view", "phone_and_desktop",
-           "plot_stack_energy"]
+           "plot_stack_energy", "stack_table"]
 
 
 def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]], stacked: bool = False) -> plt.Figure:
     """The energy of ``runs`` (:func:`~convnorm_book.deep_stack.compare_stacks`) against depth, with the
-    legend beside the plot (the book's opening picture); with ``stacked``, narrower, the legend under the
-    plot."""
+    legend (a colour per scale, a line style per method) beside the plot (the book's opening picture); with
+    ``stacked``, narrower, the legend under the plot."""
     fig, ax = plt.subplots(figsize=(5, 4.6) if stacked else (7.5, 3.2))
     draw_energies(ax, runs)
+    handles = legend_handles(runs)  # one entry per scale and one per method, not one per curve
     if stacked:
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
+        ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)
     else:
-        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        ax.legend(handles=handles, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig
 

@@ -13,8 +13,9 @@ from convnorm.tightframe import channel_singular_values, normalized_weight
 from convnorm.validation import check_positive_int
 from convnorm_book.explorers.page import Explorer, encode_float64
 from convnorm_book.explorers.shared import condition_number
+from convnorm_book.results.tables import Table
 
-__all__ = ["plot_channel_singular_values", "singular_value_explorer"]
+__all__ = ["plot_channel_singular_values", "singular_value_explorer", "Table"]
 
 
 def random_channel_kernels(c_in: int, m: int, seed: int) -> np.ndarray:

@@ -24,9 +24,10 @@ from convnorm_book.explorers.page import Explorer, encode_bytes, encode_float64
 from convnorm_book.explorers.shared import EPS_DECADES
 from convnorm_book.phone_and_desktop import phone_and_desktop
 from convnorm_book.results.records import load_benchmarks
+from convnorm_book.results.tables import Table
 
-__all__ = ["KERNEL_PRESETS", "kernel_filter_explorer", "load_benchmarks", "load_photo", "phone_and_desktop",
-           "plot_figure2", "plot_kernel_filter", "plot_photo_through_layer", "radial_power_gain"]
+__all__ = ["kernel_filter_explorer", "KERNEL_PRESETS", "load_benchmarks", "load_photo", "phone_and_desktop",
+           "plot_figure2", "plot_kernel_filter", "plot_photo_through_layer", "radial_power_gain", "Table"]
 
 
 def load_photo(size: int = 128, grayscale: bool = False) -> torch.Tensor:
