@@ -16,9 +16,10 @@ affine kernel's basis, DFT matrices). :func:`prepare` makes all of that once int
    :math:`+\varepsilon` (the same number: the product already holds :math:`+\varepsilon`), and, for
    the FFT filter, the inverse transform's :math:`1/\prod L` folded in as a scale of the basis
    and of :math:`\varepsilon` by :math:`(\prod L)^2`;
-4. the computation the plan names: ``pointwise``, ``frequency_domain``, or ``spatial`` (the
-   convolution, then the filter). In a program traced for deployment (``torch.export``,
-   ``torch.onnx.export``, ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
+4. the computation the plan names: ``pointwise``, ``frequency_domain`` (chunked, or by matrix
+   products in the plan's ``gemm_dtype``), or ``spatial`` (the convolution, then the filter).
+   In a program traced for deployment (``torch.export``, ``torch.onnx.export``,
+   ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
    the spatial computation with the planar filter, plain real operations that every exporter
    and runtime takes, and its matrices are constants of the traced program; in evaluation the
    running average is read from its buffer in the program, so the program follows the buffers

@@ -93,7 +93,9 @@ class ComputationPolicy:
     is computed in float32 or float64, normalizes at a size of at most
     ``dense_dft_max_length`` per axis, and is either strided (if
     ``frequency_domain_strided``) or has an input of at most ``frequency_domain_max_size``
-    per axis. Every other layer is computed spatially.
+    per axis. Every other layer is computed spatially. The frequency domain runs chunked
+    (``convnorm._frequency_domain``), or by matrix products in the autocast dtype if
+    ``frequency_domain_gemms`` (``convnorm._frequency_gemm``).
     """
 
     frequency_domain_devices: tuple[str, ...] = ("cpu",)
