@@ -143,7 +143,7 @@ class Prepared:
                                                   padding=tuple(m - 1 for m in geometry.kernel),
                                                   dilation=geometry.dilation, groups=geometry.groups)
             if plan.gemm_dtype is not None:  # the frequency domain by matrix products (convnorm._frequency_gemm)
-                self.compute = _by_gemms
+                self.compute = None  # computed in _computed itself, as the spatial computation
                 self.gemms = products_constants(geometry, taps, plan.gemm_dtype, device)
             elif plan.computation == "frequency_domain":
                 self.compute = None  # computed in _computed itself, as the spatial computation
@@ -202,7 +202,9 @@ class Prepared:
             v_hat = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        if self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
+        if self.gemms is not None:  # real DFT matrices, one batched product, plain operations (_frequency_gemm)
+            out = frequency_gemm_conv_norm(input, weight, bias, affine_weight, v_hat.view(self.v_hat_shape), self.gemms)
+        elif self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
             out = self._by_operations(input, weight, bias, affine_weight, v_hat)
         elif self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
             out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (v_hat.view(self.v_hat_shape),
@@ -252,13 +254,6 @@ def _pointwise(prep: Prepared, input, weight, bias, affine_weight, v_hat) -> tor
     convolution (no transform)."""
     scale = (v_hat.view(-1) * affine_weight.view(-1)).view(-1, *([1] * (weight.dim() - 1)))
     return prep.convolve(input, weight * scale, bias)
-
-
-def _by_gemms(prep: Prepared, input, weight, bias, affine_weight, v_hat) -> torch.Tensor:
-    """The frequency domain by matrix products in the plan's ``gemm_dtype``
-    (:func:`convnorm._frequency_gemm.frequency_gemm_conv_norm`), the kernels' spectra in the
-    normalizer's dtype."""
-    return frequency_gemm_conv_norm(input, weight, bias, affine_weight, v_hat, prep.gemms)
 
 
 def autocast_dtype(device_type: str) -> torch.dtype | None:

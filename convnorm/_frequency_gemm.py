@@ -63,7 +63,6 @@ import math
 from typing import NamedTuple
 
 import torch
-import torch.nn.functional as F
 
 from ._caches import cached
 from ._geometry import LayerGeometry
@@ -148,7 +147,7 @@ def _spectrum(kernel: torch.Tensor, shift: tuple[int, int], length: tuple[int, i
     ``(…, m_0, m_1)``: the conjugate of the FFT of the kernel placed at lags ``shift`` in a
     zero signal of ``length`` (half spectrum along axis 0)."""
     (l0, l1), (m0, m1) = length, kernel.shape[-2:]
-    placed = F.pad(kernel, (0, l1 - m1, 0, l0 - m0)).roll(shift, dims=(-2, -1))
+    placed = torch.constant_pad_nd(kernel, (0, l1 - m1, 0, l0 - m0)).roll(shift, dims=(-2, -1))
     spectrum = torch.view_as_real(torch.fft.rfftn(placed, dim=(-1, -2)))
     return spectrum[..., 0], -spectrum[..., 1]
 
