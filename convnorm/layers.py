@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 
 from ._caches import exporting, outside_export, tracing
-from ._engine import Prepared, autocast_dtype, prepare, ramp_table
+from ._engine import autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE
 from .validation import check_divisible, check_fraction, check_non_negative, check_positive_int, int_tuple
@@ -158,23 +158,6 @@ Example::
     >>> layer({example}).shape
     torch.Size({example_shape})
 """
-
-
-class _PreparedEntry(NamedTuple):
-    """What a layer keeps between calls for one input signature (see ``_ConvNormNd._prepare``)."""
-
-    key: tuple
-    """The signature: trace state, input shape, dtypes, devices, grad mode, autocast, step count's version."""
-    policy: object
-    """The :class:`~convnorm.functional.ComputationPolicy` in force when it was prepared."""
-    layer: Prepared
-    """The prepared computation, run by ``layer.run``."""
-    ramp: torch.Tensor
-    """The running average's factor at every step (:func:`convnorm._engine.ramp_table`)."""
-    trained: bool | None
-    """Evaluation only: whether the running average has been updated; None in training and while traced."""
-    unbatched: bool
-    """The input has no batch axis (``nn.Conv2d``'s unbatched form): computed as a batch of one."""
 
 
 class _ConvNormNd(nn.Module):
@@ -357,3 +340,20 @@ class ConvNorm1d(_ConvNormNd):
         input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
         conv="nn.Conv1d", name="ConvNorm1d", example="torch.randn(2, 3, 50)",
         example_shape="[2, 8, 50]")
+
+
+class _PreparedEntry(NamedTuple):
+    """What a layer keeps between calls for one input signature (see ``_ConvNormNd._prepare``)."""
+
+    key: tuple
+    """The signature: trace state, input shape, dtypes, devices, grad mode, autocast, step count's version."""
+    policy: object
+    """The :class:`~convnorm.functional.ComputationPolicy` in force when it was prepared."""
+    layer: object
+    """The prepared computation (:class:`convnorm._engine.Prepared`), run by ``layer.run``."""
+    ramp: torch.Tensor
+    """The running average's factor at every step (:func:`convnorm._engine.ramp_table`)."""
+    trained: bool | None
+    """Evaluation only: whether the running average has been updated; None in training and while traced."""
+    unbatched: bool
+    """The input has no batch axis (``nn.Conv2d``'s unbatched form): computed as a batch of one."""
