@@ -220,13 +220,9 @@ class ComputationPolicy:
 
     def keeps_channels_last(self, device_type: str) -> bool:
         """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as
-        they are: where their filter is fused (its kernels read and write through strides), and
-        where the frequency domain runs by matrix products (``frequency_domain_gemms``: the
-        channels are their unit-stride axis); the FFT and dense-matrix filters transform the
-        spatial axes of a contiguous tensor, so a channels-last network would be converted at
-        every ConvNorm layer."""
-        if self.frequency_domain_gemms and device_type in self.frequency_domain_devices:
-            return True
+        they are: where their filter is fused (its kernels read and write through strides); the
+        FFT and dense-matrix filters transform the spatial axes of a contiguous tensor, so a
+        channels-last network would be converted at every ConvNorm layer."""
         return device_type in self.fused_filter_devices and fused_filter_available(torch.device(device_type))
 
     def changes(self) -> dict[str, object]:

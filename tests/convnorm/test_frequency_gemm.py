@@ -147,8 +147,6 @@ def test_the_policy_chooses_the_products_where_they_take_the_layer():
     for fallback in (plan(8, groups=2), plan(8, dilation=2)):
         assert fallback.computation == "spatial" and fallback.gemm_dtype is None
     assert plan(8, policy=ComputationPolicy()).gemm_dtype is None
-    assert POLICY.keeps_channels_last("cuda") and POLICY.keeps_channels_last("cpu")  # the channels unit-stride
-    assert not replace(POLICY, frequency_domain_devices=()).keeps_channels_last("cpu")
     assert ComputationPolicy().frequency_domain_gemms is False
     with pytest.raises(ValueError, match="frequency_domain_gemms"):
         ComputationPolicy(frequency_domain_gemms=1)
