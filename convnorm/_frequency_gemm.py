@@ -141,15 +141,22 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     return ProductsConstants(*matrices, index.reshape(-1).to(device), length, kernel_shift, affine_shift)
 
 
-def _spectrum(kernel: torch.Tensor, shift: tuple[int, int], length: tuple[int, int]) -> tuple[torch.Tensor, ...]:
-    r"""The real and imaginary parts ``(…, K_0, L_1)`` of
-    :math:`\sum_j a[j]\, e^{2\pi i \langle \omega, j + \text{shift}\rangle / L}` for real kernels
-    ``(…, m_0, m_1)``: the conjugate of the FFT of the kernel placed at lags ``shift`` in a
-    zero signal of ``length`` (half spectrum along axis 0)."""
-    (l0, l1), (m0, m1) = length, kernel.shape[-2:]
-    placed = torch.constant_pad_nd(kernel, (0, l1 - m1, 0, l0 - m0)).roll(shift, dims=(-2, -1))
+def _spectra(weight: torch.Tensor, affine_weight: torch.Tensor,
+             constants: ProductsConstants) -> tuple[torch.Tensor, ...]:
+    r"""The real and imaginary parts of the kernels' spectra ``(C_out, C_in, K_0, L_1)`` and of
+    the affine kernels' ``(C_out, K_0, L_1)``: for each real kernel :math:`a`,
+    :math:`\sum_j a[j]\, e^{2\pi i \langle \omega, j + \text{shift}\rangle / L}` (half spectrum
+    along axis 0), the conjugate of the FFT of the kernel placed at lags ``shift`` in a zero
+    signal of size :math:`L`; both kinds placed, then transformed by one FFT."""
+    l0, l1 = constants.length
+    kernels = torch.constant_pad_nd(weight, (0, l1 - weight.shape[-1], 0, l0 - weight.shape[-2]))
+    affine = torch.constant_pad_nd(affine_weight, (0, l1 - affine_weight.shape[-1], 0, l0 - affine_weight.shape[-2]))
+    placed = torch.cat([kernels.roll(constants.kernel_shift, dims=(-2, -1)),
+                        affine.roll(constants.affine_shift, dims=(-2, -1)).unsqueeze(1)], 1)
     spectrum = torch.view_as_real(torch.fft.rfftn(placed, dim=(-1, -2)))
-    return spectrum[..., 0], -spectrum[..., 1]
+    real, imaginary = spectrum[..., 0], -spectrum[..., 1]
+    c_in = weight.shape[1]
+    return real[:, :c_in], imaginary[:, :c_in], real[:, c_in], imaginary[:, c_in]
 
 
 def folded_kernels(weight: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch.Tensor,
@@ -160,8 +167,7 @@ def folded_kernels(weight: torch.Tensor, affine_weight: torch.Tensor, v_hat: tor
     ``(C_\text{out}, L_0, L_1 // 2 + 1)`` on the ``rfftn`` grid."""
     c_out, c_in = weight.shape[:2]
     weight, affine_weight = weight.to(v_hat.dtype), affine_weight.to(v_hat.dtype)
-    a_r, a_i = _spectrum(weight, constants.kernel_shift, constants.length)            # (C_out, C_in, K0, L1)
-    rho_r, rho_i = _spectrum(affine_weight, constants.affine_shift, constants.length)  # (C_out, K0, L1)
+    a_r, a_i, rho_r, rho_i = _spectra(weight, affine_weight, constants)  # (C_out, C_in, K0, L1), (C_out, K0, L1)
     v = v_hat.reshape(c_out, -1)[:, constants.v_hat_index].view(rho_r.shape)
     m_r, m_i = (v * rho_r).unsqueeze(1), (v * rho_i).unsqueeze(1)
     g_r = (a_r * m_r - a_i * m_i).flatten(2).permute(2, 1, 0)                          # (F, C_in, C_out)
