@@ -13,7 +13,6 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -237,22 +236,22 @@ class _ConvNormNd(nn.Module):
                weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
                _any_autocast() and autocast_dtype(input.device.type), None if training else steps._version)
         prepared = self._prepared
-        if prepared is None or prepared.key != key or prepared.policy is not IN_FORCE.policy:
+        if prepared is None or prepared[0] != key or prepared[1] is not IN_FORCE.policy:
             prepared = self._prepare(input, weight, bias, affine_weight, key)
-        if prepared.unbatched:  # as nn.Conv2d takes it: a batch of one
+        if prepared[5]:  # unbatched, as nn.Conv2d takes it: a batch of one
             input = input.unsqueeze(0)
         if training:
-            out = prepared.layer.run(input, weight, bias, affine_weight, running, steps, True,
-                                     prepared.ramp.take(steps.clamp(max=self.ramp_steps)))
+            out = prepared[2].run(input, weight, bias, affine_weight, running, steps, True,
+                                  prepared[3].take(steps.clamp(max=self.ramp_steps)))
         else:
-            trained = prepared.trained  # in evaluation: the running average once trained, else the weight's own
-            out = prepared.layer.run(input, weight, bias, affine_weight, None if trained is False else running,
-                                     None if trained else steps, False, None)
-        return out.squeeze(0) if prepared.unbatched else out
+            trained = prepared[4]  # in evaluation: the running average once trained, else the weight's own
+            out = prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
+                                  None if trained else steps, False, None)
+        return out.squeeze(0) if prepared[5] else out
 
-    def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> _PreparedEntry:
+    def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
         """Check the call (what depends on the input) and prepare the layer for its signature
-        ``key``: the :class:`_PreparedEntry`, kept unless
+        ``key``: ``(key, policy, prepared layer, ramp table, trained, unbatched)``, kept unless
         traced (a layer prepared eagerly keeps its entry through a trace). ``trained`` (evaluation
         only) says whether the running average has been updated, read once here (the key holds the
         step count's version, so any change to it prepares again); None while traced, where the
@@ -273,9 +272,8 @@ class _ConvNormNd(nn.Module):
             running, steps = self.running_autocorrelation, self.num_steps_tracked
             traced = deployed or tracing()
             trained = None if self.training or traced else bool(steps > 0)
-            entry = _PreparedEntry(key, policy, prepared,
-                                   ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
-                                   trained, unbatched)
+            entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
+                     trained, unbatched)
         if not traced:
             self.__dict__["_prepared"] = entry
         return entry
@@ -340,20 +338,3 @@ class ConvNorm1d(_ConvNormNd):
         input_shape="(N, C_{in}, L_{in})", output_shape="(N, C_{out}, L_{out})",
         conv="nn.Conv1d", name="ConvNorm1d", example="torch.randn(2, 3, 50)",
         example_shape="[2, 8, 50]")
-
-
-class _PreparedEntry(NamedTuple):
-    """What a layer keeps between calls for one input signature (see ``_ConvNormNd._prepare``)."""
-
-    key: tuple
-    """The signature: trace state, input shape, dtypes, devices, grad mode, autocast, step count's version."""
-    policy: object
-    """The :class:`~convnorm.functional.ComputationPolicy` in force when it was prepared."""
-    layer: object
-    """The prepared computation (:class:`convnorm._engine.Prepared`), run by ``layer.run``."""
-    ramp: torch.Tensor
-    """The running average's factor at every step (:func:`convnorm._engine.ramp_table`)."""
-    trained: bool | None
-    """Evaluation only: whether the running average has been updated; None in training and while traced."""
-    unbatched: bool
-    """The input has no batch axis (``nn.Conv2d``'s unbatched form): computed as a batch of one."""
