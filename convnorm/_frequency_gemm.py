@@ -87,15 +87,15 @@ class ProductsConstants(NamedTuple):
     v_hat_index: torch.Tensor
     """``(K_0 L_1,)``: for each frequency :math:`(k_0, \\omega_1)` here, the index of
     :math:`\\hat v`'s value on the ``rfftn`` grid ``(L_0, L_1 // 2 + 1)`` (:math:`\\hat v` is even)."""
-    length: tuple[int, int]
+    length: tuple[int, ...]
     """The normalization size :math:`L`."""
-    kernel_shift: tuple[int, int]
+    kernel_shift: tuple[int, ...]
     """The lag of the kernels' tap 0 in the full correlation: :math:`1 - m` (zeros), :math:`-p` (circular)."""
-    affine_shift: tuple[int, int]
+    affine_shift: tuple[int, ...]
     """The lag of the affine kernel's tap 0: the crop minus the kernel's centre."""
 
 
-def products_constants(geometry: LayerGeometry, affine_taps: tuple[int, int], dtype: torch.dtype,
+def products_constants(geometry: LayerGeometry, affine_taps: tuple[int, ...], dtype: torch.dtype,
                        device: torch.device) -> ProductsConstants:
     """The :class:`ProductsConstants` of a layer of ``geometry`` with an affine kernel of
     ``affine_taps``, its transforms in ``dtype`` (the products' dtype) on ``device``."""
@@ -109,8 +109,8 @@ def products_constants(geometry: LayerGeometry, affine_taps: tuple[int, int], dt
 
 
 @cached(maxsize=32)
-def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int, int], out_size: tuple[int, int],
-               kernel_shift: tuple[int, int], affine_shift: tuple[int, int], dtype: torch.dtype,
+def _constants(size: tuple[int, ...], length: tuple[int, ...], stride: tuple[int, ...], out_size: tuple[int, ...],
+               kernel_shift: tuple[int, ...], affine_shift: tuple[int, ...], dtype: torch.dtype,
                device: torch.device) -> ProductsConstants:
     r"""The matrices, from angles reduced in integers and computed in float64, then rounded
     to ``dtype``. Forward :math:`e^{-2\pi i \omega t / L}`, inverse :math:`e^{+2\pi i \omega t / L}`,
@@ -122,10 +122,10 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     rows_in = torch.stack([theta.cos(), -theta.sin()], 1).reshape(2 * k0, n0) / math.sqrt(l0)
     phi = dft_angles(torch.arange(l1), torch.arange(n1), l1)                          # (L1, n1)
     c, s = phi.cos(), phi.sin()  # X_r = c Y_r + s Y_i, X_i = c Y_i - s Y_r
-    cols_in = torch.stack([torch.stack([c, s], 1), torch.stack([-s, c], 1)], 1).reshape(2 * l1, 2 * n1)
+    cols_in = torch.stack([torch.stack([c, s], 1), torch.stack([-s, c], 1)], 1).reshape(2 * l1, 2 * n1) / math.sqrt(l1)
     psi = dft_angles(torch.arange(o1) * s1, torch.arange(l1), l1)                     # (O1, L1)
     c, s = psi.cos(), psi.sin()  # V_r = c Z_r - s Z_i, V_i = s Z_r + c Z_i
-    cols_out = torch.stack([torch.stack([c, -s], 2), torch.stack([s, c], 2)]).reshape(2 * o1, 2 * l1)
+    cols_out = torch.stack([torch.stack([c, -s], 2), torch.stack([s, c], 2)]).reshape(2 * o1, 2 * l1) / math.sqrt(l1)
     chi = dft_angles(torch.arange(o0) * s0, torch.arange(k0), l0)                     # (O0, K0)
     weight = torch.full((k0,), 2.0, dtype=torch.float64)
     weight[0] = 1
@@ -136,9 +136,12 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     rows, columns = torch.arange(k0)[:, None], torch.arange(l1)
     mirrored = columns > l1 // 2  # a column beyond the rfftn grid's: read the negative frequency
     index = torch.where(mirrored, (-rows % l0) * k1 + (l1 - columns) % l1, rows * k1 + columns)
-    matrices = (m.to(dtype=dtype, device=device) for m in (rows_in, cols_in / math.sqrt(l1),
-                                                           cols_out / math.sqrt(l1), rows_out))
-    return ProductsConstants(*matrices, index.reshape(-1).to(device), length, kernel_shift, affine_shift)
+
+    def rounded(matrix: torch.Tensor) -> torch.Tensor:
+        return matrix.to(dtype=dtype, device=device)
+
+    return ProductsConstants(rounded(rows_in), rounded(cols_in), rounded(cols_out), rounded(rows_out),
+                             index.reshape(-1).to(device), length, kernel_shift, affine_shift)
 
 
 def _spectra(weight: torch.Tensor, affine_weight: torch.Tensor,
