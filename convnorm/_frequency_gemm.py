@@ -146,18 +146,18 @@ def _constants(size: tuple[int, ...], length: tuple[int, ...], stride: tuple[int
 
 def _spectra(weight: torch.Tensor, affine_weight: torch.Tensor,
              constants: ProductsConstants) -> tuple[torch.Tensor, ...]:
-    r"""The real and imaginary parts of the kernels' spectra ``(C_out, C_in, K_0, L_1)`` and of
-    the affine kernels' ``(C_out, K_0, L_1)``: for each real kernel :math:`a`,
-    :math:`\sum_j a[j]\, e^{2\pi i \langle \omega, j + \text{shift}\rangle / L}` (half spectrum
-    along axis 0), the conjugate of the FFT of the kernel placed at lags ``shift`` in a zero
-    signal of size :math:`L`; both kinds placed, then transformed by one FFT."""
+    r"""The real and imaginary parts of the FFTs (half spectrum along axis 0) of the kernels
+    ``(C_out, C_in, K_0, L_1)`` and of the affine kernels ``(C_out, K_0, L_1)``, each placed at
+    its lags (``kernel_shift``, ``affine_shift``) in a zero signal of size :math:`L`: the
+    conjugates of :math:`\sum_j a[j]\, e^{2\pi i \langle \omega, j + \text{shift}\rangle / L}`.
+    Both kinds placed, then transformed by one FFT."""
     l0, l1 = constants.length
     kernels = torch.constant_pad_nd(weight, (0, l1 - weight.shape[-1], 0, l0 - weight.shape[-2]))
     affine = torch.constant_pad_nd(affine_weight, (0, l1 - affine_weight.shape[-1], 0, l0 - affine_weight.shape[-2]))
     placed = torch.cat([kernels.roll(constants.kernel_shift, dims=(-2, -1)),
                         affine.roll(constants.affine_shift, dims=(-2, -1)).unsqueeze(1)], 1)
     spectrum = torch.view_as_real(torch.fft.rfftn(placed, dim=(-1, -2)))
-    real, imaginary = spectrum[..., 0], -spectrum[..., 1]
+    real, imaginary = spectrum[..., 0], spectrum[..., 1]
     c_in = weight.shape[1]
     return real[:, :c_in], imaginary[:, :c_in], real[:, c_in], imaginary[:, c_in]
 
@@ -167,15 +167,19 @@ def folded_kernels(weight: torch.Tensor, affine_weight: torch.Tensor, v_hat: tor
     r"""``(F, 2 C_\text{in}, 2 C_\text{out})`` in ``dtype``: per frequency the real form
     :math:`[[G_r, G_i], [-G_i, G_r]]` of :math:`G_{ik} = \hat v_k \hat\rho_k A_{ki}`, computed in
     the dtype of ``weight`` (float32 or float64) and rounded once. ``v_hat`` is
-    ``(C_\text{out}, L_0, L_1 // 2 + 1)`` on the ``rfftn`` grid."""
+    ``(C_\text{out}, L_0, L_1 // 2 + 1)`` on the ``rfftn`` grid. With the FFTs
+    :math:`F_a = \bar A` and :math:`F_\rho = \bar{\hat\rho}` (:func:`_spectra`) and
+    :math:`\hat v` real, :math:`G = \overline{P}` with :math:`P = \hat v F_\rho F_a`, so the block
+    is :math:`[[P_r, -P_i], [P_i, P_r]]`: no conjugate is materialised (autograd keeps the FFT's
+    output, not a negated copy of it)."""
     c_out, c_in = weight.shape[:2]
     weight, affine_weight = weight.to(v_hat.dtype), affine_weight.to(v_hat.dtype)
-    a_r, a_i, rho_r, rho_i = _spectra(weight, affine_weight, constants)  # (C_out, C_in, K0, L1), (C_out, K0, L1)
-    v = v_hat.reshape(c_out, -1)[:, constants.v_hat_index].view(rho_r.shape)
-    m_r, m_i = (v * rho_r).unsqueeze(1), (v * rho_i).unsqueeze(1)
-    g_r = (a_r * m_r - a_i * m_i).flatten(2).permute(2, 1, 0)                          # (F, C_in, C_out)
-    g_i = (a_r * m_i + a_i * m_r).flatten(2).permute(2, 1, 0)
-    return torch.cat([torch.cat([g_r, g_i], 2), torch.cat([-g_i, g_r], 2)], 1).to(dtype)
+    f_r, f_i, t_r, t_i = _spectra(weight, affine_weight, constants)  # (C_out, C_in, K0, L1), (C_out, K0, L1)
+    v = v_hat.reshape(c_out, -1)[:, constants.v_hat_index].view(t_r.shape)
+    m_r, m_i = (v * t_r).unsqueeze(1), (v * t_i).unsqueeze(1)
+    p_r = (f_r * m_r - f_i * m_i).flatten(2).permute(2, 1, 0)                          # (F, C_in, C_out)
+    p_i = (f_i * m_r + f_r * m_i).flatten(2).permute(2, 1, 0)
+    return torch.cat([torch.cat([p_r, -p_i], 2), torch.cat([p_i, p_r], 2)], 1).to(dtype)
 
 
 def frequency_gemm_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
