@@ -207,8 +207,9 @@ class ComputationPolicy:
                 filter = "dense"
             else:
                 filter = "fft"
-        gemm_dtype = autocast_dtype or computed if computation == "frequency_domain" and self.frequency_domain_gemms \
-            else None
+        gemm_dtype = None
+        if computation == "frequency_domain" and self.frequency_domain_gemms:
+            gemm_dtype = autocast_dtype or computed
         frequency_domain = computation == "frequency_domain" and gemm_dtype is None
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * torch.empty((), dtype=computed).element_size()
         return Plan(
