@@ -147,19 +147,21 @@ def _constants(size: tuple[int, ...], length: tuple[int, ...], stride: tuple[int
 def _spectra(weight: torch.Tensor, affine_weight: torch.Tensor,
              constants: ProductsConstants) -> tuple[torch.Tensor, ...]:
     r"""The real and imaginary parts of the FFTs (half spectrum along axis 0) of the kernels
-    ``(C_out, C_in, K_0, L_1)`` and of the affine kernels ``(C_out, K_0, L_1)``, each placed at
-    its lags (``kernel_shift``, ``affine_shift``) in a zero signal of size :math:`L`: the
+    ``(K_0, L_1, C_in, C_out)`` and of the affine kernels ``(K_0, L_1, 1, C_out)``, each placed
+    at its lags (``kernel_shift``, ``affine_shift``) in a zero signal of size :math:`L`: the
     conjugates of :math:`\sum_j a[j]\, e^{2\pi i \langle \omega, j + \text{shift}\rangle / L}`.
-    Both kinds placed, then transformed by one FFT."""
+    Both kinds placed frequency-major (the spatial axes first: the kernels are small, their
+    spectra large, so it is the kernels that are transposed), then transformed by one FFT."""
     l0, l1 = constants.length
-    kernels = torch.constant_pad_nd(weight, (0, l1 - weight.shape[-1], 0, l0 - weight.shape[-2]))
-    affine = torch.constant_pad_nd(affine_weight, (0, l1 - affine_weight.shape[-1], 0, l0 - affine_weight.shape[-2]))
-    placed = torch.cat([kernels.roll(constants.kernel_shift, dims=(-2, -1)),
-                        affine.roll(constants.affine_shift, dims=(-2, -1)).unsqueeze(1)], 1)
-    spectrum = torch.view_as_real(torch.fft.rfftn(placed, dim=(-1, -2)))
+    (m0, m1), (t0, t1) = weight.shape[2:], affine_weight.shape[1:]
+    kernels = torch.constant_pad_nd(weight.permute(2, 3, 1, 0), (0, 0, 0, 0, 0, l1 - m1, 0, l0 - m0))
+    affine = torch.constant_pad_nd(affine_weight.permute(1, 2, 0), (0, 0, 0, l1 - t1, 0, l0 - t0))
+    placed = torch.cat([kernels.roll(constants.kernel_shift, dims=(0, 1)),
+                        affine.roll(constants.affine_shift, dims=(0, 1)).unsqueeze(2)], 2)
+    spectrum = torch.view_as_real(torch.fft.rfftn(placed, dim=(1, 0)))
     real, imaginary = spectrum[..., 0], spectrum[..., 1]
     c_in = weight.shape[1]
-    return real[:, :c_in], imaginary[:, :c_in], real[:, c_in], imaginary[:, c_in]
+    return real[:, :, :c_in], imaginary[:, :, :c_in], real[:, :, c_in:], imaginary[:, :, c_in:]
 
 
 def folded_kernels(weight: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch.Tensor,
@@ -174,11 +176,11 @@ def folded_kernels(weight: torch.Tensor, affine_weight: torch.Tensor, v_hat: tor
     output, not a negated copy of it)."""
     c_out, c_in = weight.shape[:2]
     weight, affine_weight = weight.to(v_hat.dtype), affine_weight.to(v_hat.dtype)
-    f_r, f_i, t_r, t_i = _spectra(weight, affine_weight, constants)  # (C_out, C_in, K0, L1), (C_out, K0, L1)
-    v = v_hat.reshape(c_out, -1)[:, constants.v_hat_index].view(t_r.shape)
-    m_r, m_i = (v * t_r).unsqueeze(1), (v * t_i).unsqueeze(1)
-    p_r = (f_r * m_r - f_i * m_i).flatten(2).permute(2, 1, 0)                          # (F, C_in, C_out)
-    p_i = (f_i * m_r + f_r * m_i).flatten(2).permute(2, 1, 0)
+    f_r, f_i, t_r, t_i = _spectra(weight, affine_weight, constants)  # (K0, L1, C_in, C_out), (K0, L1, 1, C_out)
+    v = v_hat.reshape(c_out, -1)[:, constants.v_hat_index].T.reshape(t_r.shape)
+    m_r, m_i = v * t_r, v * t_i
+    p_r = (f_r * m_r - f_i * m_i).flatten(0, 1)                                        # (F, C_in, C_out)
+    p_i = (f_i * m_r + f_r * m_i).flatten(0, 1)
     return torch.cat([torch.cat([p_r, -p_i], 2), torch.cat([p_i, p_r], 2)], 1).to(dtype)
 
 
