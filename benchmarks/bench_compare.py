@@ -17,6 +17,7 @@ package's rule) the same.
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
 import importlib.util
 import statistics
@@ -38,7 +39,9 @@ sys.path[:0] = [str(HERE), *(str(ROOT / folder) for folder in (".", "lab", "book
 
 from bench_layer import RESNET18_3X3, batch, cpu_line, layer_inputs  # noqa: E402
 
+from convnorm.layers import ConvNorm2d  # noqa: E402
 from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
+from convnorm_lab.models import build_model  # noqa: E402
 from convnorm_lab.training.results import (  # noqa: E402
     cpu_info,  # noqa: E402
     device_name,
@@ -87,18 +90,31 @@ def both_orders(steps: dict, repeats: int) -> dict:
     return out
 
 
+def with_layers_of(net: torch.nn.Module, package: ModuleType) -> torch.nn.Module:
+    """A copy of ``net`` whose ConvNorm2d layers are ``package``'s, with the same arguments and
+    state (the lab builds its networks with this checkout's package)."""
+    net = copy.deepcopy(net)
+    layers = importlib.import_module(f"{package.__name__}.layers")
+    for name, module in list(net.named_modules()):
+        if isinstance(module, ConvNorm2d) and not isinstance(module, layers.ConvNorm2d):
+            layer = layers.ConvNorm2d(module.in_channels, module.out_channels, module.kernel_size, module.stride,
+                                      module.padding, module.dilation, module.groups, module.bias is not None,
+                                      module.padding_mode, module.affine, module.eps, module.ramp_steps,
+                                      module.ramp_floor, module.stop_gradient)
+            layer.load_state_dict(module.state_dict())
+            parent, _, child = name.rpartition(".")
+            setattr(net.get_submodule(parent), child, layer)
+    return net
+
+
 def whole_step(packages: dict[str, ModuleType], batch_size: int, repeats: int) -> dict:
     images, labels = batch(batch_size)
     torch.manual_seed(0)
-    steps = {"conv2d+bn": make_train_step(packages["head"].models.build_model("resnet18", norm="bn"), images, labels)}
-    state = None
+    steps = {"conv2d+bn": make_train_step(build_model("resnet18", norm="bn"), images, labels)}
+    torch.manual_seed(0)
+    net = build_model("resnet18", norm="convnorm+bn")
     for label, package in packages.items():
-        torch.manual_seed(0)
-        net = package.models.build_model("resnet18", norm="convnorm+bn")
-        if state is None:
-            state = net.state_dict()
-        net.load_state_dict(state)  # the same weights in both
-        steps[label] = make_train_step(net, images, labels)
+        steps[label] = make_train_step(with_layers_of(net, package), images, labels)  # the same weights in both
     return both_orders(steps, repeats)
 
 
@@ -148,7 +164,6 @@ def main() -> None:
             head = commit_of(args.head)
             packages["head"] = package_at(head, Path(tmp) / "head")
         for package in packages.values():
-            importlib.import_module(f"{package.__name__}.models")
             importlib.import_module(f"{package.__name__}.functional")
         print(f"ResNet18 CIFAR train step, batch {args.batch}, {device_name('cpu')}, {cpu_line()}: head {head[:8]} "
               f"against base {base[:8]}")

@@ -39,3 +39,20 @@ def test_both_orders_are_timed_and_the_ratio_is_head_over_base():
 def test_unknown_revision_is_a_value_error():
     with pytest.raises(ValueError, match="not a commit of this repository: 'no-such-rev'"):
         bench_compare.commit_of("no-such-rev")
+
+
+def test_a_network_takes_the_layers_of_the_package_at_a_revision(tmp_path):
+    """The whole-step comparison's networks: the lab's ResNet with each ConvNorm2d replaced by the
+    other revision's, same arguments and weights, so both compute the same function."""
+    from convnorm_lab.models import build_model
+
+    package = bench_compare.package_at(bench_compare.commit_of("HEAD"), tmp_path)
+    torch.manual_seed(0)
+    net = build_model("resnet18", norm="convnorm+bn").eval()
+    other = bench_compare.with_layers_of(net, package).eval()
+    layers = __import__(f"{package.__name__}.layers", fromlist=["ConvNorm2d"])
+    assert any(isinstance(m, layers.ConvNorm2d) for m in other.modules())
+    assert not any(isinstance(m, convnorm.ConvNorm2d) for m in other.modules())
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(other(x), net(x))

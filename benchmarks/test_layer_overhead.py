@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -29,6 +30,9 @@ MAX_FRAMES = 20
 
 BY_FFTS = ComputationPolicy(frequency_domain_devices=(), dense_transform_devices=(), fused_filter_devices=())
 """The spatial computation with FFTs, as on a GPU without Triton (cuFFT)."""
+
+BY_GEMMS = replace(ComputationPolicy().forcing("frequency_domain"), frequency_domain_gemms=True)
+"""The frequency domain by matrix products, the GPU's form, here under bfloat16 autocast."""
 
 
 class _Operators(TorchDispatchMode):
@@ -89,10 +93,11 @@ def test_no_more_operators_than_the_authors_algorithm(bias, stride, training):
     assert mine["aten._fft_r2c"] == mine["aten._fft_c2r"] == 1 and not mine["aten.clone"] and not mine["aten.div"]
 
 
-@pytest.mark.parametrize("policy", [ComputationPolicy(), BY_FFTS], ids=["cpu-rule", "ffts"])
+@pytest.mark.parametrize("policy, autocast", [(ComputationPolicy(), False), (BY_FFTS, False), (BY_GEMMS, True)],
+                         ids=["cpu-rule", "ffts", "gemms-bf16"])
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_a_forward_call_passes_few_python_frames(policy, training):
-    with use_policy(policy):
+def test_a_forward_call_passes_few_python_frames(policy, autocast, training):
+    with use_policy(policy), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
         layer = trained_pair(False, 1, training)[0]
         called = frames(layer, torch.randn(4, 16, 16, 16))
     assert len(called) <= MAX_FRAMES, called

@@ -16,9 +16,10 @@ affine kernel's basis, DFT matrices). :func:`prepare` makes all of that once int
    :math:`+\varepsilon` (the same number: the product already holds :math:`+\varepsilon`), and, for
    the FFT filter, the inverse transform's :math:`1/\prod L` folded in as a scale of the basis
    and of :math:`\varepsilon` by :math:`(\prod L)^2`;
-4. the computation the plan names: ``pointwise``, ``frequency_domain``, or ``spatial`` (the
-   convolution, then the filter). In a program traced for deployment (``torch.export``,
-   ``torch.onnx.export``, ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
+4. the computation the plan names: ``pointwise``, ``frequency_domain`` (chunked, or by matrix
+   products in the plan's ``gemm_dtype``), or ``spatial`` (the convolution, then the filter).
+   In a program traced for deployment (``torch.export``, ``torch.onnx.export``,
+   ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
    the spatial computation with the planar filter, plain real operations that every exporter
    and runtime takes, and its matrices are constants of the traced program; in evaluation the
    running average is read from its buffer in the program, so the program follows the buffers
@@ -41,6 +42,7 @@ import torch.nn.functional as F
 
 from ._caches import cached
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
+from ._frequency_gemm import frequency_gemm_conv_norm, products_constants
 from ._geometry import CONV, LayerGeometry
 from ._policy import EXPORTED_FILTER, ComputationPolicy, Plan
 from ._spatial import SpectralFilter, fft_scale, spatial_conv_norm, spatial_filter
@@ -90,7 +92,7 @@ class Prepared:
 
     __slots__ = ("policy", "geometry", "plan", "stop_gradient", "computing", "cast", "out_dtype",
                  "autocast_device", "convolution_dtype", "lag_map", "basis", "eps_term", "v_hat_shape", "unit_affine",
-                 "compute", "convolve", "spec", "hand_written", "constants", "relayout", "run")
+                 "compute", "convolve", "spec", "hand_written", "constants", "gemms", "relayout", "run")
 
     def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
                  affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
@@ -107,7 +109,8 @@ class Prepared:
         self.convolution_dtype = plan.convolution_dtype
         data = plan.convolution_dtype or input.dtype  # what the fused filter reads and writes
         returned = autocast_dtype or input.dtype  # a convolution's dtype: the autocast dtype, else the input's
-        self.out_dtype = None if returned == (data if fused else computing) else returned
+        produced = data if fused else plan.gemm_dtype or computing
+        self.out_dtype = None if returned == produced else returned
         self.autocast_device = device.type if autocast_dtype is not None else None
         c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
         lags = tuple(2 * k - 1 for k in kernel)
@@ -125,7 +128,7 @@ class Prepared:
         taps = affine_taps if affine_taps is not None else (1,) * d
         self.unit_affine = (None if affine_taps is not None
                             else torch.ones(c_out, *taps, dtype=computing, device=device))
-        self.spec = self.constants = None
+        self.spec = self.constants = self.gemms = None
         # the spatial filter's hand-written backward, with the stop-gradient; the planar filter has none
         self.hand_written = stop_gradient and plan.filter != EXPORTED_FILTER
         if pointwise:
@@ -139,7 +142,10 @@ class Prepared:
                 self.convolve = functools.partial(CONV[d], bias=None, stride=1,
                                                   padding=tuple(m - 1 for m in geometry.kernel),
                                                   dilation=geometry.dilation, groups=geometry.groups)
-            if plan.computation == "frequency_domain":
+            if plan.gemm_dtype is not None:  # the frequency domain by matrix products (convnorm._frequency_gemm)
+                self.compute = None  # computed in _computed itself, as the spatial computation
+                self.gemms = products_constants(geometry, taps, plan.gemm_dtype, device)
+            elif plan.computation == "frequency_domain":
                 self.compute = None  # computed in _computed itself, as the spatial computation
                 self.constants = chunked(frequency_domain_constants(geometry, taps, computing, device,
                                                                     plan.dense_input, plan.dense_output),
@@ -150,7 +156,7 @@ class Prepared:
                                            plan.dot_precision)
         # the fused kernels and the pointwise convolution keep the input's memory format; the
         # transforms of the others return contiguous tensors, turned back to channels-last once
-        self.relayout = plan.computation != "pointwise" and plan.filter != "fused"
+        self.relayout = plan.computation != "pointwise" and plan.filter != "fused" and plan.gemm_dtype is None
         self.run = self._computed if self.autocast_device is None else self._without_autocast
 
     def _without_autocast(self, *args) -> torch.Tensor:
@@ -196,7 +202,9 @@ class Prepared:
             v_hat = torch.addmm(self.eps_term, r, self.basis).clamp_min(self.eps_term).rsqrt()
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        if self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
+        if self.gemms is not None:  # real DFT matrices, one batched product, plain operations (_frequency_gemm)
+            out = frequency_gemm_conv_norm(input, weight, bias, affine_weight, v_hat.view(self.v_hat_shape), self.gemms)
+        elif self.compute is None and _functorch_active():  # torch.func: plain operations, no custom backward
             out = self._by_operations(input, weight, bias, affine_weight, v_hat)
         elif self.constants is not None:  # one complex matrix product per frequency (convnorm._frequency_domain)
             out = FrequencyDomainConvNorm.apply(input, weight, affine_weight, (v_hat.view(self.v_hat_shape),

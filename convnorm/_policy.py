@@ -72,6 +72,10 @@ class Plan(NamedTuple):
     dtype, on the tensor cores, unless the policy keeps it in float32); None elsewhere."""
     dot_precision: str | None
     """Fused filter: the precision of the kernels' products (``"ieee"`` or ``"tf32"``)."""
+    gemm_dtype: torch.dtype | None = None
+    """Frequency domain by matrix products only (``ComputationPolicy.frequency_domain_gemms``):
+    the dtype of its transforms and per-frequency products, the autocast dtype under
+    ``torch.autocast``; None for the chunked computation (``convnorm._frequency_domain``)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,9 @@ class ComputationPolicy:
     is computed in float32 or float64, normalizes at a size of at most
     ``dense_dft_max_length`` per axis, and is either strided (if
     ``frequency_domain_strided``) or has an input of at most ``frequency_domain_max_size``
-    per axis. Every other layer is computed spatially.
+    per axis. Every other layer is computed spatially. The frequency domain runs chunked
+    (``convnorm._frequency_domain``), or by matrix products in the autocast dtype if
+    ``frequency_domain_gemms`` (``convnorm._frequency_gemm``).
     """
 
     frequency_domain_devices: tuple[str, ...] = ("cpu",)
@@ -139,6 +145,12 @@ class ComputationPolicy:
     """The fused kernels' product precision for float32 data: ``"ieee"`` (float32, the
     accuracy of the other filters) or ``"tf32"`` (TensorFloat-32's 10-bit mantissa, faster on
     tensor cores). Half-precision data always takes ``"tf32"``: its own rounding is coarser."""
+    frequency_domain_gemms: bool = False
+    """Compute the frequency domain by matrix products only (``convnorm._frequency_gemm``): real
+    DFT matrices and one batched product over the frequencies, in the autocast dtype under
+    ``torch.autocast`` (float32 accumulation), the form for a GPU's tensor cores; else by the
+    chunked computation (``convnorm._frequency_domain``), in float32 under autocast. Off until a
+    GPU benchmark has timed it beside the spatial computation."""
     def __post_init__(self) -> None:
         for name in ("frequency_domain_devices", "dense_transform_devices", "fused_filter_devices"):
             devices = getattr(self, name)
@@ -151,8 +163,9 @@ class ComputationPolicy:
                 raise ValueError(f"{name} must be a non-negative number, got {value!r}")
         if self.fused_float32_precision not in ("ieee", "tf32"):
             raise ValueError(f"fused_float32_precision must be 'ieee' or 'tf32', got {self.fused_float32_precision!r}")
-        if not isinstance(self.float32_convolution, bool):
-            raise ValueError(f"float32_convolution must be a bool, got {self.float32_convolution!r}")
+        for name in ("float32_convolution", "frequency_domain_gemms"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
 
     def plan(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry,
              stop_gradient: bool, autocast_dtype: torch.dtype | None = None, exporting: bool = False) -> Plan:
@@ -194,14 +207,17 @@ class ComputationPolicy:
                 filter = "dense"
             else:
                 filter = "fft"
-        frequency_domain = computation == "frequency_domain"
+        gemm_dtype = None
+        if computation == "frequency_domain" and self.frequency_domain_gemms:
+            gemm_dtype = autocast_dtype or computed
+        frequency_domain = computation == "frequency_domain" and gemm_dtype is None
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * torch.empty((), dtype=computed).element_size()
         return Plan(
             computation, filter, products_by_sample=filter == "dense" and on_cpu,
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
-            else None, convolution_dtype=convolution_dtype, dot_precision=precision)
+            else None, convolution_dtype=convolution_dtype, dot_precision=precision, gemm_dtype=gemm_dtype)
 
     def keeps_channels_last(self, device_type: str) -> bool:
         """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as

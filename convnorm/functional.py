@@ -39,7 +39,9 @@ of three computations of the same output:
   CPU for small sizes, by FFTs otherwise;
 - ``"frequency_domain"`` (2D, one group, no dilation; on a CPU for strided layers and maps up
   to 32x32): no spatial convolution at all, one matrix product per frequency, which costs
-  fewer operations than the full-size, unstrided convolution the procedure needs.
+  fewer operations than the full-size, unstrided convolution the procedure needs; with the
+  policy's ``frequency_domain_gemms``, by real DFT matrices and one batched product over the
+  frequencies (``convnorm._frequency_gemm``), the form for a GPU's tensor cores.
 
 :class:`~convnorm.layers.ConvNorm2d` keeps its prepared layer from call to call while the input's
 shape, dtype and device, the policy, grad mode and autocast stay the same, so its forward passes
@@ -52,7 +54,10 @@ paper's choice). Mixed precision: under ``torch.autocast`` the normalizer runs i
 so does the whole computation (FFTs of half-precision data lose too much), the result cast to
 the autocast dtype like the output of a convolution under autocast; with the fused filter the
 convolution runs in the autocast dtype instead and the filter reads it in that dtype,
-accumulating in float32 (``ComputationPolicy.float32_convolution`` keeps it in float32).
+accumulating in float32 (``ComputationPolicy.float32_convolution`` keeps it in float32); the
+frequency domain by matrix products (``ComputationPolicy.frequency_domain_gemms``) runs its
+transforms and products in the autocast dtype, accumulating in float32, with the normalizer and
+the kernels' spectra folded in float32.
 float16 and bfloat16 inputs outside autocast (a ``model.half()``) are computed in float32 too
 and the result cast back to their dtype, except by the fused filter, which takes them as they are.
 
