@@ -76,8 +76,10 @@ def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_
     assert PRESETS["fast"].channels_last(cuda, "bn") and not PRESETS["fast"].channels_last(cpu, "bn")
     assert not PRESETS["short-schedule"].channels_last(cuda, "bn") and not PRESETS["cpu"].channels_last(cuda, "bn")
     monkeypatch.setattr(_fused_filter, "available", lambda device: True)  # Triton as on a GPU machine
-    monkeypatch.setattr("convnorm._policy.fused_filter_available", lambda device: True)
-    assert PRESETS["fast"].channels_last(cuda, "convnorm+bn")
+    monkeypatch.setattr(_fused_filter, "_device_limits", lambda device: ((9, 0), 227 * 1024))  # an H100
+    assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn")  # the known-good filter: FFTs
+    with use_policy(current_policy().filtering("fused", "cuda")):
+        assert PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     with use_policy(current_policy().filtering("fft", "cuda")):
         assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     assert not step_timing._trainer(SMOKE, "resnet18", "bn", cpu, 1, None).config.channels_last
@@ -242,9 +244,11 @@ def test_the_benchmark_chooses_the_fastest_correct_filter():
     assert bench.choose(checks, {"eager": eager}) == "fft"  # dense is faster but wrong
     graphed = {"bf16": {"convnorm2d+bn[fused]": 0.5, "convnorm2d+bn[fft]": "RuntimeError: cannot capture"}}
     assert bench.choose(checks, {"eager": eager, "graphed": graphed}) == "fused"  # graphed times come first
-    assert bench.choose(checks, {}) == "fused"  # nothing timed: the package's rule, where it is correct
+    assert bench.choose(checks, {}) == "fft"  # nothing timed: the known-good filter, where it is correct
+    assert bench.choose({"fft": {"ok": False}, "fused": {"ok": True}, "dense": {"ok": True}}, {}) == "dense"
     assert bench.choose({"fft": {"ok": True}, "fused": {"ok": False}}, {}) == "fft"
     assert bench.choose({"fft": {"ok": False}}, {}) is None
+    assert bench.choose(checks, {"eager": eager}, ruled_out=("fft",)) == "fused"  # a later check ruled it out
 
 
 @pytest.mark.rehearsal
