@@ -109,7 +109,7 @@ if [ "$PHASE" != train ]; then
     budget=$(capped "$BENCH_S" 3)
     compiling=$(capped "$COMPILE_S" 3)
     log "the layer's benchmark (checks, compilation at most ${compiling} s, then ${budget} s of timing)"
-    timeout -k 10 $(( budget + compiling + 30 )) "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" \
+    timeout -k 10 "$(capped $(( budget + compiling + 30 )) 1)" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" \
         --budget "$budget" --out "$STATE/$bench" > "$WORK/logs/bench.log" 2>&1
     log "the benchmark ended (exit $?); its whole log:"
     cat "$WORK/logs/bench.log"
