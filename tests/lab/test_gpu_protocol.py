@@ -170,11 +170,12 @@ def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_p
     assert "vgg16 oni+bn bf16 not measured" in stand_in and "resnet18 bn fp32" in stand_in
 
 
-def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300, cwd: Path | None = None
+              ) -> subprocess.CompletedProcess:
     sources = os.pathsep.join([str(ROOT), str(ROOT / "lab"), str(ROOT / "book_code")])
     env = {**os.environ, "PYTHONPATH": sources, "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 @functools.cache
@@ -276,6 +277,24 @@ def test_the_benchmark_and_the_calibration_stay_within_their_budgets(random_cifa
     results = json.loads(out.read_text())["results"]
     assert results["filter"] == "dense" and len(results["step_times"]) < len(results["skipped"])
     assert {"what": "step time of vgg16:convnorm+bn", "why": "the budget was spent"} in results["skipped"]
+
+
+@pytest.mark.rehearsal
+def test_the_plan_reads_its_own_checkouts_records_wherever_it_is_started(tmp_path):
+    """``--plan`` started from another folder (where a plan that read the working directory's
+    records would find none), and from a folder holding another ``results/`` (an older clone's,
+    whose pilot has one conditioning seed of three, which changes the paper's effect the
+    conditioning endpoint is planned at), prints the same plan: the checkout's."""
+    decoy = tmp_path / "older-clone"
+    pilot = decoy / "results" / "archive" / "cpu-jpeg-q75"
+    pilot.mkdir(parents=True)
+    shutil.copy(ROOT / "results" / "paper_reference_values.json", decoy / "results")
+    shutil.copy(ROOT / "results" / "archive" / "cpu-jpeg-q75" / "conditioning-cpu-seed0.json", pilot)
+    args = ("--plan", "--preset", SMOKE, "--output", str(tmp_path / "out"))
+    plans = [_gpu_runs(*args, cwd=folder) for folder in (tmp_path, decoy)]
+    assert all(plan.returncode == 0 for plan in plans), [plan.stderr[-2000:] for plan in plans]
+    assert plans[0].stdout == plans[1].stdout  # the decoy's pilot would change the conditioning's effect
+    assert "channel conditioning" in plans[0].stdout and "the pilot (2 seeds)" in plans[0].stdout
 
 
 @pytest.mark.rehearsal
