@@ -24,7 +24,8 @@ filter a training then takes for it (``--filter`` of ``calibrate_gpu.py`` and
    cross-entropy, backward, SGD with momentum) under bfloat16 autocast at the fast protocol's
    batch, Conv2d+BN against ConvNorm2d+BN with each correct contender: on a GPU as one CUDA graph
    per step (each network in its own process: two captured networks in one process have
-   failed), elsewhere eagerly (interleaved, medians of the rounds).
+   failed), elsewhere, or where no ConvNorm step could be graphed, eagerly (interleaved,
+   medians of the rounds).
 4. **Layers** (``layers``): forward and backward of the ResNet18's seven 3x3 layer shapes at the
    bfloat16 batch, channels-last as the network runs, Conv2d against ConvNorm2d with each
    correct contender, interleaved.
@@ -540,7 +541,7 @@ def run(args: argparse.Namespace) -> dict:
         _checks(record, contenders, device)
         correct = [name for name in contenders if results["checks"][name].get("ok")]
         print(f"filter: {results['chosen_filter']}")
-        _compile(record, correct, scale, device)
+        _compile(record, correct, scale, device, args.compile_budget)
         begin = time.perf_counter()
         left = lambda: args.budget - (time.perf_counter() - begin)  # noqa: E731
         _headline(record, correct, scale, args.scale, device, left)
@@ -568,28 +569,33 @@ def _checks(record: Record, contenders: list[str], device: torch.device) -> None
     record.save("checks")
 
 
-def _compile(record: Record, correct: list[str], scale: dict, device: torch.device) -> None:
+def _compile(record: Record, correct: list[str], scale: dict, device: torch.device, budget: float) -> None:
     """Section 2: every step the later sections time, run once per correct contender, and the
-    graph check's networks under the chosen filter, outside the budget (each failure recorded).
-    Off CUDA nothing is compiled (Triton's interpreter runs the kernels as Python)."""
+    graph check's networks under each correct contender, outside the timed budget (each failure
+    recorded), in the order the window needs them (the headline's steps and the graph check's
+    networks first), until ``budget`` seconds are spent: a group not compiled by then is not
+    timed (its times would hold its compilation). Off CUDA nothing is compiled (Triton's
+    interpreter runs the kernels as Python)."""
     if device.type != "cuda":
         record.skip("the compilation", "no CUDA device: nothing to compile")
         record.save("compile")
         return
     begin = time.perf_counter()
     labels = ["conv2d+bn", *(f"convnorm2d+bn[{name}]" for name in correct)]
-    groups = {f"{precision} steps": lambda precision=precision: network_steps(
-        precision, labels + (["authors+bn"] if precision == "fp32" else []), scale, device)
-        for precision in ("bf16", "fp32")}
+    groups = {"bf16 steps": lambda: network_steps("bf16", labels, scale, device),
+              "the graph check's networks": lambda: {f"{name} {i}": step for name in correct
+                                                     for i, step in enumerate(graph_check_steps(name, device))}}
     for shape in layer_shapes(scale):
         groups[f"layer {_shape_name(shape)}"] = lambda shape=shape: layer_steps(shape, correct, scale, device)
-        if "fused" in correct and device.type == "cuda":
+    groups["fp32 steps"] = lambda: network_steps("fp32", labels + ["authors+bn"], scale, device)
+    if "fused" in correct:
+        for shape in layer_shapes(scale):
             groups[f"sweep {_shape_name(shape)}"] = lambda shape=shape: sweep_steps(shape, scale, device)
-    chosen = record.results["chosen_filter"]
-    if device.type == "cuda" and chosen is not None:
-        groups["the graph check's networks"] = lambda: dict(enumerate(graph_check_steps(chosen, device)))
     errors = record.results["errors"]
     for group, make in groups.items():
+        if time.perf_counter() - begin > budget:
+            record.skip(f"compiling {group}", "the compilation's budget was spent: not timed")
+            continue
         before = len(errors)
         for label, step in (record.item(f"compiling {group}", make) or {}).items():
             record.item(f"compiling {group}: {label}", step)
@@ -599,16 +605,32 @@ def _compile(record: Record, correct: list[str], scale: dict, device: torch.devi
     record.save("compile")
 
 
+def _compiled(record: Record, group: str, device: torch.device) -> bool:
+    """Whether ``group``'s steps may be timed: compiled (off CUDA there is nothing to compile);
+    where not, the skip is recorded."""
+    if device.type != "cuda" or record.results["compiled"].get(group):
+        return True
+    record.skip(group, "not compiled (see errors, or the compilation's budget)")
+    return False
+
+
 def _headline(record: Record, correct: list[str], scale: dict, scale_name: str, device: torch.device, left) -> None:
     """Section 3: the bfloat16 step, BN against ConvNorm+BN with each correct contender."""
     labels = ["conv2d+bn", *(f"convnorm2d+bn[{name}]" for name in correct)]
+    if not _compiled(record, "bf16 steps", device):
+        record.save("headline")
+        return
     if device.type == "cuda":
         for label in labels:
             _graphed(record, "bf16", label, scale_name, left)
-            record.save()
+        graphed_times = record.results["steps"]["graphed"].get("bf16", {})
+        if any(isinstance(graphed_times.get(label), float) for label in labels[1:]):
+            record.save("headline")
+            return
+        record.skip("graphed bf16 steps of ConvNorm", "none was timed: the eager steps instead")
     else:
         record.skip("CUDA graphs", "no CUDA device")
-        _eager(record, "bf16", labels, scale, device, left)
+    _eager(record, "bf16", labels, scale, device, left)
     record.save("headline")
 
 
@@ -638,6 +660,8 @@ def _layers(record: Record, correct: list[str], scale: dict, device: torch.devic
     """Section 4: the seven layer shapes, channels-last."""
     for shape in layer_shapes(scale):
         name = _shape_name(shape)
+        if not _compiled(record, f"layer {name}", device):
+            continue
         steps = record.item(f"layer {name}", lambda shape=shape: layer_steps(shape, correct, scale, device))
         timed = (record.item(f"timing layer {name}", lambda steps=steps: budgeted_medians(steps, scale["rounds"], left))
                  if steps else None)
@@ -651,6 +675,9 @@ def _layers(record: Record, correct: list[str], scale: dict, device: torch.devic
 
 def _float32(record: Record, correct: list[str], scale: dict, scale_name: str, device: torch.device, left) -> None:
     """Section 5: the float32 step beside the authors' algorithm, eagerly, and graphed on a GPU."""
+    if not _compiled(record, "fp32 steps", device):
+        record.save("float32")
+        return
     labels = ["conv2d+bn", *(f"convnorm2d+bn[{name}]" for name in correct), "authors+bn"]
     _eager(record, "fp32", labels, scale, device, left)
     chosen = record.results["chosen_filter"]
@@ -671,6 +698,8 @@ def _sweep(record: Record, correct: list[str], scale: dict, device: torch.device
     left = lambda: SWEEP_S - (time.perf_counter() - begin)  # noqa: E731
     for shape in layer_shapes(scale):
         name = _shape_name(shape)
+        if not _compiled(record, f"sweep {name}", device):
+            continue
         steps = record.item(f"sweep {name}", lambda shape=shape: sweep_steps(shape, scale, device))
         timed = record.item(f"timing sweep {name}", lambda steps=steps: budgeted_medians(
             steps, 1, left)) if steps else None
@@ -702,6 +731,8 @@ def main() -> None:
     parser.add_argument("--scale", choices=list(SCALES), default="full")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds of timing after the checks and the compilation; what is not reached is skipped")
+    parser.add_argument("--compile-budget", type=float, default=150.0,
+                        help="seconds of compilation before the timing (a GPU only); what is not compiled is not timed")
     parser.add_argument("--out", default=None)
     parser.add_argument("--checks-only", action="store_true", help="check the contenders, time nothing")
     parser.add_argument("--chosen", nargs="+", metavar="RECORD", help="print the choice of these records and exit")

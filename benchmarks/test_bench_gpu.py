@@ -129,6 +129,7 @@ def test_a_benchmark_killed_mid_run_leaves_its_record_with_the_checks(tmp_path, 
     record = _record(out)
     assert record is not None, output
     assert set(record["checks"]) == {"fft", "dense", "fused"}
+    assert record["setup"]["cudnn_benchmark"] is True  # cuDNN's autotuner, as the trainer and the calibration
     chosen = record["chosen_filter"]
     assert chosen is not None and record["checks"][chosen]["ok"]
     assert bench.chosen([str(out)], ()) == chosen

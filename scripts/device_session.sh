@@ -110,11 +110,11 @@ if [ "$PHASE" != train ]; then
     compiling=$(capped "$COMPILE_S" 3)
     log "the layer's benchmark (checks, compilation at most ${compiling} s, then ${budget} s of timing)"
     timeout -k 10 "$(capped $(( budget + compiling + 30 )) 1)" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" \
-        --budget "$budget" --out "$STATE/$bench" > "$WORK/logs/bench.log" 2>&1
+        --budget "$budget" --compile-budget "$compiling" --out "$STATE/$bench" > "$WORK/logs/bench.log" 2>&1
     log "the benchmark ended (exit $?); its whole log:"
     cat "$WORK/logs/bench.log"
     if [ "$device" != cpu ] && grep -q '^fused: correct' "$WORK/logs/bench.log"; then
-        budget=$(capped "$KERNEL_TESTS_S" 3)
+        budget=$(capped "$KERNEL_TESTS_S" 2)  # half of what is left: the graph check takes the rest
         log "the fused filter's and the layer's CUDA tests (at most ${budget} s)"
         timeout -k 10 "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
             tests/convnorm/test_fused_filter.py tests/convnorm/test_layer_cuda.py > "$WORK/logs/kernel-tests.log" 2>&1
@@ -129,7 +129,7 @@ if [ "$PHASE" != train ]; then
         && tar czf "$OUT/measure.tgz" "benchmarks/results/$bench" "benchmarks/results/${bench%.json}.log"
     if [ -n "$filter" ]; then log "ConvNorm filters by: $filter"; else log "no filter passed its check yet: the next step checks the known-good one"; fi
     if [ "$device" != cpu ]; then
-        budget=$(capped "$CHECKS_S" 3)
+        budget=$(capped "$CHECKS_S" 1)  # the measure step's last: what is left, up to CHECKS_S
         log "graph check (at most ${budget} s; its kernels were compiled by the benchmark)"
         FILTER=$filter timeout -k 10 "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
             tests/lab/test_training_cuda.py > "$WORK/logs/cuda-checks.log" 2>&1
