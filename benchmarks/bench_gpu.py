@@ -115,6 +115,8 @@ SWEEP = {"num_warps": (1, 2, 4, 8), "programs_per_sm": (2, 4, 8, 16)}
 analyses expect 1/2/4 for the 16/32/64 blocks) and programs per multiprocessor (8-16 expected)."""
 SWEEP_S = 20.0
 """Seconds the sweep may take, its compilation excepted (done before, with the rest)."""
+SWEEP_ROUNDS = 3
+"""Timed rounds of each setting at each shape (medians), as many as ``SWEEP_S`` leaves."""
 
 
 class Contender(NamedTuple):
@@ -596,10 +598,18 @@ def _compile(record: Record, correct: list[str], scale: dict, device: torch.devi
         if time.perf_counter() - begin > budget:
             record.skip(f"compiling {group}", "the compilation's budget was spent: not timed")
             continue
-        before = len(errors)
-        for label, step in (record.item(f"compiling {group}", make) or {}).items():
+        steps, failed = record.item(f"compiling {group}", make), []
+        for label, step in (steps or {}).items():
+            before = len(errors)
             record.item(f"compiling {group}: {label}", step)
-        record.results["compiled"][group] = len(errors) == before
+            if len(errors) > before:
+                failed.append(label)
+        # a sweep's settings are timed without those that failed (a setting a GPU cannot take);
+        # every other group is timed whole or not at all
+        sweep = group.startswith("sweep ")
+        record.results["compiled"][group] = steps is not None and (len(failed) < len(steps) if sweep else not failed)
+        if failed and sweep:
+            record.results.setdefault("sweep_failed", {})[group] = failed
     record.results["compile_s"] = time.perf_counter() - begin
     print(f"compiled in {record.results['compile_s']:.1f} s")
     record.save("compile")
@@ -700,9 +710,11 @@ def _sweep(record: Record, correct: list[str], scale: dict, device: torch.device
         name = _shape_name(shape)
         if not _compiled(record, f"sweep {name}", device):
             continue
-        steps = record.item(f"sweep {name}", lambda shape=shape: sweep_steps(shape, scale, device))
+        failed = record.results.get("sweep_failed", {}).get(f"sweep {name}", [])
+        steps = record.item(f"sweep {name}", lambda shape=shape, failed=failed: {
+            setting: step for setting, step in sweep_steps(shape, scale, device).items() if setting not in failed})
         timed = record.item(f"timing sweep {name}", lambda steps=steps: budgeted_medians(
-            steps, 1, left)) if steps else None
+            steps, SWEEP_ROUNDS, left)) if steps else None
         if timed is None:
             record.skip(f"sweep of {name}", "its 20 s were spent" if left() <= 0 else "it failed (see errors)")
             continue

@@ -83,6 +83,25 @@ def test_the_contenders_are_a_registry_of_policies():
         bench.CONTENDERS)
 
 
+def test_the_sweep_launches_the_kernels_with_each_setting(monkeypatch):
+    """Each setting of the sweep reaches the kernels' launchers as their ``num_warps`` and
+    ``programs_per_sm``, forward and backward, on a layer shape's full convolution output."""
+    import torch
+
+    from convnorm import _fused_filter
+
+    seen = []
+    monkeypatch.setattr(_fused_filter, "filter_forward", lambda *a, **k: seen.append(("forward", k)))
+    monkeypatch.setattr(_fused_filter, "filter_backward", lambda *a, **k: seen.append(("backward", k)))
+    steps = bench.sweep_steps((4, 4, 8, 2), bench.SCALES["smoke"], torch.device("cpu"))
+    assert len(steps) == len(bench.SWEEP["num_warps"]) * len(bench.SWEEP["programs_per_sm"])
+    for step in steps.values():
+        step()
+    settings = {(k["num_warps"], k["programs_per_sm"]) for _, k in seen}
+    assert settings == set(itertools.product(bench.SWEEP["num_warps"], bench.SWEEP["programs_per_sm"]))
+    assert [way for way, _ in seen].count("forward") == len(steps) == [way for way, _ in seen].count("backward")
+
+
 def _env() -> dict:
     return {**os.environ, "OMP_NUM_THREADS": "1", "TRITON_INTERPRET": "1", "PYTHONUNBUFFERED": "1",
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "lab"), str(ROOT / "book_code"),

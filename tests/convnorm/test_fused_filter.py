@@ -308,6 +308,31 @@ def test_matrices_are_the_dense_dft_planes_padded_and_cached():
     assert cache_entries()["convnorm._fused_filter.filter_matrices"] == 0
 
 
+def test_the_kernels_tuning_changes_no_result(monkeypatch):
+    """``num_warps`` and ``programs_per_sm`` (what the GPU benchmark sweeps) change how the work is
+    split, never the result beyond float32's rounding; on a GPU more programs per multiprocessor
+    give each fewer samples."""
+    geo = geometry("L10-stride2")
+    y, real, imag, _, _ = filter_case(geo, n=5, c=3)
+    g = torch.randn(5, 3, *geo.out_size, device=DEVICE)
+    mats = matrices(geo)
+    want = (fused.filter_forward(y, real, imag, mats), *fused.filter_backward(g, y, real, imag, mats, True, True))
+    got = (fused.filter_forward(y, real, imag, mats, num_warps=2, programs_per_sm=8),
+           *fused.filter_backward(g, y, real, imag, mats, True, True, num_warps=1, programs_per_sm=16))
+    for a, b in zip(got, want):  # the products are summed over other blocks of samples: float32's rounding
+        assert error(a, b.double().cpu()) < FLOAT32_TOLERANCE
+
+    class Properties:  # an H100's multiprocessors
+        multi_processor_count = 132
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Properties)
+    cuda = torch.device("cuda")
+    per_program = {per_sm: fused._samples_per_program(512, 64, cuda, None, per_sm) for per_sm in (None, 2, 8, 16)}
+    assert per_program[None] == per_program[fused.PROGRAMS_PER_SM]
+    assert per_program[2] > per_program[8] > per_program[16] >= 1
+    assert fused._samples_per_program(512, 64, torch.device("cpu"), None, 16) == 512  # the interpreter: one program
+
+
 def test_unsupported_arguments_are_refused_by_name():
     """Sizes beyond 64, other dtypes, shapes, planes, precisions and splits: a ValueError that
     names the argument and the rule."""
@@ -330,6 +355,10 @@ def test_unsupported_arguments_are_refused_by_name():
         fused.filter_forward(y, real, imag, mats, precision="bf16")
     with pytest.raises(ValueError, match="samples_per_program must be a positive integer"):
         fused.filter_forward(y, real, imag, mats, samples_per_program=0)
+    with pytest.raises(ValueError, match="programs_per_sm must be a positive integer"):
+        fused.filter_backward(y[..., :4, :4], y, real, imag, mats, True, True, programs_per_sm=0)
+    with pytest.raises(ValueError, match="num_warps must be one of \\[1, 2, 4, 8, 16\\], got 3"):
+        fused.filter_forward(y, real, imag, mats, num_warps=3)
     with pytest.raises(ValueError, match="grad_z must have shape \\(N, C, 4, 4\\)"):
         fused.filter_backward(y, y, real, imag, mats, True, True)
     with pytest.raises(ValueError, match="grad_z must have shape \\(N, C, O0, O1\\) = \\(3, 2, 4, 4\\)"):

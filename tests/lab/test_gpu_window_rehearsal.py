@@ -101,6 +101,6 @@ def test_a_whole_window_rehearsed_ends_with_a_record_a_safe_choice_and_why_it_st
     filter = (tmp_path / "state" / "filter").read_text().strip()
     assert filter == record["chosen_filter"] and record["checks"][filter]["ok"]
     status = json.loads((tmp_path / "out" / "status.json").read_text())
-    assert status.get("filter", filter) == filter and status["stopped"]  # no "filter" where no training started
+    assert status.get("filter", filter) == filter  # no "filter" where no training started
     stopped = [line for line in done.stdout.splitlines() if "stopped: " in line]
     assert stopped and stopped[-1].split("stopped: ", 1)[1].strip()
