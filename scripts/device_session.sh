@@ -53,6 +53,7 @@ BENCH_S=${BENCH_S:-60}  # the benchmark's timed sections; its checks and compila
 COMPILE_S=${COMPILE_S:-150}  # Triton compiling every specialization the networks launch (60-100 s seen on an H200)
 KERNEL_TESTS_S=${KERNEL_TESTS_S:-150}  # the fused filter's and the layer's CUDA tests, their compilation included
 CHECKS_ONLY_S=${CHECKS_ONLY_S:-120}  # the train step's own checks, where no record has one that passed
+CHECKS_ONLY_MIN_S=${CHECKS_ONLY_MIN_S:-10}  # below this the checks cannot finish: the window stops
 CHECKS_S=${CHECKS_S:-45}  # graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
 CALIBRATION_S=${CALIBRATION_S:-75}
 CALIBRATION_MIN_S=${CALIBRATION_MIN_S:-20}  # below this a calibration's children time nothing
@@ -120,7 +121,8 @@ if [ "$PHASE" != train ]; then
             tests/convnorm/test_fused_filter.py tests/convnorm/test_layer_cuda.py > "$WORK/logs/kernel-tests.log" 2>&1
         status=$?
         tail -n 5 "$WORK/logs/kernel-tests.log"
-        if [ "$status" -ne 0 ]; then echo fused > "$STATE/ruled_out"; log "they did not pass (exit $status): the fused filter is ruled out"; fi
+        if [ "$status" -ge 124 ]; then echo fused > "$STATE/ruled_out"; log "they did not finish in ${budget} s: the fused filter, unverified here, is ruled out"
+        elif [ "$status" -ne 0 ]; then echo fused > "$STATE/ruled_out"; log "they did not pass (exit $status): the fused filter is ruled out"; fi
     fi
     filter=$(chosen)
     echo "$filter" > "$STATE/filter"
@@ -147,13 +149,15 @@ fi
 if [ ! -s "$STATE/filter" ]; then  # the measure step was cut, or chose nothing: a filter whose check passed
     filter=$(chosen)
     if [ -z "$filter" ]; then
-        log "no benchmark record with a passed check: checking the filters (no timing)"
-        timeout -k 10 "$(capped "$CHECKS_ONLY_S" 3)" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" --checks-only \
+        budget=$(capped "$CHECKS_ONLY_S" 3)
+        [ "$budget" -ge "$CHECKS_ONLY_MIN_S" ] || stop "no time left to check a filter (${budget} s), and no record of a check that passed"
+        log "no benchmark record with a passed check: checking the filters (at most ${budget} s, no timing)"
+        timeout -k 10 "$budget" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" --checks-only \
             --out "$STATE/bench_gpu_${slug}_${stamp}_checks.json" > "$WORK/logs/checks-only.log" 2>&1
         cat "$WORK/logs/checks-only.log"
         filter=$(chosen)
     fi
-    [ -n "$filter" ] || stop "no filter passed its check"
+    [ -n "$filter" ] || stop "no filter passed its check (or its checks did not finish in ${budget} s)"
     echo "$filter" > "$STATE/filter"
     log "ConvNorm filters by: $filter (from the checks on record)"
 fi

@@ -429,7 +429,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     assert measured.returncode == 0, measured.stdout + measured.stderr
     assert trained.returncode == 0, trained.stdout + trained.stderr
     with tarfile.open(tmp_path / "out-measure" / "measure.tgz") as tar:
-        (bench,) = [m for m in tar.getnames() if m.startswith("benchmarks/results/bench_gpu_cpu")]
+        (bench,) = [m for m in tar.getnames() if m.startswith("benchmarks/results/bench_gpu_cpu")
+                    and m.endswith(".json")]  # beside it, the benchmark's whole log
     filter = (tmp_path / "state" / "filter").read_text().strip()
     status = json.loads((tmp_path / "out-train" / "status.json").read_text())
     assert status["finished"] and not status["failed"] and status["filter"] == filter
