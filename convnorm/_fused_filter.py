@@ -62,6 +62,31 @@ MAX_LENGTH = 64
 thread has (see above), and the next block, 128, would hold four times as much; larger layers
 take the FFTs."""
 
+MIN_CAPABILITY = (8, 0)
+"""Least CUDA compute capability the kernels run on: their TensorFloat-32 and bfloat16
+products need the tensor cores of Ampere (sm_80) or later; compiled for a T4 (sm_75, Turing)
+they get no tensor-core instruction (``tests/convnorm/test_fused_filter_compiled.py``)."""
+
+SHARED_MEMORY = {(16, "half"): 10752, (16, "tf32"): 15360, (16, "ieee"): 16384,
+                 (32, "half"): 32768, (32, "tf32"): 49152, (32, "ieee"): 49152,
+                 (64, "half"): 135168, (64, "tf32"): 233472, (64, "ieee"): 196608}
+"""Bytes of shared memory a program needs, by its largest block (:func:`block_size` of the
+normalization size) and what it computes (:func:`_kind`: half-precision data, or float32 with
+``"tf32"`` or ``"ieee"`` products): the largest over both kernels, compiled for sm_80 and
+sm_90 with their default warps (``tests/convnorm/test_fused_filter_compiled.py`` compiles them
+and checks this table). At blocks of 64 this is more than a consumer GPU's 99 KiB (sm_86,
+sm_89) and, for float32, than an A100's 163 KiB; ``"tf32"`` float32 needs 228 KiB, more than
+even a Hopper GPU's 227. A GPU whose blocks may opt in to less takes the next filter
+(:func:`fits`)."""
+
+PROGRAMS_PER_SM = 2
+"""Programs per multiprocessor the samples are split for by default: a starting point, not a
+measurement. ``benchmarks/bench_gpu.py`` sweeps it with the warps; a later default follows a
+stored record of that sweep."""
+
+WARPS = (1, 2, 4, 8, 16)
+"""The warps per program a caller may ask for (Triton takes powers of two)."""
+
 PRECISIONS = ("ieee", "tf32")
 """``tl.dot``'s ``input_precision``: float32 products (FMA units), or TensorFloat-32 (tensor
 cores; operands rounded to 10-bit mantissas, about 1e-3 of the largest entry over the four
@@ -103,6 +128,38 @@ def available(device: torch.device | str) -> bool:
     return device.type == "cuda" or (device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1")
 
 
+def fits(device: torch.device | str, length: tuple[int, ...] | None = None, dtype: torch.dtype | None = None,
+         precision: str | None = None) -> bool:
+    """Whether the fused kernels run here for a layer of normalization size ``length`` whose
+    filter reads ``dtype`` with products in ``precision`` (None: for every size up to
+    ``MAX_LENGTH``, every dtype, every precision): :func:`available`, at most ``MAX_LENGTH`` per
+    axis, and on a CUDA GPU one of capability at least ``MIN_CAPABILITY`` whose shared memory
+    per block holds what the kernels were compiled to need (``SHARED_MEMORY``). A GPU that does
+    not fit takes the policy's next filter."""
+    device = torch.device(device)
+    length = (MAX_LENGTH, MAX_LENGTH) if length is None else tuple(length)
+    if not available(device) or max(length) > MAX_LENGTH:
+        return False
+    if device.type != "cuda":
+        return True  # the interpreter: no shared memory to fit
+    capability, shared = _device_limits(device)
+    block = block_size(max(length))
+    kinds = [_kind(dtype, precision)] if dtype is not None and precision is not None else ["half", "tf32", "ieee"]
+    return capability >= MIN_CAPABILITY and all(SHARED_MEMORY[block, kind] <= shared for kind in kinds)
+
+
+def _kind(dtype: torch.dtype, precision: str) -> str:
+    """What a program computes, as ``SHARED_MEMORY`` keys it: ``"half"`` for bfloat16 and
+    float16 data (always ``"tf32"`` products), else float32's ``precision``."""
+    return "half" if dtype in (torch.bfloat16, torch.float16) else precision
+
+
+def _device_limits(device: torch.device) -> tuple[tuple[int, int], int]:
+    """A CUDA GPU's compute capability and the shared memory a block may opt in to, in bytes."""
+    properties = torch.cuda.get_device_properties(device)
+    return (properties.major, properties.minor), properties.shared_memory_per_block_optin
+
+
 def block_size(size: int) -> int:
     """The block a kernel gives a size: the next power of two, at least 16 (``tl.dot``'s least)."""
     return max(16, 1 << (size - 1).bit_length())
@@ -132,15 +189,18 @@ def filter_matrices(dft: DenseDFT) -> FilterMatrices:
 
 def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_imag: torch.Tensor,
                    matrices: FilterMatrices, bias: torch.Tensor | None = None, precision: str = "ieee", *,
-                   samples_per_program: int | None = None) -> torch.Tensor:
+                   samples_per_program: int | None = None, num_warps: int | None = None,
+                   programs_per_sm: int | None = None) -> torch.Tensor:
     r"""The filtered, cropped, strided output :math:`z` ``(N, C, O0, O1)`` of the full
     convolution's output ``y`` ``(N, C, L0, L1)`` (float32, bfloat16 or float16, any strides:
     contiguous and channels-last are both read in place), by the multiplier with planes
     ``multiplier_real``, ``multiplier_imag`` (float32 ``(C, L0, K)``), plus ``bias`` ``(C,)``
     if given; in ``y``'s dtype, channels-last if ``y`` is (else contiguous). Products in float32
     with ``tl.dot``'s ``precision`` (one of ``PRECISIONS``). ``samples_per_program``: samples
-    each program filters (default: enough programs for two per multiprocessor on a GPU, one
-    per channel under the interpreter).
+    each program filters (default: enough programs for ``programs_per_sm`` per multiprocessor on
+    a GPU, default ``PROGRAMS_PER_SM``; one per channel under the interpreter). ``num_warps``:
+    warps per program (default: :func:`_num_warps` of the blocks). The last two are what
+    ``benchmarks/bench_gpu.py`` sweeps.
 
     Raises:
         ImportError: if triton does not import.
@@ -152,33 +212,35 @@ def filter_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_im
         if tuple(bias.shape) != (c,) or not bias.is_floating_point() or bias.device != y.device:
             raise ValueError(f"bias must be a floating-point tensor of shape ({c},) on {y.device}, "
                              f"got {tuple(bias.shape)} {bias.dtype} on {bias.device}")
-    if samples_per_program is not None:
-        check_positive_int("samples_per_program", samples_per_program)
-    return launch_forward(y, multiplier_real, multiplier_imag, matrices, bias, precision, samples_per_program)
+    _check_tuning(samples_per_program, num_warps, programs_per_sm)
+    return launch_forward(y, multiplier_real, multiplier_imag, matrices, bias, precision, samples_per_program,
+                          num_warps, programs_per_sm)
 
 
 def launch_forward(y: torch.Tensor, multiplier_real: torch.Tensor, multiplier_imag: torch.Tensor,
                    matrices: FilterMatrices, bias: torch.Tensor | None, precision: str,
-                   samples_per_program: int | None = None) -> torch.Tensor:
+                   samples_per_program: int | None = None, num_warps: int | None = None,
+                   programs_per_sm: int | None = None) -> torch.Tensor:
     """:func:`filter_forward` without its checks, for a caller that has checked the arguments
     once (the layer's engine: the shapes, dtypes and device are fixed by its prepared plan), so
     that a forward call passes few Python frames."""
     n, c = y.shape[0], y.shape[1]
     z = torch.empty(n, c, *matrices.out_size, dtype=y.dtype, device=y.device, memory_format=_memory_format(y))
-    per_program = _samples_per_program(n, c, y.device, samples_per_program)
+    per_program = _samples_per_program(n, c, y.device, samples_per_program, programs_per_sm)
     blocks = _blocks(matrices)
     if n * c:
         _kernels().forward_kernel[(c, -(-n // per_program))](
             y, z, multiplier_real, multiplier_imag, multiplier_real if bias is None else bias.contiguous(),
             *matrices[:4], n, *matrices.length, multiplier_real.shape[-1], *matrices.out_size, *y.stride(),
             *z.stride(), per_program, *blocks, HAS_BIAS=bias is not None, PRECISION=precision,
-            num_warps=_num_warps(*blocks[:2]))
+            num_warps=num_warps or _num_warps(*blocks[:2]))
     return z
 
 
 def filter_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_real: torch.Tensor,
                     multiplier_imag: torch.Tensor, matrices: FilterMatrices, need_grad_y: bool, need_products: bool,
-                    precision: str = "ieee", *, samples_per_program: int | None = None
+                    precision: str = "ieee", *, samples_per_program: int | None = None,
+                    num_warps: int | None = None, programs_per_sm: int | None = None
                     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     r"""``(grad_y, products_real, products_imag)`` for :func:`filter_forward` of ``y`` with the
     same multiplier and ``matrices``, given ``grad_z`` :math:`= \partial\mathcal L/\partial z`
@@ -190,7 +252,7 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_rea
     not needed. ``y`` may be None when no products are asked for (a frozen affine kernel: the
     caller then keeps no copy of the full convolution's output); ``grad_y`` then has
     ``grad_z``'s dtype and memory format. ``precision`` and ``samples_per_program`` as in
-    :func:`filter_forward`.
+    :func:`filter_forward`, and so are ``num_warps`` and ``programs_per_sm``.
 
     Raises:
         ImportError: if triton does not import.
@@ -205,22 +267,22 @@ def filter_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_rea
         if grad_z.shape[:2] != y.shape[:2]:
             raise ValueError(f"grad_z must have shape (N, C, O0, O1) = {(n, c, *matrices.out_size)}, "
                              f"got {tuple(grad_z.shape)}")
-    if samples_per_program is not None:
-        check_positive_int("samples_per_program", samples_per_program)
+    _check_tuning(samples_per_program, num_warps, programs_per_sm)
     return launch_backward(grad_z, y, multiplier_real, multiplier_imag, matrices, need_grad_y, need_products,
-                           precision, samples_per_program)
+                           precision, samples_per_program, num_warps, programs_per_sm)
 
 
 def launch_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_real: torch.Tensor,
                     multiplier_imag: torch.Tensor, matrices: FilterMatrices, need_grad_y: bool, need_products: bool,
-                    precision: str, samples_per_program: int | None = None
+                    precision: str, samples_per_program: int | None = None, num_warps: int | None = None,
+                    programs_per_sm: int | None = None
                     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """:func:`filter_backward` without its checks (see :func:`launch_forward`)."""
     if not (need_grad_y or need_products):
         return None, None, None
     n, c = grad_z.shape[0], grad_z.shape[1]
     k = multiplier_real.shape[-1]
-    per_program = _samples_per_program(n, c, grad_z.device, samples_per_program)
+    per_program = _samples_per_program(n, c, grad_z.device, samples_per_program, programs_per_sm)
     programs_per_channel, blocks = -(-n // per_program), _blocks(matrices)
     grad_y = None
     if need_grad_y:
@@ -237,7 +299,7 @@ def launch_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_rea
             *matrices[:4],
             n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(), *read.stride(), *written.stride(),
             per_program, *blocks, NEED_GRAD_Y=need_grad_y, NEED_PRODUCTS=need_products, PRECISION=precision,
-            num_warps=_num_warps(*blocks[:2]))
+            num_warps=num_warps or _num_warps(*blocks[:2]))
     if not need_products:
         return grad_y, None, None
     products = partial.sum(1)
@@ -330,6 +392,15 @@ def _blocks(matrices: FilterMatrices) -> tuple[int, int, int, int, int]:
     return l0p, l1p, kp, o0p, matrices.inverse_columns.shape[-1]
 
 
+def _check_tuning(samples_per_program: int | None, num_warps: int | None, programs_per_sm: int | None) -> None:
+    """``ValueError`` naming the first tuning argument that is given and not valid."""
+    for name, value in (("samples_per_program", samples_per_program), ("programs_per_sm", programs_per_sm)):
+        if value is not None:
+            check_positive_int(name, value)
+    if num_warps is not None and num_warps not in WARPS:
+        raise ValueError(f"num_warps must be one of {list(WARPS)}, got {num_warps!r}")
+
+
 def _num_warps(l0p: int, l1p: int) -> int:
     """Warps per program for tiles padded to ``(l0p, l1p)``: 4 at 16 x 16, else 8 (at 32 x 32
     the float32 ``"ieee"`` kernels need 125-144 registers a thread with 8 warps, 200-227 with 4,
@@ -337,14 +408,16 @@ def _num_warps(l0p: int, l1p: int) -> int:
     return 4 if l0p * l1p <= 16 * 16 else 8
 
 
-def _samples_per_program(n: int, channels: int, device: torch.device, requested: int | None) -> int:
-    """Samples each program filters: ``requested`` if given; on a GPU as many as leave about two
-    programs per multiprocessor (fewer samples per program would load the matrices more often
-    for no more parallelism); elsewhere (the interpreter runs programs one by one) all."""
+def _samples_per_program(n: int, channels: int, device: torch.device, requested: int | None,
+                         programs_per_sm: int | None = None) -> int:
+    """Samples each program filters: ``requested`` if given; on a GPU as many as leave about
+    ``programs_per_sm`` programs per multiprocessor (default ``PROGRAMS_PER_SM``; fewer samples
+    per program would load the matrices more often for no more parallelism); elsewhere (the
+    interpreter runs programs one by one) all."""
     if requested is not None:
         return requested
     if device.type != "cuda":
         return max(n, 1)
-    programs = 2 * torch.cuda.get_device_properties(device).multi_processor_count
+    programs = (programs_per_sm or PROGRAMS_PER_SM) * torch.cuda.get_device_properties(device).multi_processor_count
     blocks = max(1, min(n, -(-programs // max(channels, 1))))
     return max(1, -(-n // blocks))

@@ -25,8 +25,7 @@ from typing import NamedTuple
 
 import torch
 
-from ._fused_filter import MAX_LENGTH as FUSED_MAX_LENGTH
-from ._fused_filter import available as fused_filter_available
+from ._fused_filter import fits as fused_filter_fits
 from ._geometry import LayerGeometry
 from .precision import FLOAT_DTYPES
 
@@ -37,6 +36,13 @@ FILTERS = ("fft", "dense", "fused")
 """How the spatial computation filters the full convolution: FFTs, dense DFT matrix products,
 or fused GPU kernels (``convnorm._fused_filter``) that read the convolution once and write
 the layer's output once."""
+
+KNOWN_GOOD_FILTER = "fft"
+"""The filter a GPU computes with until a benchmark there shows another one correct and faster:
+FFTs (cuFFT), timed on a CUDA GPU (``bench_layer_per_layer_cuda_batch128.json``) and exact to
+float32's rounding on every geometry. The fused kernels are not the default anywhere until a
+stored GPU record shows them correct and faster on that class of GPU; a window trains with its
+own benchmark's choice (:meth:`ComputationPolicy.filtering`)."""
 
 EXPORTED_FILTER = "planar"
 """The filter of a program traced for deployment (``torch.export``, ``torch.onnx.export``,
@@ -130,17 +136,22 @@ class ComputationPolicy:
     stay in the processor's cache while the products read them. On other devices it builds
     them all at once (a GPU has no such cache to stay in, and each chunk costs several kernel
     launches)."""
-    fused_filter_devices: tuple[str, ...] = ("cuda",)
+    fused_filter_devices: tuple[str, ...] = ()
     """Device types on which the spatial computation's filter runs as fused Triton kernels
     (``convnorm._fused_filter``): one read of the convolution's output and one write of the
     layer's, in the activations' dtype, instead of an FFT round trip in float32 with its
-    copies. A CUDA GPU: elsewhere Triton does not run (its interpreter, for tests, runs it on
-    a CPU when ``TRITON_INTERPRET=1``)."""
+    copies. None by default: no stored GPU record shows them correct and faster yet, so a GPU
+    takes the :data:`KNOWN_GOOD_FILTER`; ``filtering("fused", "cuda")`` asks for them. Even
+    then a layer takes them only where they run (:func:`convnorm._fused_filter.fits`: a CUDA GPU
+    whose capability and shared memory fit the compiled kernels, or a CPU under Triton's
+    interpreter, for tests) and takes the next filter elsewhere."""
     float32_convolution: bool = False
     """Fused filter under ``torch.autocast``: keep the convolution in float32 instead of the
-    autocast dtype. The normalizer amplifies a low-pass kernel's rounding (its gain reaches
-    :math:`\varepsilon^{-1/2}` where the kernel's spectrum vanishes), so whoever needs the
-    float32 result there can keep it at the convolution's float32 cost."""
+    autocast dtype, in every layer, whatever its input's dtype (from the second layer on, a
+    network's activations are already in the autocast dtype). The normalizer amplifies a
+    low-pass kernel's rounding (its gain reaches :math:`\varepsilon^{-1/2}` where the kernel's
+    spectrum vanishes), so whoever needs the float32 result there can keep it at the
+    convolution's float32 cost."""
     fused_float32_precision: str = "ieee"
     """The fused kernels' product precision for float32 data: ``"ieee"`` (float32, the
     accuracy of the other filters) or ``"tf32"`` (TensorFloat-32's 10-bit mantissa, faster on
@@ -195,14 +206,18 @@ class ComputationPolicy:
             computation = "spatial"
         filter = convolution_dtype = precision = None
         if computation == "spatial":
-            data = autocast_dtype if autocast_dtype is not None and not self.float32_convolution else input.dtype
+            if autocast_dtype is None:
+                data = input.dtype
+            else:  # the escape hatch reads no input's dtype: the stem's and every later layer's alike
+                data = torch.float32 if self.float32_convolution else autocast_dtype
+            fused_precision = self.fused_float32_precision if data == torch.float32 else "tf32"
             if exporting:
                 filter = EXPORTED_FILTER
             elif (device in self.fused_filter_devices and d == 2 and stop_gradient and data != torch.float64
-                    and max(geometry.length) <= FUSED_MAX_LENGTH and fused_filter_available(input.device)):
+                    and fused_filter_fits(input.device, geometry.length, data, fused_precision)):
                 filter = "fused"
                 convolution_dtype = data if autocast_dtype is not None else None
-                precision = self.fused_float32_precision if data == torch.float32 else "tf32"
+                precision = fused_precision
             elif device in self.dense_transform_devices and d == 2 and small:
                 filter = "dense"
             else:
@@ -221,10 +236,14 @@ class ComputationPolicy:
 
     def keeps_channels_last(self, device_type: str) -> bool:
         """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as
-        they are: where their filter is fused (its kernels read and write through strides); the
-        FFT and dense-matrix filters transform the spatial axes of a contiguous tensor, so a
-        channels-last network would be converted at every ConvNorm layer."""
-        return device_type in self.fused_filter_devices and fused_filter_available(torch.device(device_type))
+        they are, in mixed precision (the only precision a network runs channels-last in): where
+        their filter is fused (its kernels read and write through strides) at every size it
+        takes; the FFT and dense-matrix filters transform the spatial axes of a contiguous tensor,
+        so a channels-last network would be converted at every ConvNorm layer."""
+        data = torch.float32 if self.float32_convolution else torch.bfloat16
+        precision = self.fused_float32_precision if self.float32_convolution else "tf32"
+        return device_type in self.fused_filter_devices and fused_filter_fits(torch.device(device_type), None, data,
+                                                                               precision)
 
     def changes(self) -> dict[str, object]:
         """The fields in which this policy differs from the default one, as JSON values

@@ -11,15 +11,23 @@
 # layer meanwhile, so the minute it costs is not lost; call 2 carries part 2 (.data-part2/) and
 # trains. What call 1 decided is kept on the machine in .window/ for call 2, and comes back too.
 #
-# measure: the layer's benchmark (benchmarks/bench_gpu.py, at most BENCH_S seconds: which of
-#   ConvNorm's filters is correct and fastest here, and what ConvNorm costs against Conv2d+BN and
-#   the authors' algorithm; its record in $OUT/measure.tgz), then the graph check with the chosen
-#   filter (a graphed training against an eager one, TensorFloat-32 off, at most CHECKS_S
-#   seconds; failing, the trainings step eagerly).
-# train: CIFAR-10 decoded once; MPS started where the machine has it; the calibration
-#   (benchmarks/calibrate_gpu.py: the step times of the networks to train, with the chosen
-#   filter, as they will step; at most CALIBRATION_S seconds and a third of what the deadline
-#   leaves, and none below CALIBRATION_MIN_S); then scripts/gpu_runs.py trains the plan (the primary endpoints first; stored runs
+# measure: the layer's benchmark (benchmarks/bench_gpu.py: its checks, then Triton compiling every
+#   specialization the networks launch, at most COMPILE_S seconds, then BENCH_S seconds of timing,
+#   the graphed bf16 step first: which of ConvNorm's filters is correct and fastest here, and what
+#   ConvNorm costs against Conv2d+BN and the authors' algorithm). Its record is written into
+#   $STATE after every section, so a benchmark cut short leaves what it measured; record and whole
+#   log come back in $OUT/measure.tgz. On a GPU where the fused filter passed its checks, the fused
+#   filter's and the layer's CUDA tests (at most KERNEL_TESTS_S seconds): failing, they rule it out.
+#   The filter is the record's choice (a filter whose check passed; none: the next step checks the
+#   known-good one), then the graph check with it (a graphed training against an eager one,
+#   TensorFloat-32 off, at most CHECKS_S seconds, its kernels compiled by the benchmark; failing,
+#   the trainings step eagerly).
+# train: a filter whose check passed (the measure step's, else the newest record's, else the
+#   checks run here, at most CHECKS_ONLY_S seconds; none passing stops the window); CIFAR-10
+#   decoded once; MPS started where the machine has it; the calibration (benchmarks/calibrate_gpu.py:
+#   the step times of the networks to train, with the chosen filter, as they will step; at most
+#   CALIBRATION_S seconds and a third of what the deadline leaves, and none below
+#   CALIBRATION_MIN_S); then scripts/gpu_runs.py trains the plan (the primary endpoints first; stored runs
 #   are skipped) until the deadline, starting a training only if its estimate fits, and packs
 #   each finished training at once into $OUT/results.tgz, laid out as the repository (`tar xzf
 #   results.tgz -C <repo>`), with $OUT/status.json. $OUT/logs.tgz holds the logs.
@@ -41,7 +49,11 @@ PRESET=${PRESET:-fast}
 WORK=${WORK:-/tmp/gpu}
 OUT=${OUT:-$WORK/out}
 STATE=${STATE:-$REPO/.window}  # what call 1 decided, for call 2 (ignored by git; kept on a warm machine)
-BENCH_S=${BENCH_S:-60}
+BENCH_S=${BENCH_S:-60}  # the benchmark's timed sections; its checks and compilation come before, outside it
+COMPILE_S=${COMPILE_S:-150}  # Triton compiling every specialization the networks launch (60-100 s seen on an H200)
+KERNEL_TESTS_S=${KERNEL_TESTS_S:-150}  # the fused filter's and the layer's CUDA tests, their compilation included
+CHECKS_ONLY_S=${CHECKS_ONLY_S:-120}  # the train step's own checks, where no record has one that passed
+CHECKS_ONLY_MIN_S=${CHECKS_ONLY_MIN_S:-10}  # below this the checks cannot finish: the window stops
 CHECKS_S=${CHECKS_S:-45}  # graphed trainings against eager ones, each tuning cuDNN; a timeout turns graphs off
 CALIBRATION_S=${CALIBRATION_S:-75}
 CALIBRATION_MIN_S=${CALIBRATION_MIN_S:-20}  # below this a calibration's children time nothing
@@ -84,22 +96,44 @@ echo "device: $device"
 slug=$(echo "$device" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
 stamp=$(date -u +%Y%m%dT%H%M)
 
+chosen() {  # the filter of the newest benchmark record in $STATE whose check passed (not one ruled out), or nothing
+    local records=("$STATE"/bench_gpu_*.json) out=()
+    [ -f "${records[0]}" ] || return 0
+    [ -s "$STATE/ruled_out" ] && out=(--rule-out "$(cat "$STATE/ruled_out")")
+    "$PYTHON" benchmarks/bench_gpu.py --chosen "${records[@]}" "${out[@]}" 2>>"$WORK/logs/chosen.log" | tail -n 1
+}
+
 if [ "$PHASE" != train ]; then
-    bench=benchmarks/results/bench_gpu_${slug}_${stamp}.json
+    # the record is written into $STATE after every section, so that a killed benchmark leaves it
+    # for the next step; it is archived in the repository's layout
+    bench=bench_gpu_${slug}_${stamp}.json
     budget=$(capped "$BENCH_S" 3)
-    log "the layer's benchmark (at most ${budget} s)"
-    timeout $(( budget + 30 )) "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" --budget "$budget" --out "$bench" \
-        > "$WORK/logs/bench.log" 2>&1
-    tail -n 12 "$WORK/logs/bench.log"
-    filter=$(sed -n 's/^filter: //p' "$WORK/logs/bench.log" | tail -n 1)
-    [ -n "$filter" ] && [ "$filter" != None ] || filter=""
+    compiling=$(capped "$COMPILE_S" 3)
+    log "the layer's benchmark (checks, compilation at most ${compiling} s, then ${budget} s of timing)"
+    timeout -k 10 "$(capped $(( budget + compiling + 30 )) 1)" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" \
+        --budget "$budget" --compile-budget "$compiling" --out "$STATE/$bench" > "$WORK/logs/bench.log" 2>&1
+    log "the benchmark ended (exit $?); its whole log:"
+    cat "$WORK/logs/bench.log"
+    if [ "$device" != cpu ] && grep -q '^fused: correct' "$WORK/logs/bench.log"; then
+        budget=$(capped "$KERNEL_TESTS_S" 2)  # half of what is left: the graph check takes the rest
+        log "the fused filter's and the layer's CUDA tests (at most ${budget} s)"
+        timeout -k 10 "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
+            tests/convnorm/test_fused_filter.py tests/convnorm/test_layer_cuda.py > "$WORK/logs/kernel-tests.log" 2>&1
+        status=$?
+        tail -n 5 "$WORK/logs/kernel-tests.log"
+        if [ "$status" -ge 124 ]; then echo fused > "$STATE/ruled_out"; log "they did not finish in ${budget} s: the fused filter, unverified here, is ruled out"
+        elif [ "$status" -ne 0 ]; then echo fused > "$STATE/ruled_out"; log "they did not pass (exit $status): the fused filter is ruled out"; fi
+    fi
+    filter=$(chosen)
     echo "$filter" > "$STATE/filter"
-    [ -f "$bench" ] && cp "$bench" "$STATE/" && tar czf "$OUT/measure.tgz" "$bench"
-    if [ -n "$filter" ]; then log "ConvNorm filters by: $filter"; else log "ConvNorm filters by the package's rule"; fi
+    mkdir -p benchmarks/results
+    [ -f "$STATE/$bench" ] && cp "$STATE/$bench" benchmarks/results/ && cp "$WORK/logs/bench.log" benchmarks/results/"${bench%.json}.log" \
+        && tar czf "$OUT/measure.tgz" "benchmarks/results/$bench" "benchmarks/results/${bench%.json}.log"
+    if [ -n "$filter" ]; then log "ConvNorm filters by: $filter"; else log "no filter passed its check yet: the next step checks the known-good one"; fi
     if [ "$device" != cpu ]; then
-        budget=$(capped "$CHECKS_S" 3)
-        log "graph check (at most ${budget} s)"
-        FILTER=$filter timeout "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
+        budget=$(capped "$CHECKS_S" 1)  # the measure step's last: what is left, up to CHECKS_S
+        log "graph check (at most ${budget} s; its kernels were compiled by the benchmark)"
+        FILTER=$filter timeout -k 10 "$budget" "$PYTHON" -m pytest -q -x -o addopts="" -p no:cacheprovider \
             tests/lab/test_training_cuda.py > "$WORK/logs/cuda-checks.log" 2>&1
         status=$?
         tail -n 3 "$WORK/logs/cuda-checks.log"
@@ -112,8 +146,23 @@ if [ "$PHASE" != train ]; then
     [ "$PHASE" = measure ] && finish 0
 fi
 
+if [ ! -s "$STATE/filter" ]; then  # the measure step was cut, or chose nothing: a filter whose check passed
+    filter=$(chosen)
+    if [ -z "$filter" ]; then
+        budget=$(capped "$CHECKS_ONLY_S" 3)
+        [ "$budget" -ge "$CHECKS_ONLY_MIN_S" ] || stop "no time left to check a filter (${budget} s), and no record of a check that passed"
+        log "no benchmark record with a passed check: checking the filters (at most ${budget} s, no timing)"
+        timeout -k 10 "$budget" "$PYTHON" benchmarks/bench_gpu.py --scale "$scale" --checks-only \
+            --out "$STATE/bench_gpu_${slug}_${stamp}_checks.json" > "$WORK/logs/checks-only.log" 2>&1
+        cat "$WORK/logs/checks-only.log"
+        filter=$(chosen)
+    fi
+    [ -n "$filter" ] || stop "no filter passed its check (or its checks did not finish in ${budget} s)"
+    echo "$filter" > "$STATE/filter"
+    log "ConvNorm filters by: $filter (from the checks on record)"
+fi
 filter=$(cat "$STATE/filter" 2>/dev/null); graph=$(cat "$STATE/graph" 2>/dev/null)
-[ -f "$STATE/filter" ] || log "no measure step on this machine: the package's rule, no graphs"
+[ -f "$STATE/graph" ] || log "no measure step on this machine: no graphs"
 if [ -z "${CONVNORM_DATA_DIR:-}" ]; then
     if [ -d "$REPO/.data" ]; then CONVNORM_DATA_DIR=$REPO/.data
     else  # the lossless copy's two parts, carried by two calls

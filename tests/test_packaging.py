@@ -31,3 +31,17 @@ def test_requirements_install_the_three_projects_editable():
     lines = [line.split("[")[0] for line in (ROOT / "requirements.txt").read_text().splitlines()
              if line.startswith("-e ")]
     assert lines == ["-e .", "-e ./lab", "-e ./book_code"]
+
+
+def test_the_install_brings_triton_so_the_kernels_tests_run_everywhere():
+    """requirements.txt installs the library with its ``fused`` extra, which pins triton (the
+    fused filter's tests run under its interpreter on CI's CPU, never skipped), and it is here."""
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    (library,) = [line for line in lines if line.startswith("-e .[")]
+    assert "fused" in library.split("[")[1].rstrip("]").split(",")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (pin,) = project["optional-dependencies"]["fused"]
+    assert pin.startswith("triton==")
+    import triton
+
+    assert triton.__version__ == pin.split("==")[1].split(";")[0].strip()

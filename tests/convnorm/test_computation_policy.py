@@ -113,7 +113,8 @@ def test_a_policy_filters_another_way_on_a_device_and_says_what_it_changed():
     assert plan((32, 32), device="meta", policy=dense).filter == "dense"
     assert plan((32, 32), device="meta", policy=default.forcing("spatial")).filter == "fft"
     assert dense.filtering("fft", "meta") == default.forcing("spatial")  # back to FFTs there
-    assert default.filtering("fft", "cuda").changes() == {"fused_filter_devices": []}
+    assert default.filtering("fft", "cuda") == default  # the known-good filter is the default on a GPU
+    assert default.filtering("fused", "cuda").changes() == {"fused_filter_devices": ["cuda"]}
     assert default.forcing("frequency_domain").changes()["frequency_domain_max_size"] == float("inf")
     with pytest.raises(ValueError, match="device_type must be a device type"):
         default.filtering("dense", torch.device("cuda"))

@@ -1,9 +1,10 @@
 """ConvNorm2d on a CUDA GPU: same numbers as the float64 CPU reference, float16/bfloat16
 autocast returns what a conv would, buffers update under DataParallel like BatchNorm's,
 torch.compile (inductor) matches eager, a whole training step records into a CUDA graph.
-Each of these with the package's rule (the spatial computation, its filter fused where Triton
-runs), with each filter of the spatial computation (``ComputationPolicy.filtering``: the
-fused kernels, cuFFT, dense DFT matrices) and with the frequency-domain computation forced
+Each of these with the package's rule (the spatial computation, its filter the known-good FFTs
+until a stored GPU record shows the fused one correct and faster), with each filter of the
+spatial computation (``ComputationPolicy.filtering``: the fused kernels, cuFFT, dense DFT
+matrices) and with the frequency-domain computation forced
 (``convnorm.functional.computation``). Skipped without a GPU (CI has none; a lent GPU window's
 benchmark checks each filter against the float64 reference before it may train with it, see
 ``benchmarks/bench_gpu.py``)."""

@@ -76,8 +76,10 @@ def test_trainings_and_their_timing_keep_channels_last_only_for_mixed_precision_
     assert PRESETS["fast"].channels_last(cuda, "bn") and not PRESETS["fast"].channels_last(cpu, "bn")
     assert not PRESETS["short-schedule"].channels_last(cuda, "bn") and not PRESETS["cpu"].channels_last(cuda, "bn")
     monkeypatch.setattr(_fused_filter, "available", lambda device: True)  # Triton as on a GPU machine
-    monkeypatch.setattr("convnorm._policy.fused_filter_available", lambda device: True)
-    assert PRESETS["fast"].channels_last(cuda, "convnorm+bn")
+    monkeypatch.setattr(_fused_filter, "_device_limits", lambda device: ((9, 0), 227 * 1024))  # an H100
+    assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn")  # the known-good filter: FFTs
+    with use_policy(current_policy().filtering("fused", "cuda")):
+        assert PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     with use_policy(current_policy().filtering("fft", "cuda")):
         assert not PRESETS["fast"].channels_last(cuda, "convnorm+bn") and PRESETS["fast"].channels_last(cuda, "bn")
     assert not step_timing._trainer(SMOKE, "resnet18", "bn", cpu, 1, None).config.channels_last
@@ -168,11 +170,12 @@ def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_p
     assert "vgg16 oni+bn bf16 not measured" in stand_in and "resnet18 bn fp32" in stand_in
 
 
-def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+def _gpu_runs(*args: str, env: dict | None = None, timeout: int = 300, cwd: Path | None = None
+              ) -> subprocess.CompletedProcess:
     sources = os.pathsep.join([str(ROOT), str(ROOT / "lab"), str(ROOT / "book_code")])
     env = {**os.environ, "PYTHONPATH": sources, "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_runs.py"), *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 @functools.cache
@@ -242,9 +245,11 @@ def test_the_benchmark_chooses_the_fastest_correct_filter():
     assert bench.choose(checks, {"eager": eager}) == "fft"  # dense is faster but wrong
     graphed = {"bf16": {"convnorm2d+bn[fused]": 0.5, "convnorm2d+bn[fft]": "RuntimeError: cannot capture"}}
     assert bench.choose(checks, {"eager": eager, "graphed": graphed}) == "fused"  # graphed times come first
-    assert bench.choose(checks, {}) == "fused"  # nothing timed: the package's rule, where it is correct
+    assert bench.choose(checks, {}) == "fft"  # nothing timed: the known-good filter, where it is correct
+    assert bench.choose({"fft": {"ok": False}, "fused": {"ok": True}, "dense": {"ok": True}}, {}) == "dense"
     assert bench.choose({"fft": {"ok": True}, "fused": {"ok": False}}, {}) == "fft"
     assert bench.choose({"fft": {"ok": False}}, {}) is None
+    assert bench.choose(checks, {"eager": eager}, ruled_out=("fft",)) == "fused"  # a later check ruled it out
 
 
 @pytest.mark.rehearsal
@@ -272,6 +277,24 @@ def test_the_benchmark_and_the_calibration_stay_within_their_budgets(random_cifa
     results = json.loads(out.read_text())["results"]
     assert results["filter"] == "dense" and len(results["step_times"]) < len(results["skipped"])
     assert {"what": "step time of vgg16:convnorm+bn", "why": "the budget was spent"} in results["skipped"]
+
+
+@pytest.mark.rehearsal
+def test_the_plan_reads_its_own_checkouts_records_wherever_it_is_started(tmp_path):
+    """``--plan`` started from another folder (where a plan that read the working directory's
+    records would find none), and from a folder holding another ``results/`` (an older clone's,
+    whose pilot has one conditioning seed of three, which changes the paper's effect the
+    conditioning endpoint is planned at), prints the same plan: the checkout's."""
+    decoy = tmp_path / "older-clone"
+    pilot = decoy / "results" / "archive" / "cpu-jpeg-q75"
+    pilot.mkdir(parents=True)
+    shutil.copy(ROOT / "results" / "paper_reference_values.json", decoy / "results")
+    shutil.copy(ROOT / "results" / "archive" / "cpu-jpeg-q75" / "conditioning-cpu-seed0.json", pilot)
+    args = ("--plan", "--preset", SMOKE, "--output", str(tmp_path / "out"))
+    plans = [_gpu_runs(*args, cwd=folder) for folder in (tmp_path, decoy)]
+    assert all(plan.returncode == 0 for plan in plans), [plan.stderr[-2000:] for plan in plans]
+    assert plans[0].stdout == plans[1].stdout  # the decoy's pilot would change the conditioning's effect
+    assert "channel conditioning" in plans[0].stdout and "the pilot (2 seeds)" in plans[0].stdout
 
 
 @pytest.mark.rehearsal
@@ -406,7 +429,8 @@ def test_device_session_rehearsed_in_smoke_form(cifar_root, tmp_path):
     assert measured.returncode == 0, measured.stdout + measured.stderr
     assert trained.returncode == 0, trained.stdout + trained.stderr
     with tarfile.open(tmp_path / "out-measure" / "measure.tgz") as tar:
-        (bench,) = [m for m in tar.getnames() if m.startswith("benchmarks/results/bench_gpu_cpu")]
+        (bench,) = [m for m in tar.getnames() if m.startswith("benchmarks/results/bench_gpu_cpu")
+                    and m.endswith(".json")]  # beside it, the benchmark's whole log
     filter = (tmp_path / "state" / "filter").read_text().strip()
     status = json.loads((tmp_path / "out-train" / "status.json").read_text())
     assert status["finished"] and not status["failed"] and status["filter"] == filter

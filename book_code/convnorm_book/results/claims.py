@@ -29,6 +29,7 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from convnorm_lab.experiments import EXPERIMENTS, Preset, get_preset
 from convnorm_lab.experiments.catalog import CONVERGENCE, DATA_SCARCITY, GENERALIZATION
@@ -151,7 +152,7 @@ class Endpoint:
     quantity: Measured | SpeedUp | LayerMean
     claim: str
     direction: int = +1
-    effect: Callable[[dict], float] | None = None
+    effect: Callable[[dict, str | Path | None], float] | None = None
 
     def runs_at(self, settings: Preset) -> bool:
         """Whether the preset runs this endpoint's group."""
@@ -178,10 +179,11 @@ class Endpoint:
             return self.quantity.unit
         return self.quantity.unit_of() if isinstance(self.quantity, LayerMean) else "points"
 
-    def paper_effect(self, paper_values: dict) -> float:
-        """The paper's ``a`` − ``b``, read from its tables (or :attr:`effect`)."""
+    def paper_effect(self, paper_values: dict, root: str | Path | None = None) -> float:
+        """The paper's ``a`` − ``b``, read from its tables (or :attr:`effect`, which may read the
+        results folder ``root``: default as :func:`~convnorm_book.results.records.results_dir`)."""
         if self.effect is not None:
-            return self.effect(paper_values)
+            return self.effect(paper_values, root)
         if isinstance(self.quantity, SpeedUp):
             return self.quantity.paper_effect(paper_values)
         measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
@@ -197,7 +199,8 @@ class Endpoint:
         cells = [paper_value(paper_values, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
         return math.hypot(cells[0][1], cells[1][1])
 
-    def paired(self, records: Records, paper_values: dict, group: str | None = None) -> Paired | None:
+    def paired(self, records: Records, paper_values: dict, group: str | None = None,
+               root: str | Path | None = None) -> Paired | None:
         """Our per-seed differences at ``group`` (default: :meth:`group_at` the records'
         preset), failures entered as :attr:`failure_rule` declares; ``None`` where the
         preset does not run the group."""
@@ -209,7 +212,7 @@ class Endpoint:
             return self.quantity.paired(records, group, paper_values)
         values = [self.quantity.values(records, group, m) for m in (self.a, self.b)]
         return paired_values(*values, method_label(self.a), method_label(self.b),
-                             paper=self.paper_effect(paper_values), unit=self.unit)
+                             paper=self.paper_effect(paper_values, root), unit=self.unit)
 
     def request(self, preset: str, seeds: int) -> Request | None:
         """The trainings of this endpoint at ``preset`` for its first ``seeds`` seeds, as a

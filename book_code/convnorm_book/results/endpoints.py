@@ -78,7 +78,7 @@ def spreads(endpoint: Endpoint, paper_values: dict, root: str | Path | None = No
         own = endpoint.runs_at(piloted.settings)
         groups = [endpoint.group_at(piloted.settings)] if own else list(schema.group_keys(piloted.settings))
         for group in groups:
-            c = endpoint.paired(piloted, paper_values, group)
+            c = endpoint.paired(piloted, paper_values, group, root)
             if c is not None and c.n > 1:
                 where = "" if own or group is None else f" at {schema.group.paper_name(group)}"
                 found.append(Spread(c.over_seeds.std, f"the pilot ({c.n} seeds{where})"))
@@ -101,7 +101,7 @@ def sample_sizes(paper_values: dict, root: str | Path | None = None) -> list[Sam
     """The seeds every primary endpoint needs (see the module)."""
     found = []
     for endpoint in PRIMARY:
-        effect = endpoint.paper_effect(paper_values)
+        effect = endpoint.paper_effect(paper_values, root)
         spread = max(spreads(endpoint, paper_values, root), key=lambda s: s.sd)
         seeds = seeds_needed(effect, spread.sd, PLANNING_ALPHA)
         found.append(SampleSize(endpoint, effect, spread, seeds,
@@ -153,7 +153,7 @@ def test(paper_values: dict, root: str | Path | None = None, records: dict[str, 
     found = []
     for endpoint in PRIMARY:
         data = records.get(endpoint.experiment) or stored(endpoint.experiment, root)
-        c = endpoint.paired(data, paper_values)
+        c = endpoint.paired(data, paper_values, root=root)
         p = c.p_value if c is not None else None
         found.append((endpoint, c, scale_name(data), 1.0 if p is None else p))
     adjusted = holm([p for *_, p in found])

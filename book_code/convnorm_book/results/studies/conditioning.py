@@ -2,6 +2,8 @@
 each channel a tight frame and reduces the layer-wise spectral norm."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from convnorm_lab.experiments.catalog import CONDITIONING
 from convnorm_lab.models.normalizations import CONVNORM, NONE, OCNN, ONI, SN
 
@@ -13,10 +15,11 @@ from ..records import pilot
 _CHANNELS = LayerMean("channel_condition_number", log=True)
 
 
-def _pilot_vanilla_log_condition(paper_values: dict) -> float:
+def _pilot_vanilla_log_condition(paper_values: dict, root: str | Path | None) -> float:
     """Minus the pilot's vanilla networks' mean log channel condition number (over seeds
-    and layers): the paper's effect, ConvNorm's tight frames (log 1 = 0) against it."""
-    values = _CHANNELS.values(pilot(CONDITIONING.name), None, NONE)
+    and layers) in the results folder ``root`` (the one the caller reads, never the working
+    directory's by accident): the paper's effect, ConvNorm's tight frames (log 1 = 0) against it."""
+    values = _CHANNELS.values(pilot(CONDITIONING.name, root), None, NONE)
     finite = [v for v in values if isinstance(v, float)]
     return -sum(finite) / len(finite)
 
