@@ -61,6 +61,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -149,10 +150,24 @@ def _fused_why_not(device: torch.device) -> str | None:
     return None
 
 
+def frequency_gemms_policy(device: torch.device) -> ComputationPolicy:
+    """Every layer in the frequency domain by matrix products (``convnorm._frequency_gemm``):
+    real DFT matrices and one batched product over the frequencies, in the autocast dtype, the
+    form for a GPU's tensor cores."""
+    return replace(ComputationPolicy().forcing("frequency_domain"), frequency_domain_gemms=True)
+
+
+def _frequency_gemms_why_not(device: torch.device) -> str | None:
+    """Timed on a GPU only: its tests check it on a CPU (``tests/convnorm/test_frequency_gemm.py``),
+    where a bfloat16 ResNet18 step by its matrix products takes minutes."""
+    return None if device.type == "cuda" else f"its products are for a GPU's tensor cores, not {device.type}"
+
+
 CONTENDERS = {
     "fft": Contender("fft", lambda device: filter_policy("fft", device), lambda device: None, "fft"),
     "dense": Contender("dense", lambda device: filter_policy("dense", device), lambda device: None, "dense"),
     "fused": Contender("fused", lambda device: filter_policy("fused", device), _fused_why_not, "fused"),
+    "frequency-gemms": Contender("frequency-gemms", frequency_gemms_policy, _frequency_gemms_why_not, None),
 }
 """The contenders, by name; a new computation is one more entry."""
 
@@ -184,8 +199,6 @@ def _relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
 def check(name: str, device: torch.device) -> dict:
     """The errors of contender ``name`` on ``device`` against the float64 reference (see the
     module docstring), and ``ok``: every error within its tolerance."""
-    from dataclasses import replace
-
     errors = {"float32": 0.0, "bfloat16": 0.0, "bfloat16_low_pass": 0.0, "bfloat16_low_pass_float32_convolution": 0.0}
     policy = CONTENDERS[name].policy(device)
     escape = replace(policy, float32_convolution=True)

@@ -239,7 +239,12 @@ class ComputationPolicy:
         they are, in mixed precision (the only precision a network runs channels-last in): where
         their filter is fused (its kernels read and write through strides) at every size it
         takes; the FFT and dense-matrix filters transform the spatial axes of a contiguous tensor,
-        so a channels-last network would be converted at every ConvNorm layer."""
+        so a channels-last network would be converted at every ConvNorm layer. The frequency
+        domain by matrix products (``frequency_domain_gemms``) transforms channels-last tensors
+        as they are, wherever it takes every layer (``forcing("frequency_domain")``)."""
+        if self.frequency_domain_gemms and device_type in self.frequency_domain_devices \
+                and self.frequency_domain_max_size == math.inf and self.frequency_domain_strided:
+            return True
         data = torch.float32 if self.float32_convolution else torch.bfloat16
         precision = self.fused_float32_precision if self.float32_convolution else "tf32"
         return device_type in self.fused_filter_devices and fused_filter_fits(torch.device(device_type), None, data,
