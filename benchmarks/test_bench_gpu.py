@@ -83,7 +83,6 @@ def test_the_contenders_are_a_registry_of_policies():
     assert gemms.filter is None and gemms.policy(cpu).frequency_domain_gemms
     fft = bench.CONTENDERS["fft"]
     assert gemms.policy(cpu).keeps_channels_last("cuda") and not fft.policy(cpu).keeps_channels_last("cuda")
-    assert gemms.why_not(cpu) is not None and gemms.why_not(torch.device("cuda")) is None
     names, skipped = bench.runnable(cpu)
     assert names[0] == bench.KNOWN_GOOD_FILTER and set(names) | {s["what"].split()[1] for s in skipped} == set(
         bench.CONTENDERS)
