@@ -18,6 +18,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+if not torch.cuda.is_available():
+    # Triton's interpreter runs the fused filter's kernels on a CPU. Triton reads the variable
+    # once, when triton.language is first imported (it decorates its own standard library then),
+    # and test modules import it at collection (torch.utils.flop_counter does), so it is set
+    # here, before any test module: set later, the kernels cannot call tl.zeros.
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 from convnorm.functional import ComputationPolicy, current_policy  # noqa: E402
 from site_build import build_site  # noqa: E402
 

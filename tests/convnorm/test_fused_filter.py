@@ -4,8 +4,8 @@ autograd for the backward) and, end to end, against the paper's procedure
 (:func:`convnorm.reference.conv_norm_reference`).
 
 With a CUDA GPU the kernels run on it; without one, in triton's interpreter on the CPU
-(``TRITON_INTERPRET=1``, set here for the whole process before the kernels are first
-launched, which is when triton decorates them). Skipped without triton.
+(``TRITON_INTERPRET=1``, set for every test process by ``tests/conftest.py`` before triton
+is first imported, which is when triton reads it). Skipped without triton.
 
 Tolerances, relative to the largest entry of the expected result (the transforms spread every
 input over every output, so an entry's error is on the scale of the largest). The references
@@ -33,9 +33,6 @@ import torch
 import torch.nn.functional as F
 
 pytestmark = pytest.mark.triton
-
-if not torch.cuda.is_available():
-    os.environ["TRITON_INTERPRET"] = "1"
 
 import triton  # noqa: E402, F401 (the project's install brings it: these tests never skip for want of it)
 
