@@ -6,6 +6,7 @@ The module is ``convnorm.conversion``; ``convnorm.convert`` is the function.
 from __future__ import annotations
 
 import logging
+import textwrap
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,7 +45,8 @@ class ConversionSummary:
     """What :func:`convert` did: the convolutions it converted and those it left, each by its
     qualified name (its first one, if the module is used at several places).
 
-    ``str(summary)`` is one readable line per convolution left."""
+    ``str(summary)`` is one entry per convolution left, its reason wrapped at 80 columns so
+    that it reads in a terminal or a notebook without scrolling."""
 
     converted: list[str] = field(default_factory=list)
     """The convolutions replaced by ConvNorm layers."""
@@ -54,7 +56,8 @@ class ConversionSummary:
     def __str__(self) -> str:
         total = len(self.converted) + len(self.skipped)
         lines = [f"convert: {len(self.converted)} of {total} convolutions converted"]
-        lines += [f"  left {name!r}: {reason}" for name, reason in self.skipped.items()]
+        lines += [textwrap.fill(f"left {name!r}: {reason}", 80, initial_indent="  ", subsequent_indent="    ")
+                  for name, reason in self.skipped.items()]
         return "\n".join(lines)
 
 
