@@ -209,6 +209,7 @@ class Context:
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
             free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
             max_batches_per_epoch=p.max_batches_per_epoch, epoch_images=epoch_images,
+            label_smoothing=p.label_smoothing, crop_padding=p.crop_padding,
             # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
             cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
             channels_last=p.channels_last(self.device, norm),
