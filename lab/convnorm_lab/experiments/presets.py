@@ -44,8 +44,11 @@ from dataclasses import asdict, dataclass, replace
 
 import torch
 
+from convnorm.validation import check_choice
+
 from ..models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE, OCNN_BN, ONI_BN, SN_BN, Norm
 from ..training.trainer import TrainConfig
+from .learning_rate import RULES, Rule
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ class Preset:
     ``scarcity_passes`` (where set, in place of both): every subset is passed over this many
     times in all, the paper's 120 epochs, as long as that is no more than the full set's
     steps (``scarcity_epoch_images``).
+
+    ``lr_rule``: the learning-rate rule, by its name in
+    :data:`~convnorm_lab.experiments.learning_rate.RULES` (:attr:`rule`): ``"previous-scale"``
+    tries ``lr_reductions``; ``"declared"`` (the airbench presets) its own grid, up and down.
 
     ``label_smoothing`` and ``crop_padding``: the training's label smoothing and how far its
     random crop moves an image (:class:`~convnorm_lab.training.TrainConfig`).
@@ -116,8 +123,10 @@ class Preset:
     label_smoothing: float = 0.0
     crop_padding: int = 4
     cpu_channels_last: bool = False
+    lr_rule: str = "previous-scale"
 
     def __post_init__(self):
+        check_choice("lr_rule", self.lr_rule, sorted(RULES))
         if self.lr_reductions[:1] != (1,) or list(self.lr_reductions) != sorted(set(self.lr_reductions)) \
                 or not all(isinstance(r, int) and r >= 1 for r in self.lr_reductions):
             raise ValueError(f"lr_reductions must be increasing integers starting at 1 (the network's own rate), "
@@ -125,6 +134,14 @@ class Preset:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def rule(self) -> Rule:
+        """The learning-rate rule in force at this preset: ``lr_rule``'s, with this preset's
+        ``lr_reductions`` for the previous scale's."""
+        if self.lr_rule == "previous-scale":
+            return replace(RULES[self.lr_rule], grid=self.lr_reductions)
+        return RULES[self.lr_rule]
 
     def channels_last(self, device: torch.device, norm: str) -> bool:
         """Whether trainings of this preset with ``norm`` on ``device`` keep images and weights
@@ -222,7 +239,7 @@ PRESETS = {
                     "2-pixel translations and flips, mixed precision, the CUDA-graph step",
         arch="airbench", width=64, epochs=AIRBENCH_EPOCHS, milestones=(), adv_epochs=AIRBENCH_EPOCHS,
         adv_milestones=(), precision="mixed", simba_samples=200, datasets=("cifar10",), convergence_archs=("airbench",),
-        reduced=True, scarcity_same_steps=True, scarcity_passes=_PAPER.epochs, lr_reductions=LR_REDUCTIONS,
+        reduced=True, scarcity_same_steps=True, scarcity_passes=_PAPER.epochs, lr_rule="declared",
         cpu_channels_last=True, **AIRBENCH_RECIPE,
     ),
     "short-schedule": replace(
