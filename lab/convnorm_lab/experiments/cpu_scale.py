@@ -62,16 +62,15 @@ class Candidate:
     epochs: int
 
 
-#: the candidates, in the order measured: the issue's measured point (width 16, 25,000
-#: images, 10 epochs) and its neighbours in each direction
+#: the candidates, in the order measured: around the issue's measured point (width 16,
+#: 25,000 images, 10 epochs, 88 % in 140 s without evaluations), fewer images and epochs
+#: first, since the 10,000 test images evaluated after every epoch add about a minute
 CANDIDATES = (
-    Candidate(16, 10_000, 10),
+    Candidate(16, 15_000, 10),
     Candidate(16, 20_000, 10),
     Candidate(16, 25_000, 10),
-    Candidate(16, 25_000, 8),
-    Candidate(16, 35_000, 8),
-    Candidate(24, 20_000, 10),
-    Candidate(32, 15_000, 10),
+    Candidate(16, 20_000, 8),
+    Candidate(24, 15_000, 8),
 )
 
 
