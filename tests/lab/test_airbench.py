@@ -12,6 +12,7 @@ from cifar_data import cifar_root  # noqa: F401 (fixture)
 from convnorm.layers import ConvNorm2d
 from convnorm_lab.data import BatchLoader, prepare_cifar
 from convnorm_lab.experiments.context import Context, run_key
+from convnorm_lab.experiments.gpu_queue import ACCURACY_FLOORS, BN_ACCURACY_FLOOR
 from convnorm_lab.experiments.presets import AIRBENCH_RECIPE, PRESETS
 from convnorm_lab.models import NORMS, build_model
 from convnorm_lab.models.nets import AirbenchGroup, AirbenchNet
@@ -158,3 +159,11 @@ def test_a_short_real_training_learns(cifar_root):
     history = trainer.fit()
     assert history.train_loss[-1] < history.train_loss[0]
     assert history.val_acc[-1] > 0.25
+
+
+def test_the_airbench_window_stops_below_the_papers_regime():
+    """A GPU window on the airbench network stops after its first BN training below 93 %, the
+    paper's regime, on the official images (the floor every copy the preset reads has)."""
+    floors = ACCURACY_FLOORS["airbench"]
+    assert set(floors) == {"official", "lossless"} and min(floors.values()) >= 0.93
+    assert ACCURACY_FLOORS["fast"] is BN_ACCURACY_FLOOR
