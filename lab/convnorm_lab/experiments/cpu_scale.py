@@ -3,7 +3,7 @@ airbench network (:class:`~convnorm_lab.models.nets.AirbenchNet`) against BN's a
 the official test images and the minutes a training takes on one thread.
 
 Each candidate (:data:`CANDIDATES`) trains the BN network once with the cpu recipe
-(:data:`CPU_RECIPE`) on a balanced subset of the training images, on the data and
+(:data:`~convnorm_lab.experiments.presets.CPU_RECIPE`) on a balanced subset of the training images, on the data and
 initialization of :data:`SCALE_SEED`, a seed that no record reports (so the reported seeds
 play no part in choosing the scale), and evaluates it on all 10,000 official test images
 after every epoch. Its time is the processor time of the one thread that trains it
@@ -34,7 +34,7 @@ import torch
 from ..data import prepare_cifar
 from ..models import build_model
 from ..training import TrainConfig, Trainer, seed_everything
-from .presets import AIRBENCH_RECIPE, FAST_BATCH
+from .presets import CPU_BATCH, CPU_RECIPE
 
 #: the seed of every measurement: none of the records' seeds (0, 1, 2, ...) nor the
 #: learning-rate rule's
@@ -47,10 +47,6 @@ MIN_ACCURACY = 0.85
 MAX_MINUTES = 3.0
 #: accuracies closer than this (a fraction) count as equal
 TIE = 0.001
-#: the cpu recipe: the airbench recipe at a batch of 128, its rate scaled linearly with the
-#: batch (a few thousand images an epoch leave too few steps at the GPU's batch)
-CPU_BATCH = 128
-CPU_RECIPE = {**AIRBENCH_RECIPE, "batch_size": CPU_BATCH, "lr": AIRBENCH_RECIPE["lr"] * CPU_BATCH / FAST_BATCH}
 
 
 @dataclass(frozen=True)

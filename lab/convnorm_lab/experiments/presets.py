@@ -201,6 +201,11 @@ FAST_EPOCHS = 40
 AIRBENCH_RECIPE = {"batch_size": FAST_BATCH, "lr": 1.0, "nesterov": True, "weight_decay": 5e-4,
                    "schedule": "one-cycle", "warmup_fraction": 0.2, "label_smoothing": 0.2, "crop_padding": 2}
 AIRBENCH_EPOCHS = 24
+#: the recipe at the cpu scale: the airbench recipe at a batch of 128, its rate scaled linearly
+#: with the batch (the tens of thousands of images of an epoch there leave too few steps at the
+#: GPU's batch)
+CPU_BATCH = 128
+CPU_RECIPE = {**AIRBENCH_RECIPE, "batch_size": CPU_BATCH, "lr": AIRBENCH_RECIPE["lr"] * CPU_BATCH / FAST_BATCH}
 
 PRESETS = {
     "smoke": Preset(
