@@ -33,6 +33,7 @@ import torch
 
 from ..data import prepare_cifar
 from ..models import build_model
+from ..models.normalizations import BN
 from ..training import TrainConfig, Trainer, seed_everything
 from .presets import CPU_BATCH, CPU_RECIPE
 
@@ -77,7 +78,7 @@ def measure(candidate: Candidate, data_dir: str | None = None, progress: bool = 
     torch.set_num_threads(1)
     splits = prepare_cifar("cifar10", data_dir, seed=SCALE_SEED, max_train=candidate.images, max_val=VAL_IMAGES)
     seed_everything(SCALE_SEED)
-    model = build_model("airbench", "bn", width=candidate.width)
+    model = build_model("airbench", BN, width=candidate.width)
     config = TrainConfig(epochs=candidate.epochs, seed=SCALE_SEED, channels_last=True, **CPU_RECIPE)
     trainer = Trainer(model, splits.loaders(CPU_BATCH, seed=SCALE_SEED), config, progress=progress, device="cpu")
     cpu, wall = time.process_time(), time.perf_counter()
