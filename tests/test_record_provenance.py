@@ -8,6 +8,8 @@ ancestor of HEAD (on a branch, the history that will be main's once it is merged
 the declared rule (:data:`convnorm_lab.experiments.learning_rate.DECLARED`) the last commit
 that changed the rule's module must be an ancestor of the training's commit: the rule in
 force now is the one every such trial and training ran under.
+This is strict on purpose: any change to the rule's module, even to its words, makes every
+training under the rule be run again, so the module changes only when the rule does.
 
 The records that name uncommitted code are listed by name (:data:`MADE_BY_UNCOMMITTED_CODE`),
 with why: the previous scale's, kept as made until they are archived as the previous scale,
