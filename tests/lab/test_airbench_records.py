@@ -22,6 +22,8 @@ RECIPE_TARGET = 0.935
 
 @pytest.mark.skipif(not TABLE.exists(), reason=f"the cpu scale's table is still being measured ({TABLE.name})")
 def test_the_cpu_scale_is_the_rule_applied_to_the_measured_table():
+    """The stored choice is the rule's on the stored rows, which are the declared candidates
+    measured on the official images at the cpu recipe, one thread, the scale's own seed."""
     stored = load_results(TABLE)
     provenance, rows = stored["provenance"], stored["results"]["rows"]
     assert provenance["seed"] == SCALE_SEED and provenance["recipe"] == CPU_RECIPE and provenance["threads"] == 1
@@ -29,8 +31,8 @@ def test_the_cpu_scale_is_the_rule_applied_to_the_measured_table():
     assert [{k: row[k] for k in ("width", "images", "epochs")} for row in rows] == [asdict(c) for c in CANDIDATES]
     assert all(row["n_test"] == 10_000 for row in rows)
     chosen = stored["results"]["chosen"]
-    assert chosen == choose(rows)
-    assert chosen["test_acc"] >= MIN_ACCURACY and chosen["cpu_s"] <= 60 * MAX_MINUTES
+    assert chosen == choose(rows)  # None where no candidate qualifies: the cpu preset then waits for new ones
+    assert chosen is None or (chosen["test_acc"] >= MIN_ACCURACY and chosen["cpu_s"] <= 60 * MAX_MINUTES)
 
 
 def _recipe_checks() -> list[Path]:
