@@ -307,17 +307,18 @@ class Launcher:
         self.pack()
 
     def check_floor(self, job: gpu_queue.Job, key: str) -> None:
-        """Stop starting trainings if the core's first BN ResNet18 (stored under ``key``) is below
-        the accuracy floor."""
-        if not gpu_queue.checks_floor(job) or self.args.preset != "fast" or self.status["stopped"]:
+        """Stop starting trainings if the core's first BN network (stored under ``key``) is below
+        its preset's accuracy floor (``gpu_queue.ACCURACY_FLOORS``)."""
+        floors = gpu_queue.ACCURACY_FLOORS.get(self.args.preset)
+        if not gpu_queue.checks_floor(job) or floors is None or self.status["stopped"]:
             return
         record = load_results(run_record_path(key, self.args.preset, job.seed, self.output))["results"]
-        floor = gpu_queue.BN_ACCURACY_FLOOR[record["data"]["copy"]]
+        floor = floors[record["data"]["copy"]]
         accuracy = None if record["diverged"] else record["summary"]["test_acc_at_best_val"]
         if accuracy is None or accuracy < floor:
-            self.status["stopped"] = (f"the BN ResNet18 reached {accuracy} test accuracy, below {floor} on the "
-                                      f"{record['data']['copy']} data: lengthen the fast schedule before the next "
-                                      "window")
+            self.status["stopped"] = (f"the BN {record['arch']} reached {accuracy} test accuracy, below {floor} on the "
+                                      f"{record['data']['copy']} data: lengthen the {self.args.preset} schedule before "
+                                      "the next window")
             self.say("STOP: " + self.status["stopped"])
 
     def cut(self) -> None:

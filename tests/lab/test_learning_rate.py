@@ -3,14 +3,24 @@ the network's runs, the chosen rate in every run, and no run keyed before its tr
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 import torch
 
 from cifar_data import random_cifar_root  # noqa: F401 (fixture)
-from convnorm_lab.experiments import PRESETS, context, run_record_path
+from convnorm_lab.experiments import PRESETS, run_record_path
 from convnorm_lab.experiments.context import Context
-from convnorm_lab.experiments.learning_rate import MARGIN, TRIAL_SEED, choose, trial_run
+from convnorm_lab.experiments.learning_rate import (
+    DECLARED,
+    MARGIN,
+    PREVIOUS_SCALE,
+    TRIAL_SEED,
+    Rule,
+    choose,
+    failed,
+    trial_run,
+)
 
 
 @pytest.mark.parametrize("accuracies, chosen", [
@@ -46,7 +56,7 @@ def test_trials_at_seed_0_choose_the_rate_of_every_seed(random_cifar_root, tmp_p
     run of another seed trains at the chosen rate, and a second experiment finds the trials."""
     accuracy = {1: 0.10, 3: 0.30, 10: 0.20}
     base = PRESETS["smoke"].lr
-    monkeypatch.setattr(context, "trial_accuracy", lambda record: accuracy[round(base / record["lr"])])
+    monkeypatch.setattr(Rule, "accuracy", lambda rule, record, k=10: accuracy[round(base / record["lr"])])
     ctx = _context(random_cifar_root, tmp_path, seed=1)
     record = ctx.train("cifar10-none", "none", ctx.splits())
     assert record["lr"] == pytest.approx(base / 3) and ctx.chosen_reductions()["none"]["chosen"] == 3
@@ -70,3 +80,44 @@ def test_a_run_whose_trials_are_missing_is_pending_and_never_trained_at_a_guesse
     with pytest.raises(RuntimeError, match=r"trial-lr/1-bn, trial-lr/3-bn, trial-lr/10-bn are not stored"):
         asked.train("cifar10-bn", "bn", asked.splits())
     assert not list(tmp_path.rglob("*.json"))
+
+
+THIRD = Fraction(1, 3)
+
+
+@pytest.mark.parametrize("accuracies, chosen", [
+    ({THIRD: 0.80, 1: 0.80, 3: 0.80}, 1),  # a three-way tie: the own rate
+    ({THIRD: 0.83, 1: 0.80, 3: 0.83}, THIRD),  # two equally near: the larger rate (three times the own)
+    ({THIRD: 0.81, 1: 0.80, 3: 0.80 + DECLARED.margin}, 1),  # a gain of exactly the margin is not more than it
+    ({THIRD: 0.70, 1: 0.80, 3: 0.83}, 3),  # a gain beyond the margin, downwards
+    ({THIRD: 0.85, 1: 0.80, 3: 0.70}, THIRD),  # and upwards
+    ({THIRD: None, 1: None, 3: 0.25}, 3),  # a failed own rate loses to any trained trial
+    ({THIRD: None, 1: None, 3: None}, 1),  # nothing trained: nothing to prefer
+])
+def test_the_declared_rule_steps_both_ways_and_ties_go_to_the_nearest_rate(accuracies, chosen):
+    assert DECLARED.choose(accuracies) == chosen
+
+
+def test_the_declared_rule_counts_a_failed_trial_as_no_accuracy():
+    """A trial that never reached twice chance on the test images counts as none under the
+    declared rule (the book's definition), and as its accuracy under the previous scale's."""
+    record = {"diverged": False, "summary": {"best_val_acc": 0.19}, "history": {"test_acc": [0.11, 0.194, 0.15]}}
+    assert failed(record) and DECLARED.accuracy(record) is None and PREVIOUS_SCALE.accuracy(record) == 0.19
+    trained = {**record, "history": {"test_acc": [0.11, 0.21]}}
+    assert not failed(trained) and DECLARED.accuracy(trained) == 0.19
+    assert DECLARED.accuracy({"diverged": True, "summary": None}) is None
+
+
+def test_the_declared_rule_is_the_airbench_presets_and_keeps_its_seed_out_of_the_reports():
+    """The choosing seed is none of the reported seeds: the airbench presets' rule refuses an
+    experiment's run at it; the grid steps both ways around the own rate."""
+    assert DECLARED.trial_seed not in range(10) and min(DECLARED.grid) < 1 < max(DECLARED.grid)
+    for name in ("airbench", "airbench-smoke"):
+        assert PRESETS[name].rule is DECLARED
+    assert PRESETS["cpu"].rule.grid == PRESETS["cpu"].lr_reductions and PRESETS["cpu"].rule.trial_seed == TRIAL_SEED
+    ctx = Context("generalization", PRESETS["airbench-smoke"], seed=DECLARED.trial_seed, device=torch.device("cpu"))
+    with pytest.raises(ValueError, match="chooses the learning rates"):
+        ctx.train("cifar10-bn", "bn", None)
+    assert trial_run("bn", THIRD) == "trial-lr*3-bn" and trial_run("bn", 3) == "trial-lr/3-bn"
+    with pytest.raises(ValueError, match="lr_rule"):
+        replace(PRESETS["cpu"], lr_rule="best-of-seed-0")

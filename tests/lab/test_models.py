@@ -13,7 +13,7 @@ def n_params(model):
 
 
 @pytest.mark.parametrize("norm", NORMS)
-@pytest.mark.parametrize("arch", ["resnet18", "vgg16", "small"])
+@pytest.mark.parametrize("arch", ["resnet18", "vgg16", "small", "airbench"])
 def test_forward_backward_every_norm(arch, norm):
     torch.manual_seed(0)
     model = build_model(arch, norm, num_classes=7, width=4)

@@ -51,6 +51,7 @@ from convnorm_lab.experiments.catalog import (
 from convnorm_lab.experiments.catalog.simba import iterations as simba_iterations  # noqa: F401 (the chapters read it here)
 from convnorm_lab.experiments.experiment import training_images
 from convnorm_lab.experiments.gpu_queue import CALIBRATION_PATTERN
+from convnorm_lab.experiments.learning_rate import FAILURE_MULTIPLE  # declared with the rule, which reads it too
 from convnorm_lab.experiments.presets import training_steps
 from convnorm_lab.experiments.schema import ResultSchema
 from convnorm_lab.models.normalizations import Norm
@@ -146,10 +147,6 @@ class FailedValue(float):
         return f"FailedValue({float(self)!r})"
 
 
-#: a training failed to train when its test accuracy never reached this multiple of
-#: chance (:math:`1/K`, the accuracy of a guess): "clearly above chance" means right at
-#: least twice as often as a guess at some epoch
-FAILURE_MULTIPLE = 2
 #: classes of each data set the records name in a group (every other is CIFAR-10)
 CLASSES = {"cifar100": 100}
 

@@ -61,7 +61,8 @@ def _crop_flip(images: torch.Tensor, offsets: torch.Tensor, mirror: torch.Tensor
 class BatchLoader:
     """Minibatches of ``(images in [0, 1], labels)`` from uint8 tensors.
 
-    ``epoch(e)`` shuffles (if ``shuffle``) and augments (if ``augment``) with a
+    ``epoch(e)`` shuffles (if ``shuffle``) and augments (if ``augment``: a random crop
+    moving the image by up to ``padding`` pixels, and a flip, :func:`random_crop_flip`) with a
     generator seeded by ``(seed, e)``, so epoch ``e`` is the same whether or not a
     run was interrupted before it: this is what makes checkpoint resumption exact.
 
@@ -86,7 +87,7 @@ class BatchLoader:
 
     def __init__(self, images: torch.Tensor, labels: torch.Tensor, batch_size: int = 128,
                  shuffle: bool = False, augment: bool = False, seed: int = 0,
-                 device: torch.device | str = "cpu", epoch_images: int | None = None):
+                 device: torch.device | str = "cpu", epoch_images: int | None = None, padding: int = 4):
         if images.dtype != torch.uint8 or images.dim() != 4:
             raise ValueError(f"images must be a uint8 tensor (N, C, H, W), got {images.dtype} {tuple(images.shape)}")
         if labels.shape != (len(images),):
@@ -95,6 +96,7 @@ class BatchLoader:
         self.batch_size = check_positive_int("batch_size", batch_size)
         self.shuffle, self.augment, self.seed = shuffle, augment, int(seed)
         self.epoch_images = None if epoch_images is None else check_positive_int("epoch_images", epoch_images)
+        self.padding = check_positive_int("padding", padding)
         self.rank, self.world_size = 0, 1
         self.device = torch.device("cpu")
         self.to(device)
@@ -137,13 +139,13 @@ class BatchLoader:
         for start in range(0, len(order), self.batch_size):
             batch = order[start:start + self.batch_size]
             if self.augment:  # drawn for the whole batch, whichever part this is
-                offsets, mirror = _crop_flip_draws(len(batch), gen)
+                offsets, mirror = _crop_flip_draws(len(batch), gen, self.padding)
             idx = batch[part].to(self.images.device)
             if len(idx) == 0:
                 continue
             x = self.images[idx].to(self.device, non_blocking=True)
             if self.augment:
-                x = _crop_flip(x, offsets[:, part], mirror[part])
+                x = _crop_flip(x, offsets[:, part], mirror[part], self.padding)
             yield x.float().div_(255), self.labels[idx].to(self.device, non_blocking=True)
 
 

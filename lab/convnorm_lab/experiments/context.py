@@ -39,6 +39,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import torch
@@ -60,7 +61,7 @@ from ..training import (
     seed_everything,
 )
 from ..training.mixed_precision import needs_loss_scaling, resolve_precision
-from .learning_rate import TRIAL_SEED, TRIALS, choose, trial_accuracy, trial_run
+from .learning_rate import TRIALS, trial_run
 from .presets import Preset
 
 #: free adversarial training replays each minibatch this many times (the paper's m = 4)
@@ -152,37 +153,41 @@ class Context:
     def run_record(self, key: str) -> Path:
         return run_record_path(key, self.preset.name, self.seed, self.output)
 
-    def lr_reduction(self, norm: str) -> int | None:
-        """What the learning-rate rule divides ``norm``'s rate by at this preset
-        (:func:`convnorm_lab.experiments.learning_rate.choose`), from its trials, found
-        stored or trained now (a trial outside ``only`` is skipped); None while a trial is
-        neither. 1 without trials (a preset whose ``lr_reductions`` are ``(1,)``)."""
-        reductions = self.preset.lr_reductions
-        if reductions == (1,):
+    def lr_reduction(self, norm: str) -> int | Fraction | None:
+        """What the learning-rate rule of this preset (``Preset.rule``) divides ``norm``'s rate
+        by, from its trials at the rule's seed, found stored or trained now (a trial outside
+        ``only`` is skipped); None while a trial is neither. 1 where the rule tries nothing else
+        (a grid of ``(1,)``)."""
+        rule = self.preset.rule
+        if rule.grid == (1,):
             return 1
         if norm not in self._rules:
             if self._trials is None:
-                self._trials = Context(TRIALS, self.preset, self.data_dir, self.output, TRIAL_SEED, self.resume,
+                self._trials = Context(TRIALS, self.preset, self.data_dir, self.output, rule.trial_seed, self.resume,
                                        self.progress, self.device, self.download, self.cuda_graph, self.only,
                                        self.checkpoints, self.data_used,
-                                       _splits=self._splits if self.seed == TRIAL_SEED else {})
+                                       _splits=self._splits if self.seed == rule.trial_seed else {})
             trials = self._trials
             first = len(trials.planned), len(trials.skipped)
             splits = trials.splits("cifar10")
-            records = {r: trials.train(trial_run(norm, r), norm, splits, reduction=r) for r in reductions}
+            records = {r: trials.train(trial_run(norm, r), norm, splits, reduction=r) for r in rule.grid}
             self.planned += trials.planned[first[0]:]
             self.skipped += trials.skipped[first[1]:]
             pending = any(record is None for record in records.values())
+            accuracies = None if pending else {r: rule.accuracy(record, splits.num_classes)
+                                               for r, record in records.items()}
             self._rules[norm] = {
-                "chosen": None if pending else choose({r: trial_accuracy(record) for r, record in records.items()}),
-                "trials": {str(r): planned.key for r, planned in zip(reductions, trials.planned[first[0]:])}}
+                "chosen": None if pending else rule.choose(accuracies),
+                "trials": {str(r): planned.key for r, planned in zip(rule.grid, trials.planned[first[0]:])}}
         return self._rules[norm]["chosen"]
 
     def chosen_reductions(self) -> dict[str, dict]:
         """Per network this context has keyed a training of, the reduction the learning-rate
-        rule chose (``"chosen"``) and the run key of its trial at each reduction
-        (``"trials"``); a network whose trials are not all stored is left out."""
-        return {norm: rule for norm, rule in self._rules.items() if rule["chosen"] is not None}
+        rule chose (``"chosen"``: a whole number, or a fraction written ``"1/3"``) and the run
+        key of its trial at each reduction (``"trials"``); a network whose trials are not all
+        stored is left out."""
+        return {norm: {**rule, "chosen": rule["chosen"] if isinstance(rule["chosen"], int) else str(rule["chosen"])}
+                for norm, rule in self._rules.items() if rule["chosen"] is not None}
 
     def config(self, norm: str, splits: CifarSplits, *, adversarial: bool = False, augment: bool = True,
                regularize: bool = True, lr_decay: bool = True, epoch_images: int | None = None,
@@ -204,11 +209,12 @@ class Context:
         precision = resolve_precision(p.precision, self.device)
         return TrainConfig(
             epochs=epochs, milestones=milestones if lr_decay else (), batch_size=p.batch_size,
-            lr=p.lr / (Norm(norm).base.lr_divisor * reduction), nesterov=p.nesterov,
+            lr=p.lr / float(Norm(norm).base.lr_divisor * reduction), nesterov=p.nesterov,
             weight_decay=p.weight_decay if regularize else 0.0, schedule=schedule,
             warmup_fraction=p.warmup_fraction, augment=augment, seed=self.seed,
             free_replays=FREE_REPLAYS if adversarial else 0, precision=precision,
             max_batches_per_epoch=p.max_batches_per_epoch, epoch_images=epoch_images,
+            label_smoothing=p.label_smoothing, crop_padding=p.crop_padding,
             # a graph holds neither free adversarial training nor float16's loss scaling: those step eagerly
             cuda_graph=self.cuda_graph and not adversarial and not needs_loss_scaling(precision),
             channels_last=p.channels_last(self.device, norm),
@@ -237,7 +243,7 @@ class Context:
               adversarial: bool = False, augment: bool = True, regularize: bool = True,
               lr_decay: bool = True, affine: bool = True, keep_best: bool = False,
               analysis: Analysis | None = None, epoch_images: int | None = None,
-              reduction: int | None = None) -> dict | None:
+              reduction: int | Fraction | None = None) -> dict | None:
         """The record of one training of ``arch`` with ``norm``: found stored under its
         :func:`run_key`, else trained now (and ``analysis`` applied to the trained
         network) and stored. A run outside ``only`` is not trained: it is listed in
@@ -247,7 +253,13 @@ class Context:
         Raises:
             RuntimeError: for a run to train whose rate waits on trials that are not stored
                 and not to be trained in this call.
+            ValueError: for a run of an experiment at the seed that chooses the rates, where the
+                preset's rule keeps that seed out of the reported ones.
         """
+        rule = self.preset.rule
+        if rule.reports_no_trial_seed and self.experiment != TRIALS and self.seed == rule.trial_seed:
+            raise ValueError(f"seed {self.seed} chooses the learning rates at preset {self.preset.name}, and its "
+                             "rule reports no training of that seed: run the experiment at another seed")
         arch = arch or self.arch()
         chosen = self.lr_reduction(norm) if reduction is None else reduction
         config = self.config(norm, splits, adversarial=adversarial, augment=augment, regularize=regularize,
@@ -258,7 +270,7 @@ class Context:
             if self.only is None or run in self.only:
                 trials = [p.run for p in self.skipped if p.trial and p.settings["norm"] == norm]
                 raise RuntimeError(f"the learning rate of {norm} at preset {self.preset.name} is chosen by its "
-                                   f"trials at seed {TRIAL_SEED}, and {', '.join(trials)} are not stored: train "
+                                   f"trials at seed {rule.trial_seed}, and {', '.join(trials)} are not stored: train "
                                    "them first")
             self.skipped.append(self.planned[-1])
             return None

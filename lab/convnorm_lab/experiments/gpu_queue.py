@@ -52,6 +52,11 @@ FORWARD_SHARE = 1 / 3
 #: trained: on the official images (the official archive or its lossless copy), and on the
 #: lossy JPEG copy (set lower, since the copy loses detail)
 BN_ACCURACY_FLOOR = {"official": 0.92, "lossless": 0.92, "jpeg-q75": 0.90}
+#: the floor of each GPU preset's BN network, by copy of the data: ``fast``'s ResNet18
+#: (:data:`BN_ACCURACY_FLOOR`), and ``airbench``'s network at 93 % on the official images, the
+#: paper's regime (its BN ResNet18: 93.18 %), half a point under the 93.5 % its recipe is
+#: checked to reach on a CPU; that network is not trained on the JPEG copy
+ACCURACY_FLOORS = {"fast": BN_ACCURACY_FLOOR, "airbench": {"official": 0.93, "lossless": 0.93}}
 #: the records of the calibration at the start of a GPU window (``benchmarks/calibrate_gpu.py``)
 CALIBRATION_PATTERN = "gpu_calibration_*.json"
 

@@ -78,6 +78,11 @@ class TrainConfig:
     (``convnorm_lab.training.graphed.GraphedStep``; the same update, without the
     per-kernel launch cost); it needs a CUDA device and excludes float16 (its loss
     scaling reads gradients on the host) and free adversarial training.
+    ``label_smoothing`` :math:`\\varepsilon` trains on the cross-entropy against labels
+    smoothed to :math:`(1 - \\varepsilon)\\,\\text{one-hot} + \\varepsilon / K` (0: the plain
+    cross-entropy; evaluation always reports the plain one). ``crop_padding`` is how far
+    the random crop of the augmentation moves an image (4: the standard CIFAR crop; the
+    fast-CIFAR networks translate by 2 pixels).
     ``channels_last`` stores images and weights channels-last, the layout tensor cores
     read fastest. Both are how a run executes, not what it computes, so a checkpoint may
     be resumed with them switched.
@@ -108,6 +113,8 @@ class TrainConfig:
     epoch_images: int | None = None
     cuda_graph: bool = False
     channels_last: bool = False
+    label_smoothing: float = 0.0
+    crop_padding: int = 4
 
     #: fields that say how a run executes rather than what it computes: a run key ignores
     #: them, and a checkpoint resumes with them changed. The precision is among them
@@ -116,7 +123,7 @@ class TrainConfig:
     EXECUTION_ONLY: ClassVar[tuple[str, ...]] = ("cuda_graph", "channels_last", "precision")
     #: fields a run key leaves out while they hold their default, so that adding such a
     #: field keeps the keys, and the stored records, of every training that does not use it
-    KEYED_WHEN_SET: ClassVar[tuple[str, ...]] = ("epoch_images",)
+    KEYED_WHEN_SET: ClassVar[tuple[str, ...]] = ("epoch_images", "label_smoothing", "crop_padding")
 
     def __post_init__(self):
         check_positive_int("epochs", self.epochs)
@@ -132,6 +139,8 @@ class TrainConfig:
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         check_fraction("warmup_fraction", self.warmup_fraction)
+        check_fraction("label_smoothing", self.label_smoothing)
+        check_positive_int("crop_padding", self.crop_padding)
         self.milestones = tuple(int(m) for m in self.milestones)
         if list(self.milestones) != sorted(self.milestones) or any(m < 1 for m in self.milestones):
             raise ValueError(f"milestones must be increasing positive epochs, got {self.milestones}")
@@ -378,8 +387,8 @@ class Trainer:
             self.model = self.model.to(memory_format=torch.channels_last)
         self.loaders = {name: copy.copy(loader).to(self.device) for name, loader in loaders.items()}
         train = self.loaders["train"]
-        train.batch_size, train.augment, train.seed, train.shuffle, train.epoch_images = (
-            config.batch_size, config.augment, config.seed, True, config.epoch_images)
+        train.batch_size, train.augment, train.seed, train.shuffle, train.epoch_images, train.padding = (
+            config.batch_size, config.augment, config.seed, True, config.epoch_images, config.crop_padding)
         self.config = config
         # the forward of a training step runs through _network (the DDP wrapper in a
         # data-parallel run), over this process's part of each loader
@@ -480,7 +489,7 @@ class Trainer:
         mean over the global batch, whatever the parts' sizes."""
         with autocast(self.device, self.config.precision):
             logits = self._network(x)
-            loss = F.cross_entropy(logits.float(), y)
+            loss = F.cross_entropy(logits.float(), y, label_smoothing=self.config.label_smoothing)
             if share != 1:
                 loss = loss * share
             if self.regularizer is not None:
