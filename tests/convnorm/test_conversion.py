@@ -200,7 +200,7 @@ def test_the_summary_names_what_was_converted_and_what_was_left_and_why(caplog):
         convert(small_net(), skip=skip_pointwise)
     assert "convert: 2 of 3 convolutions converted\n  left '3.1': kept by skip" in caplog.text
     assert convert(net, return_summary=True, skip=["1", "3", "4.0"])[1].converted == ["2"]  # ConvNorm layers stay
-    with pytest.warns(UserWarning, match="LazyConv2d is a lazy convolution whose parameters are not initialised"):
+    with pytest.warns(UserWarning, match="LazyConv2d is a lazy convolution whose parameters are not"):
         convert(nn.Sequential(nn.LazyConv2d(4, 3)))
 
 
