@@ -36,7 +36,7 @@ def random_crop_flip(images: torch.Tensor, generator: torch.Generator, padding: 
 
 def _crop_flip_draws(n: int, generator: torch.Generator, padding: int = 4,
                      flip: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The random numbers of :func:`random_crop_flip` for ``n`` images: window offsets
+    """The random numbers of ``random_crop_flip`` for ``n`` images: window offsets
     ``(2, n)`` and mirror flags ``(n,)`` (None without ``flip``), in that order."""
     offsets = torch.randint(0, 2 * padding + 1, (2, n), generator=generator)
     mirror = torch.rand(n, generator=generator) < 0.5 if flip else None
@@ -62,7 +62,7 @@ class BatchLoader:
     """Minibatches of ``(images in [0, 1], labels)`` from uint8 tensors.
 
     ``epoch(e)`` shuffles (if ``shuffle``) and augments (if ``augment``: a random crop
-    moving the image by up to ``padding`` pixels, and a flip, :func:`random_crop_flip`) with a
+    moving the image by up to ``padding`` pixels, and a flip, ``random_crop_flip``) with a
     generator seeded by ``(seed, e)``, so epoch ``e`` is the same whether or not a
     run was interrupted before it: this is what makes checkpoint resumption exact.
 

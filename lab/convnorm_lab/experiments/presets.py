@@ -75,7 +75,7 @@ class Preset:
     steps (``scarcity_epoch_images``).
 
     ``lr_rule``: the learning-rate rule, by its name in
-    :data:`~convnorm_lab.experiments.learning_rate.RULES` (:attr:`rule`): ``"previous-scale"``
+    ``convnorm_lab.experiments.learning_rate.RULES`` (the property ``rule``): ``"previous-scale"``
     tries ``lr_reductions``; ``"declared"`` (the airbench presets) its own grid, up and down.
 
     ``label_smoothing`` and ``crop_padding``: the training's label smoothing and how far its
