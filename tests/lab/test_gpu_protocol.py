@@ -153,8 +153,26 @@ def test_step_times_prefer_the_named_gpu_and_name_another_gpu_standing_in(tmp_pa
     assert found.train == 1e-3 and note == "resnet18 convnorm+bn bf16 measured on an NVIDIA H200 only"
     found, note = times.lookup("resnet18", "bn", "bf16")  # the same combination on another GPU comes first
     assert found.train == 1e-3 and note == "resnet18 bn bf16 measured on an NVIDIA H200 only"
-    found, note = times.lookup("vgg16", "sn+bn", "fp32")
-    assert found.train == 2e-3 and note == "vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50 stands in"
+    found, note = times.lookup("vgg16", "sn+bn", "fp32")  # ResNet18's, scaled by the operations
+    ratio = gpu_queue.network_operations("vgg16", None) / gpu_queue.network_operations("resnet18", None)
+    assert found.train == pytest.approx(2e-3 * ratio) and found.forward == pytest.approx(2e-3 / 3 * ratio)
+    assert note == (f"vgg16 sn+bn fp32 not measured: resnet18 bn fp32 at batch 50, scaled by the networks' forward "
+                    f"operations (x{ratio:.3f}), stands in")
+
+
+def test_a_network_without_step_times_is_priced_by_its_operations_at_its_width():
+    """The airbench network at width 64 does about a fifth of ResNet18's operations, a
+    quarter of that at width 32 (its convolutions' channels halve), and ConvNorm keeps
+    the ratio to BN measured on ResNet18."""
+    entries = [{"arch": "resnet18", "norm": norm, "precision": "bf16", "batch": 512, "cuda_graph": True,
+                "train_s_per_image": t, "forward_s_per_image": None} for norm, t in (("bn", 1e-5), ("convnorm+bn", 7e-5))]
+    times = gpu_queue.StepTimes({key: time for e in entries for key, time in gpu_queue._entries(
+        {"setup": {"gpu": "NVIDIA H100"}, "step_times": [e]}, "test")}, "H100")
+    wide, _ = times.lookup("airbench", "bn", "bf16", 64)
+    narrow, _ = times.lookup("airbench", "bn", "bf16", 32)
+    convnorm, note = times.lookup("airbench", "convnorm+bn", "bf16", 64)
+    assert 0.15 < wide.train / 1e-5 < 0.3 and 3 < wide.train / narrow.train < 4.2
+    assert convnorm.train / wide.train == pytest.approx(7.0) and "scaled by the networks' forward operations" in note
 
 
 def test_the_queue_prices_its_trainings_from_step_times(random_cifar_root, tmp_path):

@@ -19,12 +19,15 @@ a third of a training step) and the attacks of an analysed training.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..models import build_model
+from ..models.flops import forward_flops
 from ..models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE, OCNN_BN, ONI_BN, SN_BN, Norm
 from .catalog import (
     ABLATION,
@@ -245,14 +248,22 @@ class StepTimes:
     def _on(time: StepTime, gpu: str | None) -> bool:
         return gpu is None or gpu.lower() in time.gpu.lower()
 
-    def lookup(self, arch: str, norm: str, precision: str) -> tuple[StepTime, str | None]:
-        """The step time of ``(arch, norm, precision)`` and, where it was not measured on
-        the preferred GPU, a sentence naming the stand-in used: the same network in another
-        precision, then ResNet18 with the same normalization, then a measured normalization
-        that stands in for it (its declaration's ``stand_ins``: Conv2d+BN for the other
-        convolutions, ConvNorm+BN for ConvNorm);
+    def lookup(self, arch: str, norm: str, precision: str, width: int | None = None) -> tuple[StepTime, str | None]:
+        """The step time of ``(arch, norm, precision)`` (``arch`` at ``width``, None: its
+        default) and, where it was not measured on the preferred GPU, a sentence naming the
+        stand-in used: the same network in another precision, then ResNet18 with the same
+        normalization, then a measured normalization that stands in for it (its
+        declaration's ``stand_ins``: Conv2d+BN for the other convolutions, ConvNorm+BN for
+        ConvNorm);
         each a time on the preferred GPU where it has one, else on another (the same
         combination on another GPU of the same kind is nearer than another combination).
+        ResNet18's time stands in for another network scaled by their forward operations,
+
+        .. math::  t_\text{arch} = t_\text{ResNet18} \, F_\text{arch} / F_\text{ResNet18}
+
+        (:func:`network_operations`): the share of the GPU's peak ResNet18 reaches, and its
+        normalization's ratio to BN, are taken to hold for the other network. A smaller
+        network fills a GPU less, so the stand-in is optimistic.
 
         Raises:
             ValueError: if nothing can stand in (no step time was measured at all).
@@ -267,8 +278,21 @@ class StepTimes:
         where = "" if self._on(found, self.gpu) else f" on an {found.gpu}"
         if key == (arch, norm, precision):
             return found, (f"{arch} {norm} {precision} measured{where} only" if where else None)
+        scaled = ""
+        if key[0] != arch:
+            ratio = network_operations(arch, width) / network_operations(key[0], None)
+            found = replace(found, train=found.train * ratio,
+                            forward=None if found.forward is None else found.forward * ratio)
+            scaled = f", scaled by the networks' forward operations (x{ratio:.3f}),"
         return found, (f"{arch} {norm} {precision} not measured: {key[0]} {key[1]} {key[2]} at batch {found.batch}"
-                       f"{where} stands in")
+                       f"{where}{scaled} stands in")
+
+
+@functools.cache
+def network_operations(arch: str, width: int | None) -> int:
+    """The forward operations per image of ``arch`` at ``width`` (None: its default) with
+    BN (:func:`~convnorm_lab.models.flops.forward_flops`)."""
+    return forward_flops(build_model(arch, BN, width=width))
 
 
 def _entries(results: dict, source: str):
@@ -306,7 +330,7 @@ def estimate(job: Job, times: StepTimes, precision: str) -> Estimate:
     attacked image; SimBA: an upper bound of two forwards per iteration and image in
     each basis; the condition numbers, computed on the CPU, not counted)."""
     s, config = job.settings, job.settings["config"]
-    step, stand_in = times.lookup(s["arch"], s["norm"], precision)
+    step, stand_in = times.lookup(s["arch"], s["norm"], precision, get_preset(s["preset"]).width)
     forward = step.forward if step.forward is not None else FORWARD_SHARE * step.train
     data = s["data"]
     images = config.images_per_epoch(data["n_train"])
