@@ -164,8 +164,9 @@ def test_a_network_without_step_times_is_priced_by_its_operations_at_its_width()
     """The airbench network at width 64 does about a fifth of ResNet18's operations, a
     quarter of that at width 32 (its convolutions' channels halve), and ConvNorm keeps
     the ratio to BN measured on ResNet18."""
+    measured = (("bn", 1e-5), ("convnorm+bn", 7e-5))
     entries = [{"arch": "resnet18", "norm": norm, "precision": "bf16", "batch": 512, "cuda_graph": True,
-                "train_s_per_image": t, "forward_s_per_image": None} for norm, t in (("bn", 1e-5), ("convnorm+bn", 7e-5))]
+                "train_s_per_image": t, "forward_s_per_image": None} for norm, t in measured]
     times = gpu_queue.StepTimes({key: time for e in entries for key, time in gpu_queue._entries(
         {"setup": {"gpu": "NVIDIA H100"}, "step_times": [e]}, "test")}, "H100")
     wide, _ = times.lookup("airbench", "bn", "bf16", 64)

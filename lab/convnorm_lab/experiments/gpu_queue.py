@@ -259,7 +259,7 @@ class StepTimes:
         combination on another GPU of the same kind is nearer than another combination).
         ResNet18's time stands in for another network scaled by their forward operations,
 
-        .. math::  t_\text{arch} = t_\text{ResNet18} \, F_\text{arch} / F_\text{ResNet18}
+        .. math::  t_\\text{arch} = t_\\text{ResNet18} \\, F_\\text{arch} / F_\\text{ResNet18}
 
         (:func:`network_operations`): the share of the GPU's peak ResNet18 reaches, and its
         normalization's ratio to BN, are taken to hold for the other network. A smaller
