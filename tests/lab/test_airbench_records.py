@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from convnorm_lab.experiments import get_preset, run_record_path
-from convnorm_lab.experiments.cpu_scale import MAX_MINUTES, MIN_ACCURACY, ROUNDS, RULES, SCALE_SEED
-from convnorm_lab.experiments.presets import CPU_RECIPE
+from convnorm_lab.experiments.cpu_scale import MAX_MINUTES, MIN_ACCURACY, ROUNDS, RULES, SCALE_SEED, VAL_IMAGES
+from convnorm_lab.experiments.presets import AIRBENCH_CPU_SCALE, AIRBENCH_CPU_VAL, CPU_RECIPE
 from convnorm_lab.training import load_results
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -38,6 +38,20 @@ def test_the_cpu_scale_is_each_rounds_rule_applied_to_its_measured_table(number)
     assert chosen is None or chosen["test_acc"] >= MIN_ACCURACY
     if number == 1:
         assert chosen is None or chosen["cpu_s"] <= 60 * MAX_MINUTES
+
+
+def test_the_cpu_preset_trains_at_the_scale_the_last_round_chose_with_the_measured_recipe():
+    last = max(ROUNDS)
+    if not TABLES[last].exists():
+        pytest.skip(f"round {last} of the cpu scale is still being measured ({TABLES[last].name})")
+    chosen = load_results(TABLES[last])["results"]["chosen"]
+    assert chosen is not None, f"round {last} chose no scale: the cpu preset has none to train at"
+    preset = get_preset("airbench-cpu")
+    assert AIRBENCH_CPU_SCALE == {"width": chosen["width"], "max_train": chosen["images"], "epochs": chosen["epochs"]}
+    assert (preset.width, preset.max_train, preset.epochs) == (chosen["width"], chosen["images"], chosen["epochs"])
+    assert preset.max_val == AIRBENCH_CPU_VAL == VAL_IMAGES and preset.max_test is None and preset.precision == "fp32"
+    assert all(getattr(preset, name) == value for name, value in CPU_RECIPE.items())
+    assert preset.rule is get_preset("airbench").rule
 
 
 def _recipe_checks() -> list[Path]:
