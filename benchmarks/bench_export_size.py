@@ -8,10 +8,13 @@ Both networks take the same training step first (batch 2), so that each ConvNorm
 as a trained one is, normalized by its running average. Each is then exported in evaluation mode
 with a batch of one: ``torch.export.save`` (``.pt2``), ``torch.onnx.export`` with its default
 exporter and with the TorchScript-based one (``dynamo=False``); the size of a file is what it and
-its external data take on disk. An exported ConvNorm layer computes its normalizer and filter by
-real matrix products whose fixed matrices (DFT matrices and the bases that map a small kernel to
-its spectrum) are constants of the program: the record lists, per layer, the bytes of those
-constants, largest first, with the size of the map the layer normalizes.
+its external data take on disk. The TorchScript-based exporter folds the computations on constants
+into constants of their own by default; it is also measured without (``do_constant_folding=False``).
+
+An exported ConvNorm layer computes its normalizer and filter by real matrix products whose fixed
+matrices (DFT matrices and the bases that map a small kernel to its spectrum) are constants of the
+program: the record lists, per layer, the bytes of those constants, largest first, with the size of
+the map the layer normalizes.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from convnorm_lab.training.results import cpu_info, device_name, provenance, sav
 
 HERE = Path(__file__).resolve().parent
 NETWORKS = ("conv2d+bn", "convnorm2d+bn")
-EXPORTERS = ("torch.export", "onnx", "onnx (TorchScript)")
+EXPORTERS = ("torch.export", "onnx", "onnx (TorchScript)", "onnx (TorchScript, no constant folding)")
 
 
 def trained_networks(size: int) -> dict[str, nn.Module]:
@@ -68,8 +71,9 @@ def export_bytes(model: nn.Module, example: torch.Tensor, exporter: str) -> int:
             torch.export.save(torch.export.export(model, (example,)), folder / "model.pt2")
         elif exporter == "onnx":
             torch.onnx.export(model, (example,), verbose=False).save(folder / "model.onnx")
-        elif exporter == "onnx (TorchScript)":
-            torch.onnx.export(model, (example,), str(folder / "model.onnx"), dynamo=False)
+        elif exporter.startswith("onnx (TorchScript"):
+            torch.onnx.export(model, (example,), str(folder / "model.onnx"), dynamo=False,
+                              do_constant_folding=exporter == "onnx (TorchScript)")
         else:
             raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
         return folder_bytes(folder)
@@ -139,7 +143,9 @@ def main() -> None:
                   "trained": "one SGD step on a batch of two random images, then evaluation mode",
                   "exporters": {"torch.export": "torch.export.export, then torch.export.save (.pt2)",
                                 "onnx": "torch.onnx.export (its default exporter), then ONNXProgram.save",
-                                "onnx (TorchScript)": "torch.onnx.export(..., dynamo=False)"},
+                                "onnx (TorchScript)": "torch.onnx.export(..., dynamo=False)",
+                                "onnx (TorchScript, no constant folding)":
+                                    "torch.onnx.export(..., dynamo=False, do_constant_folding=False)"},
                   "device": device_name("cpu"), "cpu": cpu, "threads": torch.get_num_threads()},
         "parameter_and_buffer_bytes": weights,
         "file_bytes": files,
