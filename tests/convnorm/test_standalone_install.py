@@ -82,6 +82,7 @@ def fresh_environment(folder: Path) -> Path:
 
 
 def test_the_wheel_alone_runs_the_api_pages_library_examples_and_the_practitioners_page(tmp_path):
+    assert LIBRARY_SECTIONS_END in (ROOT / "book" / "api.md").read_text(), "the API page's lab sections moved"
     wheel = build_wheel(tmp_path)
     python = fresh_environment(tmp_path / "venv")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
