@@ -1,5 +1,5 @@
 """The library stands alone: its wheel, installed by itself into a fresh virtual environment, runs every
-example of the API page's library sections and every code cell of the practitioner's page.
+example of the API page's library sections, of its own README, and every code cell of the practitioner's page.
 
 The environment has no site-packages of this interpreter, so neither the lab nor the book's code (installed
 here in editable mode, by path files that only a site directory's processing reads) can be imported there.
@@ -44,6 +44,8 @@ os.chdir(tempfile.mkdtemp())
 for code in examples:
     exec(compile(code, "api.md", "exec"), {"__name__": "api_example"})
 print(f"api.md: {len(examples)} examples")
+for code in re.findall(r"^```python\n(.*?)^```", (root / "README-convnorm.md").read_text(), re.S | re.M):
+    exec(compile(code, "README-convnorm.md", "exec"), {"__name__": "readme_example"})
 notebook = json.loads((root / "book" / "practitioner.ipynb").read_text())
 cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
 os.chdir(root / "book")
