@@ -18,8 +18,9 @@ page uses, named after its notebook (``book/part1/02-all-pass-filters.ipynb`` is
 * :mod:`.baselines` (Chapter 7): the paper's numbers;
 * :mod:`.engineering_notes` (Appendix A): the recorded training-step times per device, and the one measured
   as the paper measured.
-* :mod:`.practitioner` (the back matter's *ConvNorm in practice*): the records of what the layer
-  costs, each with the machine that measured it.
+
+The back matter's *ConvNorm in practice* (``book/practitioner.ipynb``) has no module here: it is the
+library's own page, whose cells run with :mod:`convnorm` alone and read their records as JSON.
 
 Each module's ``__all__`` lists exactly the names its notebook uses; what several pages share lives
 outside this package (:mod:`convnorm_book.deep_stack`, :mod:`convnorm_book.phone_and_desktop`,
