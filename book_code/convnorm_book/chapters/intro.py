@@ -150,7 +150,7 @@ def plot_reading_path(stacked: bool = False) -> plt.Figure:
         (x0, y0), (x1, y1) = where[source], where[target]
         ax.annotate("", (x1 - width / 2, y1), (x0 + width / 2, y0),
                     arrowprops=dict(arrowstyle="-|>", color="0.35", lw=1.2, linestyle="--",
-                                    connectionstyle="arc3,rad=0.15", shrinkA=2, shrinkB=2))
+                                    shrinkA=1, shrinkB=1))
     rows = max(len(pages) for pages in PATHS.values())
     ax.set_xlim(-0.5 - 0.02, len(PATHS) - 0.5 + 0.02)
     ax.set_ylim(-(rows - 1) * gap - height / 2 - 0.05, 1.1)
