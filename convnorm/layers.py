@@ -369,9 +369,8 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
       any other size. Both averages agree once the weights stop moving. Before the first
       training step (``num_steps_tracked == 0``) eval mode uses the current weight.
 
-    The buffers are updated in place, so under ``DataParallel`` the update of the first
-    replica reaches the module, and ``DistributedDataParallel`` broadcasts them like
-    BatchNorm's (they depend on the weights only, which DDP keeps equal on all ranks).
+    It trains under ``DataParallel`` and ``DistributedDataParallel``, which keep its buffers as they
+    keep BatchNorm's (the book's engineering notes say how).
 
     What it shares with ``nn.Conv2d``: the arguments and their checks, an input without the batch
     axis, ``padding='same'`` for even kernels too (one sample more after than before),
@@ -403,25 +402,21 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
     float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
     (fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
 
-    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``;
-    inductor generates no code for complex tensors, so the FFT part runs as eager kernels inside
-    the compiled graph. Nothing in it synchronises with the host, so a whole training step records
-    into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
-    launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
-    layer then computes by plain operations, not its hand-written backward). Deployment: a model in
-    evaluation mode (``model.eval()``, what ships) exports with ``torch.export.export`` (the batch
-    dimension may be left dynamic), ``torch.onnx.export`` (either exporter; onnxruntime runs the
-    result) and ``torch.jit.trace``. In the exported program every layer is its full convolution,
-    then the DFTs as real matrix products, constants of the program made for the input's spatial
-    size (which must be static): no complex tensor, no FFT, no custom autograd function. The
-    normalizer is computed in the program from the running average's buffer. ``torch.export``'s
-    programs also train (buffers updated, gradients as the layer's); a ``torch.jit.trace`` records no
-    grad mode, so its program's gradients would flow through :math:`\hat v`: trace for inference.
-    ``torch.jit.script`` raises an error naming these ways. Nothing traced is kept for eager calls,
-    and a layer prepared eagerly keeps what it prepared. ``torch.fx.symbolic_trace`` records a layer
-    inside a model as one call of the layer (a leaf, as PyTorch's own layers), so feature extractors
-    built on FX (torchvision's ``create_feature_extractor``) take a converted model; a layer traced on
-    its own is one call of ``convnorm.layers.layer_conv_norm``.
+    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``.
+    Nothing in it synchronises with the host, so a whole training step records into one CUDA graph
+    (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel launches, that is the
+    fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the layer then computes
+    by plain operations, not its hand-written backward). Deployment: a model in evaluation mode
+    (``model.eval()``, what ships) exports with ``torch.export.export`` (the batch dimension may be
+    left dynamic), ``torch.onnx.export`` (either exporter; onnxruntime runs the result) and
+    ``torch.jit.trace``, for a static spatial size (the book's engineering notes say what the
+    exported program computes). ``torch.export``'s programs also train (buffers updated, gradients
+    as the layer's); a ``torch.jit.trace`` records no grad mode, so its program's gradients would
+    flow through :math:`\hat v`: trace for inference. ``torch.jit.script`` raises an error naming
+    these ways. ``torch.fx.symbolic_trace`` records a layer inside a model as one call of the layer
+    (a leaf, as PyTorch's own layers), so feature extractors built on FX (torchvision's
+    ``create_feature_extractor``) take a converted model; a layer traced on its own is one call of
+    ``convnorm.layers.layer_conv_norm``.
 
     Args:
         in_channels (int): channels of the input.

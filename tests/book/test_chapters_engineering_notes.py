@@ -1,12 +1,17 @@
 """convnorm_book.chapters.engineering_notes: the recorded training-step times, one row per device and setting, and
-the ratio measured as the paper measured."""
+the ratio measured as the paper measured; the link to the raw records."""
 from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
 
 from convnorm_book.chapters.engineering_notes import (
     AUTHORS,
     BASELINE,
     CONVNORM,
     like_the_paper,
+    records_link,
     step_times,
     summary_table,
 )
@@ -78,3 +83,14 @@ def test_the_papers_setting_falls_back_to_the_cpu(tmp_path):
     best = like_the_paper(step_times(tmp_path))  # an older GPU measurement comes before the newest CPU one
     assert best.device == "NVIDIA H200" and best.ratio == 4.0
     assert like_the_paper([]) is None
+
+
+def test_the_records_link_points_to_the_benchmark_records_of_the_configured_repository(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    repository = yaml.safe_load((root / "_config.yml").read_text())["repository"]
+    link = records_link(root)
+    assert link.url == f"{repository['url']}/tree/{repository['branch']}/benchmarks/results"
+    assert (root / "benchmarks" / "results").is_dir()  # the folder the link names, in this checkout
+    assert link._repr_markdown_() == f"[{link.text}]({link.url})"
+    (tmp_path / "_config.yml").write_text("repository:\n  url: https://example.org/a/b/\n  branch: dev\n")
+    assert records_link(tmp_path).url == "https://example.org/a/b/tree/dev/benchmarks/results"

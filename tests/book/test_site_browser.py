@@ -325,6 +325,26 @@ def test_every_page_is_readable_at_a_phone_and_a_desktop_width(built_site, brows
     assert not failures, f"cut off at {width} px:\n" + json.dumps(failures, indent=1, ensure_ascii=False)
 
 
+#: Pages whose tables have few columns and fit a phone as tables: shown as cards they would be several times taller.
+TABLES_NOT_CARDS = ["book/notation.html", "book/appendix/engineering-notes.html"]
+
+
+@pytest.mark.parametrize("page", TABLES_NOT_CARDS)
+def test_narrow_tables_stay_tables_on_a_phone(built_site, browser, page):
+    """At 400 px the Notation page's tables and Appendix A's benchmark tables are tables, not cards
+    (book/_static/book.js stacks a table that is wider than the column or squeezes a cell)."""
+    browser.resize(WIDTHS["phone"], 900, mobile=True)
+    browser.open(built_site / page)
+    assert browser.evaluate(WAIT_FOR_MATH), f"{page}: MathJax did not finish"
+    browser.evaluate(NEXT_FRAME)
+    tables = browser.evaluate("""Array.from(document.querySelectorAll("article.bd-article table"), (table) => [
+      table.classList.contains("cx-stacked"), table.textContent.trim().replace(/\\s+/g, " ").slice(0, 50)])""")
+    browser.resize(1200, 900)
+    assert len(tables) >= 2, f"{page}: only {len(tables)} tables"
+    stacked = [text for is_stacked, text in tables if is_stacked]
+    assert not stacked, f"{page}: tables shown as cards at {WIDTHS['phone']} px: {stacked}"
+
+
 def test_the_page_contents_stay_reachable_on_a_desktop(built_site, browser):
     """At 1280 px the list of a page's sections gives its room to the text; the header's button shows it."""
     browser.resize(WIDTHS["desktop"], 900)

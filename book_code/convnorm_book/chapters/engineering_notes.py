@@ -16,19 +16,22 @@ graphed, beside the authors' algorithm). :func:`step_times` reads them all into
 Conv2d+BN step of the same record and mode. :func:`summary_table` keeps the newest record of each device
 and setting, without the records that forced a computation on every layer; :func:`like_the_paper` picks
 the ratio to set beside the paper's eager, float32 epochs: like with like, not the best case.
+:func:`records_link` links the raw records in the book's repository.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from convnorm_book.results.paper_values import load_paper_values
-from convnorm_book.results.records import StoredFile, load_benchmarks
+from convnorm_book.results.records import StoredFile, load_benchmarks, results_dir
 from convnorm_book.results.tables import Table
 from convnorm_book.results.words import device_name
 
-__all__ = ["AUTHORS", "CONVNORM", "device_name", "like_the_paper", "load_benchmarks", "load_paper_values",
-           "step_times", "summary_table", "Table"]
+__all__ = ["AUTHORS", "CONVNORM", "Link", "device_name", "like_the_paper", "load_benchmarks", "load_paper_values",
+           "records_link", "step_times", "summary_table", "Table"]
 
 CONVNORM = "ConvNorm2d+BN"
 BASELINE = "Conv2d+BN"
@@ -189,5 +192,28 @@ def summary_table(rows: list[StepTime]) -> Table:
                  notes=["Each ratio is over the Conv2d+BN step timed beside it: in one process (eager), or each "
                         "network captured in one CUDA graph. Rows come from different machines and versions of the "
                         "package, so compare within a row. ConvNorm2d+BN computes as the package chooses, or with "
-                        "the fastest filter the record timed. The records are stored in the benchmarks folder of the "
-                        "book's repository."])
+                        "the fastest filter the record timed. The raw records are linked below the table."])
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link: on a page (Markdown) the text, pointing to ``url``; elsewhere both, as plain text."""
+
+    text: str
+    url: str
+
+    def _repr_markdown_(self) -> str:
+        return f"[{self.text}]({self.url})"
+
+    def __repr__(self) -> str:
+        return f"{self.text}: {self.url}"
+
+
+def records_link(root: str | Path | None = None) -> Link:
+    """The folder of the benchmark records (``benchmarks/results``) in the book's repository, as a link. The
+    repository's address and branch are read from its ``_config.yml`` (the one place the repository is named),
+    in ``root``, by default the checkout that holds the results folder."""
+    folder = Path(root) if root is not None else results_dir().parent
+    repository = yaml.safe_load((folder / "_config.yml").read_text())["repository"]
+    return Link("The raw records of every benchmark",
+                f"{repository['url'].rstrip('/')}/tree/{repository['branch']}/benchmarks/results")

@@ -322,10 +322,7 @@ class Trainer:
             model selection.
 
     On a CUDA device the trainer turns on cuDNN's autotuner (``torch.backends.cudnn.benchmark``,
-    for the whole process), as the fast-CIFAR recipes do: every full batch has the same
-    shapes, so each convolution's fastest algorithm is searched for once and then reused,
-    where cuDNN's default heuristic can pick a slow one for unusual shapes (ConvNorm's
-    convolution at the full size :math:`n + m - 1`, in float32).
+    for the whole process), as the fast-CIFAR recipes do (the book's engineering notes say why).
 
     **Data-parallel training.** In a process started by ``torchrun`` with more than one
     process (``convnorm_lab.training.distributed.setup``: NCCL on CUDA with this process
