@@ -364,7 +364,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
         f_max = constants.largest_chunk
         spectra, products = x.new_empty(f_max * 2 * c_out * c_in), x.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_compiling()
+        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
         for part in constants.chunks:
             f = part.stop - part.start
             a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
@@ -408,7 +408,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         grad_multiplier = multiplier.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
         f_max = constants.largest_chunk
         spectra, blocks = stacked.new_empty(f_max * 2 * c_out * c_in), stacked.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_compiling()
+        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
         for part in constants.chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
