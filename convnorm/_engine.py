@@ -68,6 +68,8 @@ def averaged_autocorrelation(current: torch.Tensor, running: torch.Tensor, steps
     :math:`\bar r` once a training step has updated it, else ``current``. ``torch.where``, not a
     Python branch, so a captured CUDA graph keeps the choice and nothing synchronises with the host."""
     if training:
+        if factor is None:
+            raise ValueError("factor must be a tensor in training: the running average's weight of the new value")
         finite = (current * 0 == 0).all()  # x * 0 is 0 for finite x, NaN for inf and NaN: isfinite's meaning
         update = current.detach() if current.requires_grad else current
         if update.dtype != running.dtype:

@@ -43,7 +43,7 @@ import torch
 
 from ._caches import cached
 from ._fused_filter import filter_matrices, launch_backward, launch_forward
-from ._geometry import LayerGeometry
+from ._geometry import LayerGeometry, plane_sizes
 from ._policy import EXPORTED_FILTER
 from ._transforms import DenseDFT, dense_dft, kernel_basis
 
@@ -103,7 +103,7 @@ def planar_dft(length: tuple[int, ...], stride: tuple[int, ...], out_size: tuple
     ``out_size`` outputs, in ``dtype`` on ``device``: :func:`~convnorm._transforms.dense_dft`'s
     matrices (a 1D signal as one row), split into planes."""
     lead = (1,) * (2 - len(length))
-    dft = dense_dft(_plane(lead + length), _plane(lead + stride), _plane(lead + out_size), dtype, device)
+    dft = dense_dft(plane_sizes(lead + length), plane_sizes(lead + stride), plane_sizes(lead + out_size), dtype, device)
 
     def planes(matrix: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
         return (matrix.real.contiguous(), matrix.imag.contiguous()) if len(length) == 2 else None
@@ -124,7 +124,8 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     dft = None
     matrices: object | None = None
     if filter in ("dense", "fused"):
-        dft = dense_dft(_plane(length), _plane(geometry.stride), _plane(geometry.out_size), dtype, device)
+        dft = dense_dft(plane_sizes(length), plane_sizes(geometry.stride), plane_sizes(geometry.out_size), dtype,
+                        device)
         matrices = filter_matrices(dft) if filter == "fused" else None
     elif filter == EXPORTED_FILTER:
         matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
@@ -133,13 +134,6 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     return SpatialFilter(geometry, filter, taps, shift, kernel_basis(taps, shift, length, dtype, device), half, dft,
                          matrices, products_by_sample, precision, tuple(range(-len(length), 0)), sampled,
                          (1,) * len(length))
-
-
-def _plane(sizes: tuple[int, ...]) -> tuple[int, int]:
-    """``sizes`` of a plane, two of them (a 1D signal is one row of a plane), as the dense DFT takes them."""
-    if len(sizes) != 2:
-        raise ValueError(f"the dense DFT is of a plane: two sizes, got {sizes}")
-    return sizes[0], sizes[1]
 
 
 def gain_scale(filter: str | None, geometry: LayerGeometry) -> float:
