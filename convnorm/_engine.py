@@ -13,11 +13,16 @@ affine kernel's basis, DFT matrices). :func:`prepare` makes all of that once int
 3. the normalizer :math:`\hat v_k = (\mathcal F_L r_k + \varepsilon)^{-1/2}` by one product with
    the cosine basis (:func:`~convnorm.fourier.autocorrelation_power_spectrum`'s method), with
    :math:`\max(\cdot, \varepsilon)` in place of the clamp at 0 followed by
-   :math:`+\varepsilon` (the same number: the product already holds :math:`+\varepsilon`), and, for
-   the FFT filter, the inverse transform's :math:`1/\prod L` folded in as a scale of the basis
-   and of :math:`\varepsilon` by :math:`(\prod L)^2`;
-4. the computation the plan names: ``pointwise``, ``frequency_domain`` (chunked, or by matrix
-   products in the plan's ``gemm_dtype``), or ``spatial`` (the convolution, then the filter).
+   :math:`+\varepsilon` (the same number: the product already holds :math:`+\varepsilon`), in the
+   form the computation reads (:attr:`Computation.reads`): :math:`\hat v` on the half spectrum's
+   grid, or the spatial filter's gain (each value twice; for the FFT filter the inverse
+   transform's :math:`1/\prod L` folded in as a scale of the basis and of :math:`\varepsilon` by
+   :math:`(\prod L)^2`);
+4. the computation the plan names (:attr:`~convnorm._policy.Plan.method`), one class each in
+   :data:`REGISTRY`: :class:`Pointwise`, :class:`Spatial` (the convolution, then the filter),
+   :class:`FrequencyDomain` (chunked) and :class:`FrequencyGemms` (by matrix products in the
+   plan's ``gemm_dtype``). Each makes its constants once, when the layer is prepared; the plan,
+   made once per layer shape, says why it chose it (:attr:`~convnorm._policy.Plan.reason`).
    In a program traced for deployment (``torch.export``, ``torch.onnx.export``,
    ``torch.jit.trace``: :func:`convnorm._caches.exporting`) the plan is
    the spatial computation with the planar filter, plain real operations that every exporter
@@ -99,7 +104,7 @@ class Computation:
     __slots__ = ("relayout",)
     reads: ClassVar[str] = "v_hat"
     r"""The normalizer's form :meth:`__call__` reads: ``"v_hat"`` (:math:`\hat v` on the half
-    spectrum's grid, ``(C, *half)``) or ``"gain"`` (:func:`convnorm._spatial.filter_gain`'s form)."""
+    spectrum's grid, ``(C, *half)``) or ``"gain"`` (the spatial filter's, :mod:`convnorm._spatial`)."""
     relayout: bool
     """Whether its output is contiguous whatever the input's memory format, so that the engine
     turns it back to channels-last for a channels-last input, as a convolution keeps it."""
@@ -145,7 +150,7 @@ class Pointwise(Computation):
 class Spatial(Computation):
     """The full convolution, then the per-channel filter (:mod:`convnorm._spatial`), the plan's
     filter; the fused filter's convolution in the plan's ``convolution_dtype``. It reads the
-    filter's gain (:func:`convnorm._spatial.filter_gain`)."""
+    filter's gain (:mod:`convnorm._spatial`)."""
 
     __slots__ = ("geometry", "computing", "convolve", "convolution_dtype", "spec", "hand_written")
     reads: ClassVar[str] = "gain"
