@@ -89,7 +89,9 @@ def averaged_autocorrelation(current: torch.Tensor, running: torch.Tensor, steps
 def ramp_table(ramp_steps: int, ramp_floor: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     r"""``(ramp_steps + 1,)``: the running average's factor :math:`\mu_u` at every step
     :math:`u \le T` (:meth:`convnorm.layers.ConvNorm2d.ramp_factor`'s formula, in float64, then
-    ``dtype``): one index per training step instead of a cosine's few operations."""
+    ``dtype``): one index per training step instead of a cosine's few operations. The layer reads
+    it by ``index_select`` with the step count (a ``(1,)`` factor), not ``take``: inductor compiles
+    no ``take`` with a 0-dim index."""
     u = torch.arange(ramp_steps + 1, dtype=torch.float64)
     factor = (0.5 * (1 + torch.cos(math.pi * u / ramp_steps))).clamp(min=ramp_floor)
     return factor.to(dtype=dtype, device=device)

@@ -220,7 +220,7 @@ class _ConvNormNd(nn.Module):
             input = input.unsqueeze(0)
         if training:
             out = entry.prepared.run(input, weight, bias, affine_weight, running, steps, True,
-                                     entry.ramp.take(steps.clamp(max=self.ramp_steps)))
+                                     entry.ramp.index_select(0, steps.clamp(max=self.ramp_steps)))
         else:
             trained = entry.trained  # in evaluation: the running average once trained, else the weight's own
             out = entry.prepared.run(input, weight, bias, affine_weight, None if trained is False else running,
@@ -328,7 +328,7 @@ def layer_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     factor = None
     if training:
         table = ramp_table(ramp_steps, ramp_floor, running_autocorrelation.dtype, running_autocorrelation.device)
-        factor = table.take(num_steps_tracked.clamp(max=ramp_steps))
+        factor = table.index_select(0, num_steps_tracked.clamp(max=ramp_steps))
     return conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps, affine_weight,
                      stop_gradient, running_autocorrelation, num_steps_tracked, training, factor)
 
