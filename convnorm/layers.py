@@ -39,6 +39,14 @@ OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
 """The ConvNorm options of a layer made from a convolution (:meth:`ConvNorm2d.from_conv`); the
 convolution's arguments come from it."""
 
+PREPARED_FROM = frozenset({"stride", "padding", "dilation", "groups", "padding_mode", "eps", "stop_gradient",
+                           "ramp_steps", "ramp_floor", "weight", "bias", "affine_weight", "running_autocorrelation",
+                           "num_steps_tracked"})
+"""The layer's attributes that what it prepares for an input signature is made from: setting one
+prepares the layer again. Others leave it prepared: ``training`` (the signature holds the mode's
+effect) and what other code sets on a module, such as ``torch.compile``'s mark, so that a compiled
+layer that ran eagerly reads its constants instead of building them in the graph."""
+
 
 def check_options(options: dict) -> None:
     """``ValueError`` naming the unknown keys unless ``options`` are among :data:`OPTIONS`."""
@@ -270,7 +278,7 @@ class _ConvNormNd(nn.Module):
 
     def __setattr__(self, name: str, value) -> None:
         super().__setattr__(name, value)
-        if name != "training":  # any other setting may change what is prepared: prepare again
+        if name in PREPARED_FROM:  # a setting the prepared computation was made from: prepare again
             self.__dict__["_prepared"] = None
 
     def __getstate__(self) -> dict:
