@@ -433,7 +433,9 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
 
     Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``;
     inductor generates no code for complex tensors, so the FFT part runs as eager kernels inside
-    the compiled graph. Nothing in it synchronises with the host, so a whole training step records
+    the compiled graph. A layer that has run once eagerly on an input's shape keeps its constant
+    matrices out of the compiled graph, which reads them; compiled before that, it builds them in
+    the graph at every call. Nothing in it synchronises with the host, so a whole training step records
     into one CUDA graph (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel
     launches, that is the fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the
     layer then computes by plain operations, not its hand-written backward). Deployment: a model in
