@@ -74,11 +74,11 @@ from typing import NamedTuple
 import torch
 
 from ._caches import cached
-from ._geometry import LayerGeometry
+from ._geometry import LayerGeometry, plane_sizes
 from ._transforms import dense_dft, kernel_basis
 
 
-def frequency_domain_constants(geometry: LayerGeometry, affine_taps: tuple[int, int], dtype: torch.dtype,
+def frequency_domain_constants(geometry: LayerGeometry, affine_taps: tuple[int, ...], dtype: torch.dtype,
                                device: torch.device, dense_input: bool, dense_output: bool) -> FrequencyDomainConstants:
     """The :class:`FrequencyDomainConstants` of a layer of ``geometry`` with an affine kernel of
     ``affine_taps`` (tap 0 read at the crop offset minus its centre), computing in ``dtype``
@@ -89,8 +89,10 @@ def frequency_domain_constants(geometry: LayerGeometry, affine_taps: tuple[int, 
     else:
         conv_shift = tuple(1 - m for m in geometry.kernel)
     shift = tuple(c - (t - 1) // 2 for c, t in zip(geometry.offset, affine_taps))
-    return _constants(geometry.size, geometry.length, geometry.stride, geometry.out_size, geometry.kernel,
-                      conv_shift, affine_taps, shift, dtype, device, dense_input, dense_output)
+    size, length, stride, out_size, kernel = (plane_sizes(sizes) for sizes in (
+        geometry.size, geometry.length, geometry.stride, geometry.out_size, geometry.kernel))
+    return _constants(size, length, stride, out_size, kernel, plane_sizes(conv_shift), affine_taps, plane_sizes(shift),
+                      dtype, device, dense_input, dense_output)
 
 
 class FrequencyLayout(NamedTuple):
@@ -202,8 +204,10 @@ def _constants(size: tuple[int, int], length: tuple[int, int], stride: tuple[int
     weight_basis = kernel_basis(taps, conv_shift, length, dtype, device)
     affine_basis = kernel_basis(affine_taps, shift, length, dtype, device)
     rfft_cols, dft_rows, idft_rows, irfft_cols = dft.rfft_cols, dft.dft_rows, dft.idft_rows, dft.irfft_cols
-    layout = FrequencyLayout(*(f.to(dft_rows.device) if isinstance(f, torch.Tensor) else f
-                               for f in frequency_layout(length)))  # indices on the matrices' device
+    order = frequency_layout(length)
+    layout = order._replace(rows=order.rows.to(dft_rows.device), grid=order.grid.to(dft_rows.device),
+                            repeats=order.repeats.to(dft_rows.device),
+                            mirrors=order.mirrors.to(dft_rows.device))  # indices on the matrices' device
     n0, n1 = size
     distinct = layout.grid[layout.distinct]
 
@@ -364,7 +368,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
         f_max = constants.largest_chunk
         spectra, products = x.new_empty(f_max * 2 * c_out * c_in), x.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_compiling()
+        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
         for part in constants.chunks:
             f = part.stop - part.start
             a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
@@ -408,7 +412,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         grad_multiplier = multiplier.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
         f_max = constants.largest_chunk
         spectra, blocks = stacked.new_empty(f_max * 2 * c_out * c_in), stacked.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_compiling()
+        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
         for part in constants.chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]

@@ -157,7 +157,9 @@ def _kind(dtype: torch.dtype, precision: str) -> str:
 def _device_limits(device: torch.device) -> tuple[tuple[int, int], int]:
     """A CUDA GPU's compute capability and the shared memory a block may opt in to, in bytes."""
     properties = torch.cuda.get_device_properties(device)
-    return (properties.major, properties.minor), properties.shared_memory_per_block_optin
+    # the stub of torch._C._CudaDeviceProperties (torch/_C/__init__.pyi) lacks this field, which CUDA builds define
+    optin = properties.shared_memory_per_block_optin  # type: ignore[attr-defined]
+    return (properties.major, properties.minor), optin
 
 
 def block_size(size: int) -> int:
@@ -289,10 +291,12 @@ def launch_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_rea
         grad_y = (torch.empty_like(y) if y is not None else
                   torch.empty(n, c, *matrices.length, dtype=grad_z.dtype, device=grad_z.device,
                               memory_format=_memory_format(grad_z)))
-    partial = (y.new_empty(2, programs_per_channel, c, matrices.length[0], k, dtype=torch.float32) if need_products
-               else None)
     written = y if grad_y is None else grad_y  # a pointer the kernel does not use stands for what is not needed
     read = written if y is None else y
+    if written is None or read is None:
+        raise ValueError("y must be given where grad_y is not computed (need_grad_y False)")
+    partial = (read.new_empty(2, programs_per_channel, c, matrices.length[0], k, dtype=torch.float32)
+               if need_products else None)  # read is y where the products are needed
     if n * c:
         _kernels().backward_kernel[(c, programs_per_channel)](
             grad_z, read, written, read if partial is None else partial, multiplier_real, multiplier_imag,
@@ -300,7 +304,7 @@ def launch_backward(grad_z: torch.Tensor, y: torch.Tensor | None, multiplier_rea
             n, c, *matrices.length, k, *matrices.out_size, *grad_z.stride(), *read.stride(), *written.stride(),
             per_program, *blocks, NEED_GRAD_Y=need_grad_y, NEED_PRODUCTS=need_products, PRECISION=precision,
             num_warps=num_warps or _num_warps(*blocks[:2]))
-    if not need_products:
+    if partial is None:  # the products not needed
         return grad_y, None, None
     products = partial.sum(1)
     return grad_y, products[0], products[1]

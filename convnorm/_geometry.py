@@ -43,6 +43,13 @@ class LayerGeometry(NamedTuple):
     """The output size :math:`\\lfloor (n + 2p - m)/s \\rfloor + 1` per axis."""
 
 
+def plane_sizes(sizes: tuple[int, ...]) -> tuple[int, int]:
+    """``sizes`` of a plane, two of them (a 1D signal is one row of a plane), as the dense DFTs take them."""
+    if len(sizes) != 2:
+        raise ValueError(f"the dense DFT is of a plane: two sizes, got {sizes}")
+    return sizes[0], sizes[1]
+
+
 def resolve_padding(kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int] | str,
                     dilation: Sequence[int], padding_mode: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Check that the appendix procedure is defined for these arguments; return the zero padding

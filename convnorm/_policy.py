@@ -78,10 +78,22 @@ class Plan(NamedTuple):
     dtype, on the tensor cores, unless the policy keeps it in float32); None elsewhere."""
     dot_precision: str | None
     """Fused filter: the precision of the kernels' products (``"ieee"`` or ``"tf32"``)."""
+    stop_gradient: bool
+    """Whether :math:`\\hat v` is a constant in the backward pass (the hand-written backward
+    functions take it so)."""
+    reason: str
+    """Why the policy chose this computation and filter, in words: the rule that decided, with
+    the sizes and fields it compared."""
     gemm_dtype: torch.dtype | None = None
     """Frequency domain by matrix products only (``ComputationPolicy.frequency_domain_gemms``):
     the dtype of its transforms and per-frequency products, the autocast dtype under
     ``torch.autocast``; None for the chunked computation (``convnorm._frequency_domain``)."""
+
+    @property
+    def method(self) -> str:
+        """The name of the class that computes it in ``convnorm._engine.REGISTRY``: the
+        computation, or ``"frequency_gemms"`` for the frequency domain by matrix products."""
+        return "frequency_gemms" if self.gemm_dtype is not None else self.computation
 
 
 @dataclass(frozen=True)
@@ -194,16 +206,16 @@ class ComputationPolicy:
         computed = torch.float32 if autocast_dtype is not None or input.dtype not in FLOAT_DTYPES else input.dtype
         small = max(geometry.length) <= self.dense_dft_max_length
         if all(k == 1 for k in geometry.kernel):
-            computation = "pointwise"
+            computation, reason = "pointwise", "a 1x1 kernel: per-channel scales of one convolution"
         elif exporting:
-            computation = "spatial"
-        elif (device in self.frequency_domain_devices and d == 2 and geometry.groups == 1
-              and all(dl == 1 for dl in geometry.dilation) and stop_gradient and small
-              and ((self.frequency_domain_strided and max(geometry.stride) > 1)
-                   or max(geometry.size) <= self.frequency_domain_max_size)):
-            computation = "frequency_domain"
+            computation, reason = "spatial", "traced for deployment: the exporters' plain operations"
         else:
-            computation = "spatial"
+            refusal = self._frequency_domain_refusal(device, geometry, stop_gradient, small)
+            computation = "spatial" if refusal else "frequency_domain"
+            reason = refusal or (f"frequency domain: strided (stride {geometry.stride}) on {device}"
+                                 if self.frequency_domain_strided and max(geometry.stride) > 1 else
+                                 f"frequency domain: input {geometry.size} within frequency_domain_max_size "
+                                 f"{self.frequency_domain_max_size:g} on {device}")
         filter = convolution_dtype = precision = None
         if computation == "spatial":
             if autocast_dtype is None:
@@ -218,13 +230,18 @@ class ComputationPolicy:
                 filter = "fused"
                 convolution_dtype = data if autocast_dtype is not None else None
                 precision = fused_precision
+                reason += f"; the fused filter: {device} in fused_filter_devices and the kernels fit"
             elif device in self.dense_transform_devices and d == 2 and small:
                 filter = "dense"
+                reason += (f"; the dense filter: {device} in dense_transform_devices, L {geometry.length} within "
+                           f"dense_dft_max_length {self.dense_dft_max_length}")
             else:
                 filter = "fft"
+                reason += "; the FFT filter"
         gemm_dtype = None
         if computation == "frequency_domain" and self.frequency_domain_gemms:
             gemm_dtype = autocast_dtype or computed
+            reason += f", by matrix products in {gemm_dtype} (frequency_domain_gemms)"
         frequency_domain = computation == "frequency_domain" and gemm_dtype is None
         bytes_per_frequency = 2 * weight_shape[0] * weight_shape[1] * torch.empty((), dtype=computed).element_size()
         return Plan(
@@ -232,7 +249,31 @@ class ComputationPolicy:
             dense_input=frequency_domain and math.prod(geometry.size) <= self.dense_2d_max_pixels,
             dense_output=frequency_domain and math.prod(geometry.out_size) <= self.dense_2d_max_pixels,
             frequencies_per_chunk=max(1, self.chunk_bytes // bytes_per_frequency) if frequency_domain and on_cpu
-            else None, convolution_dtype=convolution_dtype, dot_precision=precision, gemm_dtype=gemm_dtype)
+            else None, convolution_dtype=convolution_dtype, dot_precision=precision, stop_gradient=stop_gradient,
+            reason=reason, gemm_dtype=gemm_dtype)
+
+    def _frequency_domain_refusal(self, device: str, geometry: LayerGeometry, stop_gradient: bool,
+                                  small: bool) -> str | None:
+        """Why a layer of ``geometry`` on ``device`` is computed spatially, not in the frequency
+        domain (the first condition of the class docstring's rule it fails), or None if the
+        frequency domain takes it."""
+        if device not in self.frequency_domain_devices:
+            return f"spatial: {device} not in frequency_domain_devices {self.frequency_domain_devices}"
+        if len(geometry.size) != 2:
+            return "spatial: the frequency domain takes 2D layers"
+        if geometry.groups != 1:
+            return f"spatial: groups={geometry.groups} (the frequency domain takes one group)"
+        if any(dl != 1 for dl in geometry.dilation):
+            return f"spatial: dilation {geometry.dilation} (the frequency domain takes none)"
+        if not stop_gradient:
+            return "spatial: the gradient flows through v-hat (the frequency domain takes it as a constant)"
+        if not small:
+            return f"spatial: L {geometry.length} beyond dense_dft_max_length {self.dense_dft_max_length}"
+        if not (self.frequency_domain_strided and max(geometry.stride) > 1) \
+                and max(geometry.size) > self.frequency_domain_max_size:
+            return (f"spatial: input {geometry.size} beyond frequency_domain_max_size "
+                    f"{self.frequency_domain_max_size:g}")
+        return None
 
     def keeps_channels_last(self, device_type: str) -> bool:
         """Whether ConvNorm layers on ``device_type`` read and write channels-last activations as

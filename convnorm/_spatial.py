@@ -12,8 +12,8 @@ first samples"; the inverse transform is evaluated on the strided output grid on
 The filter runs one of four ways (:attr:`~convnorm._policy.Plan.filter`):
 
 - ``"fft"``: ``rfftn``/``irfftn``. The inverse transform's :math:`1/\prod L` is folded into
-  :math:`\hat v` (the normalizer is computed scaled, see :mod:`convnorm._engine`), so no pass
-  scales the output, and the crop and stride are one strided view of the inverse transform;
+  the gain (below), so no pass scales the output, and the crop and stride are one strided view
+  of the inverse transform;
 - ``"dense"``: dense DFT matrix products (small 2D sizes, on a CPU by default), whose inverse
   matrices keep only the output rows and columns :math:`s t`, so crop and stride cost nothing;
 - ``"fused"``: the same matrix products as GPU kernels (:mod:`convnorm._fused_filter`) that
@@ -21,6 +21,12 @@ The filter runs one of four ways (:attr:`~convnorm._policy.Plan.filter`):
 - ``"planar"``: the same matrix products again, on the real and imaginary planes by plain real
   operations (:func:`_planar_filtered`): what a program traced for deployment computes, and what
   ``torch.func`` differentiates.
+
+The filter reads the normalizer as its *gain*, ``(C, 2F)`` over the half spectrum's ``F``
+frequencies: :math:`\hat v` at each frequency twice, for the real and the imaginary part of the
+affine kernel's spectrum it multiplies, times :func:`gain_scale` (the ``"fft"`` filter's
+:math:`1/\prod L`). :mod:`convnorm._engine` computes it in that form directly, the scale folded
+into the normalizer's basis and :math:`\varepsilon`.
 
 With the stop-gradient the filter has a hand-written backward (:class:`SpectralFilter`);
 without it (:func:`spatial_conv_norm`), autograd differentiates the FFT, dense or planar
@@ -37,7 +43,7 @@ import torch
 
 from ._caches import cached
 from ._fused_filter import filter_matrices, launch_backward, launch_forward
-from ._geometry import LayerGeometry
+from ._geometry import LayerGeometry, plane_sizes
 from ._policy import EXPORTED_FILTER
 from ._transforms import DenseDFT, dense_dft, kernel_basis
 
@@ -97,7 +103,7 @@ def planar_dft(length: tuple[int, ...], stride: tuple[int, ...], out_size: tuple
     ``out_size`` outputs, in ``dtype`` on ``device``: :func:`~convnorm._transforms.dense_dft`'s
     matrices (a 1D signal as one row), split into planes."""
     lead = (1,) * (2 - len(length))
-    dft = dense_dft(_plane(lead + length), _plane(lead + stride), _plane(lead + out_size), dtype, device)
+    dft = dense_dft(plane_sizes(lead + length), plane_sizes(lead + stride), plane_sizes(lead + out_size), dtype, device)
 
     def planes(matrix: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
         return (matrix.real.contiguous(), matrix.imag.contiguous()) if len(length) == 2 else None
@@ -118,7 +124,8 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
     dft = None
     matrices: object | None = None
     if filter in ("dense", "fused"):
-        dft = dense_dft(_plane(length), _plane(geometry.stride), _plane(geometry.out_size), dtype, device)
+        dft = dense_dft(plane_sizes(length), plane_sizes(geometry.stride), plane_sizes(geometry.out_size), dtype,
+                        device)
         matrices = filter_matrices(dft) if filter == "fused" else None
     elif filter == EXPORTED_FILTER:
         matrices = planar_dft(length, geometry.stride, geometry.out_size, dtype, device)
@@ -129,31 +136,20 @@ def spatial_filter(geometry: LayerGeometry, filter: str, taps: tuple[int, ...], 
                          (1,) * len(length))
 
 
-def _plane(sizes: tuple[int, ...]) -> tuple[int, int]:
-    """``sizes`` of a plane, two of them (a 1D signal is one row of a plane), as the dense DFT takes them."""
-    if len(sizes) != 2:
-        raise ValueError(f"the dense DFT is of a plane: two sizes, got {sizes}")
-    return sizes[0], sizes[1]
+def gain_scale(filter: str | None, geometry: LayerGeometry) -> float:
+    r"""What ``filter``'s gain carries besides :math:`\hat v`: for ``"fft"`` the inverse transform's
+    :math:`1/\prod_a L_a`, so that its ``irfftn`` runs unnormalized; 1 for the others."""
+    return 1 / math.prod(geometry.length) if filter == "fft" else 1.0
 
 
-def fft_scale(geometry: LayerGeometry) -> float:
-    r"""What the ``"fft"`` filter folds into :math:`\hat v`: the inverse transform's
-    :math:`1/\prod_a L_a`, so that its ``irfftn`` runs unnormalized."""
-    return 1 / math.prod(geometry.length)
-
-
-def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, v_hat: torch.Tensor, bias: torch.Tensor | None,
+def spatial_conv_norm(y: torch.Tensor, affine_weight: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor | None,
                       spec: SpatialFilter) -> torch.Tensor:
     r"""The layer's output from the full convolution ``y`` ``(N, C, *L)``: filtered per channel
-    by the normalizer ``v_hat`` and the affine kernel ``affine_weight`` ``(C, *taps)``, cropped,
-    strided, plus ``bias``, by operations that autograd differentiates (through ``v_hat`` too,
-    where it requires a gradient); :class:`SpectralFilter` is the same map with the hand-written
-    backward.
-
-    ``v_hat`` is :math:`\hat v` ``(C, 2F)`` over the half spectrum's ``F`` frequencies, each value
-    twice, for the real and the imaginary part of the affine kernel's spectrum it multiplies
-    (scaled by :func:`fft_scale` for the ``"fft"`` filter)."""
-    multiplier = _multiplier(affine_weight, v_hat, spec)
+    by the normalizer's ``gain`` (see the module docstring) and the affine kernel ``affine_weight``
+    ``(C, *taps)``, cropped, strided, plus ``bias``, by operations that autograd differentiates
+    (through ``gain`` too, where it requires a gradient); :class:`SpectralFilter` is the same map
+    with the hand-written backward."""
+    multiplier = _multiplier(affine_weight, gain, spec)
     if spec.filter == EXPORTED_FILTER:
         z = _planar_filtered(y, multiplier[..., 0], multiplier[..., 1], cast(PlanarDFT, spec.matrices))
     else:
@@ -186,10 +182,11 @@ def _planar_filtered(y: torch.Tensor, real: torch.Tensor, imag: torch.Tensor, pl
     return i_real @ u_real + i_imag @ u_imag
 
 
-def _multiplier(affine_weight: torch.Tensor, v_hat: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
+def _multiplier(affine_weight: torch.Tensor, gain: torch.Tensor, spec: SpatialFilter) -> torch.Tensor:
     r"""The multiplier :math:`M = \hat v \hat\rho` ``(C, *half, 2)``, real and imaginary parts
-    interleaved: the affine kernels' half spectra (the crop's phase included) times ``v_hat``."""
-    return (affine_weight.reshape(affine_weight.shape[0], -1) @ spec.affine_basis * v_hat).view(-1, *spec.half, 2)
+    interleaved: the affine kernels' half spectra (the crop's phase included) times the ``gain``
+    (the FFT filter's :math:`M` times its inverse's scale)."""
+    return (affine_weight.reshape(affine_weight.shape[0], -1) @ spec.affine_basis * gain).view(-1, *spec.half, 2)
 
 
 def _dense_rfft2(y: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
@@ -256,16 +253,16 @@ class SpectralFilter(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, y, affine_weight, bias, v_hat_and_spec):
-        v_hat, spec = v_hat_and_spec  # v_hat takes no gradient: it rides with the constants (one argument less)
+    def forward(ctx, y, affine_weight, bias, gain_and_spec):
+        gain, spec = gain_and_spec  # the gain takes no gradient: it rides with the constants (one argument less)
         ctx.spec = spec
-        multiplier = _multiplier(affine_weight, v_hat, spec)
+        multiplier = _multiplier(affine_weight, gain, spec)
         if spec.filter == "fused":  # the kernels take the multiplier's planes, each contiguous
             real, imag = multiplier[..., 0].contiguous(), multiplier[..., 1].contiguous()
             # unchecked: the plan chose the fused kernels for this device, dtype and size
             z = launch_forward(y, real, imag, spec.matrices, bias, spec.precision)
             if any(ctx.needs_input_grad):
-                ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, v_hat, real, imag)
+                ctx.save_for_backward(y if ctx.needs_input_grad[1] else None, gain, real, imag)
             return z
         multiplier = torch.view_as_complex(multiplier)
         if spec.filter == "fft":
@@ -274,13 +271,13 @@ class SpectralFilter(torch.autograd.Function):
         else:
             spectrum, z = _filtered(y, multiplier, spec)
         if any(ctx.needs_input_grad):
-            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, v_hat, multiplier)
+            ctx.save_for_backward(spectrum if ctx.needs_input_grad[1] else None, gain, multiplier)
         return z if bias is None else z + bias.view(-1, *spec.ones)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        kept, v_hat, *multiplier = ctx.saved_tensors  # the fused filter's planes, else the complex multiplier
+        kept, gain, *multiplier = ctx.saved_tensors  # the fused filter's planes, else the complex multiplier
         spec = ctx.spec
         grad_bias = grad.sum((0, *range(2, 2 + len(spec.half)))) if ctx.needs_input_grad[2] else None
         if spec.filter == "fused":
@@ -291,7 +288,7 @@ class SpectralFilter(torch.autograd.Function):
             grad_y, products = _fft_backward(grad, kept, *multiplier, spec, ctx.needs_input_grad[0])
         grad_affine = None
         if ctx.needs_input_grad[1]:
-            weighted = torch.view_as_real(products).flatten(1) * v_hat  # the products times v-hat, interleaved
+            weighted = torch.view_as_real(products).flatten(1) * gain  # the products times the gain, interleaved
             if spec.filter == "fft":  # the circular cross-correlation c[tau] = sum_t g[t] (v*y)[t + tau]
                 cross = torch.fft.irfftn(torch.view_as_complex(weighted.view(-1, *spec.half, 2)),
                                          s=spec.geometry.length, dim=spec.dims, norm="forward")

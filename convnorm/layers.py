@@ -13,7 +13,7 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn as nn
@@ -22,9 +22,9 @@ from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
 from ._compat import any_autocast_enabled, exporting_flag, get_tracing_state
-from ._engine import autocast_dtype, prepare, ramp_table
+from ._engine import Prepared, autocast_dtype, prepare, ramp_table
 from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
-from ._policy import IN_FORCE
+from ._policy import IN_FORCE, ComputationPolicy
 from .functional import conv_norm
 from .validation import (
     check_divisible,
@@ -39,6 +39,14 @@ OPTIONS = ("affine", "eps", "ramp_steps", "ramp_floor", "stop_gradient")
 """The ConvNorm options of a layer made from a convolution (:meth:`ConvNorm2d.from_conv`); the
 convolution's arguments come from it."""
 
+PREPARED_FROM = frozenset({"stride", "padding", "dilation", "groups", "padding_mode", "eps", "stop_gradient",
+                           "ramp_steps", "ramp_floor", "weight", "bias", "affine_weight", "running_autocorrelation",
+                           "num_steps_tracked"})
+"""The layer's attributes that what it prepares for an input signature is made from: setting one
+prepares the layer again. Others leave it prepared: ``training`` (the signature holds the mode's
+effect) and what other code sets on a module, such as ``torch.compile``'s mark, so that a compiled
+layer that ran eagerly reads its constants instead of building them in the graph."""
+
 
 def check_options(options: dict) -> None:
     """``ValueError`` naming the unknown keys unless ``options`` are among :data:`OPTIONS`."""
@@ -46,6 +54,24 @@ def check_options(options: dict) -> None:
     if unknown:
         raise ValueError(f"the options of the new layers are {', '.join(OPTIONS)}; got {', '.join(unknown)} "
                          "(the convolution arguments come from each converted layer)")
+
+
+class PreparedEntry(NamedTuple):
+    """What a layer keeps between calls for one input signature (``_ConvNormNd._prepare``),
+    read by name."""
+
+    key: tuple
+    """The signature: trace state, input shape, dtypes, devices, grad mode, autocast, step count's version."""
+    policy: ComputationPolicy
+    """The policy in force when it was prepared: another policy prepares again."""
+    prepared: Prepared
+    """The prepared computation, run by ``prepared.run``."""
+    ramp: torch.Tensor
+    """The running average's factor at every step (``convnorm._engine.ramp_table``)."""
+    trained: bool | None
+    """Evaluation only: whether the running average has been updated; None in training and while traced."""
+    unbatched: bool
+    """The input has no batch axis (``nn.Conv2d``'s unbatched form): computed as a batch of one."""
 
 
 class _ConvNormNd(nn.Module):
@@ -57,7 +83,7 @@ class _ConvNormNd(nn.Module):
     affine_weight: torch.Tensor | None
     running_autocorrelation: torch.Tensor
     num_steps_tracked: torch.Tensor
-    _prepared: tuple | None
+    _prepared: PreparedEntry | None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", affine=True, eps=1e-5, ramp_steps=40000, ramp_floor=0.01,
@@ -195,19 +221,19 @@ class _ConvNormNd(nn.Module):
         key = (get_tracing_state(), exporting_flag(), input.shape[1:], input.dtype, input.device,
                weight.dtype, weight.device, weight.requires_grad and torch.is_grad_enabled(),
                any_autocast_enabled() and autocast_dtype(input.device.type), None if training else steps._version)
-        prepared = self._prepared
-        if prepared is None or prepared[0] != key or prepared[1] is not IN_FORCE.policy:
-            prepared = self._prepare(input, weight, bias, affine_weight, key)
-        if prepared[5]:  # unbatched, as nn.Conv2d takes it: a batch of one
+        entry = self._prepared
+        if entry is None or entry.key != key or entry.policy is not IN_FORCE.policy:
+            entry = self._prepare(input, weight, bias, affine_weight, key)
+        if entry.unbatched:  # as nn.Conv2d takes it: a batch of one
             input = input.unsqueeze(0)
         if training:
-            out = prepared[2].run(input, weight, bias, affine_weight, running, steps, True,
-                                  prepared[3].take(steps.clamp(max=self.ramp_steps)))
+            out = entry.prepared.run(input, weight, bias, affine_weight, running, steps, True,
+                                     entry.ramp.index_select(0, steps.clamp(max=self.ramp_steps)))
         else:
-            trained = prepared[4]  # in evaluation: the running average once trained, else the weight's own
-            out = prepared[2].run(input, weight, bias, affine_weight, None if trained is False else running,
-                                  None if trained else steps, False, None)
-        return out.squeeze(0) if prepared[5] else out
+            trained = entry.trained  # in evaluation: the running average once trained, else the weight's own
+            out = entry.prepared.run(input, weight, bias, affine_weight, None if trained is False else running,
+                                     None if trained else steps, False, None)
+        return out.squeeze(0) if entry.unbatched else out
 
     def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
         """The layer's computation of ``input`` with this ``weight`` and ``bias`` (and the layer's affine
@@ -219,15 +245,15 @@ class _ConvNormNd(nn.Module):
                                self.padding_mode, self.eps, self.stop_gradient, self.training, self.ramp_steps,
                                self.ramp_floor)
 
-    def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> tuple:
+    def _prepare(self, input, weight, bias, affine_weight, key: tuple) -> PreparedEntry:
         """Check the call (what depends on the input) and prepare the layer for its signature
-        ``key``: ``(key, policy, prepared layer, ramp table, trained, unbatched)``, kept unless
-        traced (a layer prepared eagerly keeps its entry through a trace). ``trained`` (evaluation
-        only) says whether the running average has been updated, read once here (the key holds the
-        step count's version, so any change to it prepares again); None while traced, where the
-        choice stays on the device, and in the traced program."""
+        ``key``: the :class:`PreparedEntry`, kept unless traced (a layer prepared eagerly keeps its
+        entry through a trace). ``trained`` (evaluation only) says whether the running average has
+        been updated, read once here (the key holds the step count's version, so any change to it
+        prepares again); None while traced, where the choice stays on the device, and in the traced
+        program."""
         deployed = exporting()
-        autocast = key[8] or None
+        autocast = autocast_dtype(input.device.type)  # the key's, read again by name
         with outside_export():  # exported: sizes as ints and matrices as constants, not recorded
             unbatched = input.dim() == self._ndim + 1
             if unbatched:
@@ -237,20 +263,22 @@ class _ConvNormNd(nn.Module):
                                       self.padding_mode, bias, affine_weight)
             policy = IN_FORCE.policy
             taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
+            stop_gradient = self.stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
             prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
-                               self.stop_gradient or not key[7], policy, autocast, deployed)
+                               stop_gradient, policy, autocast, deployed)
             running, steps = self.running_autocorrelation, self.num_steps_tracked
             traced = deployed or tracing()
             trained = None if self.training or traced else bool(steps > 0)
-            entry = (key, policy, prepared, ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
-                     trained, unbatched)
+            entry = PreparedEntry(key, policy, prepared,
+                                  ramp_table(self.ramp_steps, self.ramp_floor, running.dtype, running.device),
+                                  trained, unbatched)
         if not traced:
             self.__dict__["_prepared"] = entry
         return entry
 
     def __setattr__(self, name: str, value) -> None:
         super().__setattr__(name, value)
-        if name != "training":  # any other setting may change what is prepared: prepare again
+        if name in PREPARED_FROM:  # a setting the prepared computation was made from: prepare again
             self.__dict__["_prepared"] = None
 
     def __getstate__(self) -> dict:
@@ -308,7 +336,7 @@ def layer_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     factor = None
     if training:
         table = ramp_table(ramp_steps, ramp_floor, running_autocorrelation.dtype, running_autocorrelation.device)
-        factor = table.take(num_steps_tracked.clamp(max=ramp_steps))
+        factor = table.index_select(0, num_steps_tracked.clamp(max=ramp_steps))
     return conv_norm(input, weight, bias, stride, padding, dilation, groups, padding_mode, eps, affine_weight,
                      stop_gradient, running_autocorrelation, num_steps_tracked, training, factor)
 
@@ -402,7 +430,9 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
     float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
     (fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
 
-    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``.
+    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``. A layer
+    that has run once eagerly on an input's shape keeps its constant matrices out of the compiled
+    graph, which reads them; compiled before that, it builds them in the graph at every call.
     Nothing in it synchronises with the host, so a whole training step records into one CUDA graph
     (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel launches, that is the
     fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the layer then computes

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import convnorm
-from convnorm import _caches
+from convnorm import ConvNorm2d, _caches
+from convnorm._engine import REGISTRY
 from convnorm._frequency_domain import _chunks
 from convnorm._geometry import layer_geometry
 from convnorm.fourier import autocorrelation_by_convolution, kernel_autocorrelation
@@ -125,8 +126,6 @@ def test_a_policy_filters_another_way_on_a_device_and_says_what_it_changed():
 def test_the_affine_gradient_is_the_same_with_or_without_the_sum_by_sample(monkeypatch):
     """A layer's gradients on a CPU with the plan as made (products summed sample by sample)
     and with the one product and sum that other devices' plans ask for."""
-    from convnorm.layers import ConvNorm2d
-
     torch.manual_seed(0)
     layer = ConvNorm2d(3, 4, 3, stride=2, padding=1, dtype=torch.float64)
     with torch.no_grad():
@@ -163,6 +162,32 @@ def test_the_plan_holds_every_threshold():
     assert small.frequencies_per_chunk == forced.chunk_bytes // per_frequency
     assert plan((8, 8), policy=replace(forced, chunk_bytes=1)).frequencies_per_chunk == 1
     assert plan((8, 8), device="meta", policy=forced).frequencies_per_chunk is None
+
+
+def test_each_plan_names_its_class_in_the_registry_and_says_why():
+    """One class per computation in the engine's registry; the plan names the class that runs it
+    (the layer keeps it in its named record) and the rule that chose it, with what it compared."""
+    rule, forced = ComputationPolicy(), ComputationPolicy().forcing("frequency_domain")
+    cases = [  # (policy, kernel, stride, groups, size, method, words of the reason)
+        (rule, 3, 1, 1, 16, "frequency_domain", "within frequency_domain_max_size 32"),
+        (rule, 3, 2, 1, 40, "frequency_domain", "strided (stride (2, 2))"),
+        (rule, 3, 1, 2, 16, "spatial", "groups=2 (the frequency domain takes one group); the dense filter"),
+        (rule, 3, 1, 1, 49, "spatial", "L (51, 51) beyond dense_dft_max_length 50; the FFT filter"),
+        (replace(rule, frequency_domain_max_size=8), 3, 1, 1, 16, "spatial", "input (16, 16) beyond"),
+        (rule.forcing("spatial"), 3, 1, 1, 16, "spatial", "cpu not in frequency_domain_devices"),
+        (rule, 1, 1, 1, 16, "pointwise", "a 1x1 kernel"),
+        (replace(forced, frequency_domain_gemms=True), 3, 1, 1, 16, "frequency_gemms",
+         "by matrix products in torch.float32 (frequency_domain_gemms)"),
+    ]
+    assert sorted(REGISTRY) == sorted({case[5] for case in cases})
+    for policy, kernel, stride, groups, size, method, reason in cases:
+        layer = ConvNorm2d(4, 4, kernel, stride, kernel // 2, groups=groups)
+        with use_policy(policy):
+            layer(torch.randn(1, 4, size, size))
+        entry = layer._prepared
+        assert entry is not None and entry.policy is policy and entry.key[2] == (4, size, size)
+        assert entry.prepared.plan.method == method and reason in entry.prepared.plan.reason, entry.prepared.plan
+        assert type(entry.prepared.computation) is REGISTRY[method]
 
 
 def test_the_autocorrelation_method_follows_the_kernel_size():

@@ -433,7 +433,7 @@ def test_the_layer_with_the_fused_filter_is_the_equation(name, channels_last):
     x.requires_grad_()
     with use_policy(fused_policy()):
         out = layer(x)
-        assert layer._prepared[2].plan.filter == "fused"
+        assert layer._prepared.prepared.plan.filter == "fused"
     probe = torch.randn_like(out)
     got = (out, *torch.autograd.grad(out, (x, layer.weight, layer.affine_weight, layer.bias), probe))
     leaves = [t.detach().double().requires_grad_() for t in (x, layer.weight, layer.affine_weight, layer.bias)]
@@ -501,7 +501,7 @@ def test_the_float32_escape_hatch_holds_from_the_stem_to_the_last_layer():
         with use_policy(replace(fused_policy(), float32_convolution=hatch)), torch.no_grad(), \
                 torch.autocast(DEVICE.type, dtype=torch.bfloat16):
             out = stack(x)
-            plans = [layer._prepared[2].plan for layer in layers]
+            plans = [layer._prepared.prepared.plan for layer in layers]
         assert out.dtype == torch.bfloat16
         assert all(plan.filter == "fused" for plan in plans)
         assert [plan.convolution_dtype for plan in plans] == [torch.float32 if hatch else torch.bfloat16] * 3
@@ -525,7 +525,7 @@ def test_a_frozen_affine_kernel_takes_no_products_and_keeps_the_gradients(frozen
     x = torch.randn(2, 3, 6, 6, device=DEVICE, requires_grad=frozen == "affine")
     with use_policy(fused_policy()):
         out = layer(x)
-        assert layer._prepared[2].plan.filter == "fused"
+        assert layer._prepared.prepared.plan.filter == "fused"
     probe = torch.randn_like(out)
     asked = ((x,) if x.requires_grad else ()) + (layer.weight, layer.bias)
     got = torch.autograd.grad(out, asked, probe)

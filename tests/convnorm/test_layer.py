@@ -234,6 +234,23 @@ def test_torch_compile_matches_eager():
     assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
 
 
+
+def test_only_the_settings_it_is_made_from_prepare_the_layer_again():
+    """A layer keeps what it prepared through settings it was not made from (``torch.compile``'s
+    mark on the module, anything else code sets), so a compiled layer reads its constants; a
+    setting it was made from prepares it again."""
+    layer = ConvNorm2d(3, 4, 3, padding=1)
+    x = torch.randn(2, 3, 8, 8)
+    layer(x)
+    entry = layer._prepared
+    torch.compile(layer, backend="eager")  # sets _is_torch_compile on the layer
+    layer.note = "a caller's attribute"
+    assert entry is not None and layer._prepared is entry
+    layer.stride = (2, 2)
+    assert layer._prepared is None and layer(x).shape == (2, 4, 4, 4)
+    layer.eps = 1e-3
+    assert layer._prepared is None
+
 DDP_CHECK = """
 import os, sys
 import torch, torch.distributed as dist, torch.nn as nn
