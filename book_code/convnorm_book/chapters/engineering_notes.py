@@ -30,7 +30,7 @@ from convnorm_book.results.records import StoredFile, load_benchmarks, results_d
 from convnorm_book.results.tables import Table
 from convnorm_book.results.words import device_name
 
-__all__ = ["AUTHORS", "CONVNORM", "Link", "device_name", "like_the_paper", "load_benchmarks", "load_paper_values",
+__all__ = ["AUTHORS", "CONVNORM", "device_name", "like_the_paper", "load_benchmarks", "load_paper_values",
            "records_link", "step_times", "summary_table", "Table"]
 
 CONVNORM = "ConvNorm2d+BN"

@@ -27,8 +27,8 @@ from convnorm_book.deep_stack import compare_stacks, draw_energies, legend_handl
 from convnorm_book.explorers.page import Explorer
 from convnorm_book.phone_and_desktop import phone_and_desktop
 
-__all__ = ["APPENDICES", "BUILDS_ON", "PATHS", "chapter_number", "compare_stacks", "kernel_spectrum_explorer",
-           "kernel_spectrum_view", "phone_and_desktop", "plot_reading_path", "plot_stack_energy", "stack_table"]
+__all__ = ["compare_stacks", "kernel_spectrum_explorer", "kernel_spectrum_view", "phone_and_desktop",
+           "plot_reading_path", "plot_stack_energy", "stack_table"]
 
 
 def plot_stack_energy(runs: dict[str, tuple[np.ndarray, np.ndarray]], stacked: bool = False) -> plt.Figure:
