@@ -1,8 +1,10 @@
 """benchmarks/bench_compare.py: the package at a git revision imports beside this one under its
 own name and computes the same layer; the two orders of a comparison are both recorded; an
-unknown revision is a clear error."""
+unknown revision is a clear error; the CPU's training step, recorded before and after the frequency
+domain by matrix products, is not slower."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import bench_compare  # beside this file (and, by its own path, this checkout's packages)
@@ -56,3 +58,25 @@ def test_a_network_takes_the_layers_of_the_package_at_a_revision(tmp_path):
     x = torch.randn(2, 3, 32, 32)
     with torch.no_grad():
         torch.testing.assert_close(other(x), net(x))
+
+
+BEFORE_THE_PRODUCTS = "0c6b80950b24f22baba0b48983a82e944567f4d1"
+"""Main's last commit before the frequency domain by matrix products and the engine's registry of
+computations (the merge that brought the products has it as its first parent)."""
+NOT_SLOWER = 1.05
+"""The CPU step is not slower than before if the head's time over the base's, the mean of the
+two orders, is at most this: the orders of one comparison differ by several percent on this VM
+(``bench_compare_b5b1c04_8055370_1thread.json``: 0.93 and 1.00), so a smaller excess is noise."""
+CPU_RECORD = Path(bench_compare.HERE) / "results" / "bench_compare_0c6b809_aebfa14_1thread.json"
+
+
+def test_the_cpu_step_is_not_slower_than_before_the_products():
+    """The CPU's default computation did not get slower with the frequency domain by matrix
+    products and the engine's registry: the ResNet18 training step on one thread, measured
+    interleaved in one process, the package before that work (base) against a clean commit of
+    main with it (head, which the record's provenance names)."""
+    record = json.loads(CPU_RECORD.read_text())
+    setup, step = record["results"]["setup"], record["results"]["whole_step"]
+    assert setup["base_commit"] == BEFORE_THE_PRODUCTS and setup["threads"] == 1
+    assert record["provenance"]["git_commit"] == setup["head_commit"]  # clean: no "+dirty"
+    assert step["head_over_base_mean"] <= NOT_SLOWER, step

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import math
 import os
 import random
 import signal
@@ -88,6 +89,44 @@ def test_the_contenders_are_a_registry_of_policies():
         bench.CONTENDERS)
 
 
+@pytest.mark.training
+def test_the_frequency_gemms_contender_is_rehearsed_on_the_cpu(monkeypatch):
+    """The window's rehearsal of the frequency domain by matrix products, in smoke form on the
+    CPU with the benchmark's own functions: its check passes, with the low-pass kernel within the
+    random kernel's tolerance (the products do not amplify bfloat16's rounding, so it needs none
+    of the spatial filters' looser bound); its bfloat16 training step computes every 3x3
+    ConvNorm2d layer of the network by the products, channels-last on a GPU, and so does each
+    layer shape's step."""
+    import torch
+
+    import convnorm._engine
+
+    cpu = torch.device("cpu")
+    check = bench.check("frequency-gemms", cpu)
+    assert check["ok"] is True, check
+    assert check["bfloat16_low_pass"] <= bench.BFLOAT16_TOLERANCE and check["float32"] <= bench.FLOAT32_TOLERANCE
+    calls = []
+    products = convnorm._engine.frequency_gemm_conv_norm
+
+    def counted(*args):
+        calls.append(args[-1].rows_in.dtype)  # the dtype the products run in
+        return products(*args)
+
+    monkeypatch.setattr(convnorm._engine, "frequency_gemm_conv_norm", counted)
+    scale = bench.SCALES["smoke"]
+    label = "convnorm2d+bn[frequency-gemms]"
+    assert bench.channels_last("convnorm2d+bn", "frequency-gemms", "bf16", torch.device("cuda"))
+    (step,) = bench.network_steps("bf16", [label], scale, cpu).values()
+    loss = step()
+    net = bench.network("convnorm2d+bn", scale["width"], cpu, False)
+    layers = [m for m in net.modules() if type(m).__name__ == "ConvNorm2d" and m.kernel_size != (1, 1)]
+    assert math.isfinite(loss) and len(calls) == len(layers) and set(calls) == {torch.bfloat16}
+    for shape in bench.layer_shapes(scale):
+        calls.clear()
+        steps = bench.layer_steps(shape, ["frequency-gemms"], scale, cpu)
+        assert math.isfinite(steps["convnorm2d[frequency-gemms]"]()) and calls == [torch.bfloat16], shape
+
+
 def test_the_sweep_launches_the_kernels_with_each_setting(monkeypatch):
     """Each setting of the sweep reaches the kernels' launchers as their ``num_warps`` and
     ``programs_per_sm``, forward and backward, on a layer shape's full convolution output."""
@@ -153,6 +192,7 @@ def test_a_benchmark_killed_mid_run_leaves_its_record_with_the_checks(tmp_path, 
     record = _record(out)
     assert record is not None, output
     assert set(record["checks"]) == set(bench.CONTENDERS)
+    assert record["checks"]["frequency-gemms"]["ok"] is True  # the products, end to end in the script
     assert record["setup"]["cudnn_benchmark"] is True  # cuDNN's autotuner, as the trainer and the calibration
     chosen = record["chosen_filter"]
     assert chosen is not None and record["checks"][chosen]["ok"]

@@ -93,13 +93,48 @@ def test_no_more_operators_than_the_authors_algorithm(bias, stride, training):
     assert mine["aten._fft_r2c"] == mine["aten._fft_c2r"] == 1 and not mine["aten.clone"] and not mine["aten.div"]
 
 
-@pytest.mark.parametrize("policy, autocast", [(ComputationPolicy(), False), (BY_FFTS, False), (BY_GEMMS, True)],
-                         ids=["cpu-rule", "ffts", "gemms-bf16"])
+BY_DENSE = ComputationPolicy().forcing("spatial")
+"""The spatial computation with dense DFT matrices, a CPU's way for maps beyond the frequency domain's."""
+
+COMPUTATIONS = {  # policy, kernel size, stride
+    "cpu-rule": (ComputationPolicy(), 3, 1), "cpu-rule-strided": (ComputationPolicy(), 3, 2),
+    "ffts": (BY_FFTS, 3, 1), "dense": (BY_DENSE, 3, 1), "gemms": (BY_GEMMS, 3, 1), "gemms-strided": (BY_GEMMS, 3, 2),
+    "pointwise": (ComputationPolicy(), 1, 1)}
+"""Every computation of the engine's registry a CPU runs: the chunked frequency domain (the CPU's
+rule), the spatial one with FFTs (a GPU's) and with dense matrices, the frequency domain by matrix
+products, the pointwise one. (The fused filter runs on a CPU only under Triton's interpreter,
+whose frames are not a GPU's.)"""
+
+
+def frames_of(policy: ComputationPolicy, kernel: int, stride: int, autocast: torch.dtype | None,
+              training: bool) -> tuple[str, list[str]]:
+    """The computation a prepared 16-channel layer takes on a 16x16 map, and the frames of its
+    forward, in training or evaluation mode after one training step."""
+    with use_policy(policy), torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+        layer = ConvNorm2d(16, 16, kernel, stride, kernel // 2)
+        x = torch.randn(4, 16, 16, 16)
+        layer(x)  # a training step: the layer keeps a running average for evaluation
+        layer.train(training)
+        layer(x)  # prepared for this signature and mode
+        return layer._prepared.prepared.plan.method, frames(layer, x)
+
+
+@pytest.mark.parametrize("autocast", [None, torch.bfloat16, torch.float16], ids=["fp32", "bf16", "fp16"])
+@pytest.mark.parametrize("computation", list(COMPUTATIONS))
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_a_forward_call_passes_few_python_frames(policy, autocast, training):
-    with use_policy(policy), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-        layer = trained_pair(False, 1, training)[0]
-        called = frames(layer, torch.randn(4, 16, 16, 16))
+def test_a_forward_call_passes_few_python_frames(computation, autocast, training):
+    """Every computation, in float32 and under autocast (switched off around the layer's own
+    arithmetic by one C call each way), passes at most ``MAX_FRAMES``; except two under autocast,
+    which pass 22: the chunked frequency domain (the CPU's rule, where a layer takes milliseconds)
+    and the dense filter (a CPU's for larger maps; a GPU takes it only if its benchmark chose it),
+    two frames each beyond their float32 forward's 20 (the autocast dtype read, the switch)."""
+    policy, kernel, stride = COMPUTATIONS[computation]
+    if autocast is not None and computation in ("cpu-rule", "cpu-rule-strided", "dense"):
+        assert len(frames_of(policy, kernel, stride, autocast, training)[1]) <= MAX_FRAMES + 2
+        return
+    method, called = frames_of(policy, kernel, stride, autocast, training)
+    assert method == {"cpu-rule": "frequency_domain", "ffts": "spatial", "dense": "spatial",
+                      "gemms": "frequency_gemms", "pointwise": "pointwise"}[computation.removesuffix("-strided")]
     assert len(called) <= MAX_FRAMES, called
     assert not any("_geometry" in name or "_validation" in name for name in called)  # checked once, not per call
 

@@ -23,7 +23,7 @@ import torch
 from torch._guards import detect_fake_mode
 from torch.utils._python_dispatch import _disable_current_modes
 
-__all__ = ["any_autocast_enabled", "detect_fake_mode", "disable_current_modes", "exporting_flag",
+__all__ = ["any_autocast_enabled", "autocast_available", "detect_fake_mode", "disable_current_modes", "exporting_flag",
            "get_tracing_state", "set_tracing_state"]
 
 disable_current_modes = _disable_current_modes
@@ -44,6 +44,11 @@ any_autocast_enabled: Callable[[], bool] = getattr(torch._C, "_is_any_autocast_e
 """Whether ``torch.autocast`` is on for any device: one C call on the forward's hot path, instead
 of one ``torch.is_autocast_enabled(device)`` per device. Where it is missing, True: every call then
 asks for the autocast dtype of the input's device, which is correct and slower."""
+
+autocast_available: Callable[[str], bool] = torch._C._is_autocast_available
+"""Whether ``torch.autocast`` exists for a device type: the C call that
+``torch.amp.is_autocast_available`` makes behind one Python frame, on the forward's hot path under
+autocast."""
 
 
 exporting_flag: Callable[[], bool] = functools.partial(getattr, torch.compiler, "_is_exporting_flag")

@@ -48,6 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from ._caches import cached
+from ._compat import autocast_available
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._frequency_gemm import frequency_gemm_conv_norm, products_constants
 from ._geometry import CONV, LayerGeometry
@@ -272,8 +273,8 @@ class Prepared:
     """One layer on one input signature under one policy: its plan, the normalizer's constants,
     the plan's :class:`Computation` (:data:`REGISTRY`), and :meth:`run`. Made by :func:`prepare`."""
 
-    __slots__ = ("policy", "plan", "computing", "cast", "out_dtype", "autocast_device", "lag_map", "basis",
-                 "eps_term", "unit_affine", "stop_gradient", "computation", "run")
+    __slots__ = ("policy", "plan", "computing", "cast", "out_dtype", "autocast_device", "exporting", "lag_map",
+                 "basis", "eps_term", "unit_affine", "stop_gradient", "computation", "run")
 
     def __init__(self, input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, eps: float,
                  affine_taps: tuple[int, ...] | None, stop_gradient: bool, policy: ComputationPolicy,
@@ -291,7 +292,7 @@ class Prepared:
         returned = autocast_dtype or input.dtype  # a convolution's dtype: the autocast dtype, else the input's
         produced = data if fused else plan.gemm_dtype or computing
         self.out_dtype = None if returned == produced else returned
-        self.autocast_device = device.type
+        self.autocast_device, self.exporting = device.type, exporting
         c_out, kernel = weight_shape[0], tuple(weight_shape[2:])
         lags = tuple(2 * k - 1 for k in kernel)
         self.lag_map = None if autocorrelation_by_convolution(kernel) else lag_map(kernel, computing, device)
@@ -308,9 +309,20 @@ class Prepared:
         self.run = self._computed if autocast_dtype is None else self._without_autocast
 
     def _without_autocast(self, *args) -> torch.Tensor:
-        """:meth:`_computed` with autocast off: every computation picks its own dtypes."""
-        with torch.autocast(self.autocast_device, enabled=False):
+        """:meth:`_computed` with autocast off: every computation picks its own dtypes. Switched off
+        and on by ``torch.set_autocast_enabled``, one C call each way (``torch.compile`` traces
+        them), not by ``torch.autocast``'s context manager, whose seven Python frames would take a
+        warm forward beyond 20; in a program traced for deployment by the context manager, which
+        ``torch.export`` records as a region of its program."""
+        device = self.autocast_device
+        if self.exporting:
+            with torch.autocast(device, enabled=False):
+                return self._computed(*args)
+        torch.set_autocast_enabled(device, False)
+        try:
             return self._computed(*args)
+        finally:
+            torch.set_autocast_enabled(device, True)
 
     def _computed(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                   affine_weight: torch.Tensor | None, running: torch.Tensor | None, steps: torch.Tensor | None,
@@ -362,7 +374,7 @@ class Prepared:
 def autocast_dtype(device_type: str) -> torch.dtype | None:
     """The dtype ``torch.autocast`` computes in on ``device_type`` now, or None where it is off
     (or does not exist, as on ``meta``)."""
-    if torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type):
+    if autocast_available(device_type) and torch.is_autocast_enabled(device_type):
         return torch.get_autocast_dtype(device_type)
     return None
 

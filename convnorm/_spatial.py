@@ -191,7 +191,7 @@ def _multiplier(affine_weight: torch.Tensor, gain: torch.Tensor, spec: SpatialFi
 
 def _dense_rfft2(y: torch.Tensor, dft: DenseDFT) -> torch.Tensor:
     """``rfftn(y, dim=(-2, -1))`` by two matrix products (complex result)."""
-    half = torch.view_as_complex((y @ dft.rfft_cols).unflatten(-1, (-1, 2)))
+    half = torch.view_as_complex(torch.unflatten(y @ dft.rfft_cols, -1, (-1, 2)))  # no Python frame
     return torch.matmul(dft.dft_rows, half)
 
 
@@ -227,7 +227,8 @@ def _filtered(y: torch.Tensor, multiplier: torch.Tensor, spec: SpatialFilter) ->
     or FFTs (``"fft"``, ``multiplier`` carrying the inverse's scale). Differentiable by autograd
     (used as such without stop-gradient)."""
     if spec.filter == "dense":
-        dft = cast(DenseDFT, spec.dft)  # made for the "dense" filter
+        # made for the "dense" filter; typed by an ignore, not typing.cast (a Python frame on the hot path)
+        dft: DenseDFT = spec.dft  # type: ignore[assignment]
         spectrum = _dense_rfft2(y, dft)
         return spectrum, _dense_irfft2_sample(spectrum * multiplier, dft)
     spectrum = torch.fft.rfftn(y, dim=spec.dims)
@@ -317,7 +318,7 @@ def _dense_backward(grad, spectrum, multiplier, spec, need_y):
     dft = spec.dft
     # Adjoint of _dense_irfft2_sample: gradient of the product spectrum M Y.
     grad_product = torch.matmul(dft.idft_rows_h,
-                                torch.view_as_complex((grad @ dft.irfft_cols_t).unflatten(-1, (-1, 2))))
+                                torch.view_as_complex(torch.unflatten(grad @ dft.irfft_cols_t, -1, (-1, 2))))
     grad_y = products = None
     if need_y:  # adjoint of _dense_rfft2 applied to conj(M) G
         grad_y = (torch.view_as_real(torch.matmul(dft.dft_rows_h, grad_product * multiplier.conj())).flatten(-2)
