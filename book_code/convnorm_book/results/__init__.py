@@ -18,6 +18,8 @@ them, one job per module:
 * :mod:`~convnorm_book.results.sizes`, :mod:`~convnorm_book.results.power`: what an
   interval says of a claim's size; the seeds a test needs;
 * :mod:`~convnorm_book.results.endpoints`: the seeds each primary endpoint needs, and its test;
+* :mod:`~convnorm_book.results.glance`: one row per claim of the paper, and whether this
+  scale can test it (the page that opens Part IV);
 * :mod:`~convnorm_book.results.prose`: comparisons as a list a reader follows;
 * :mod:`~convnorm_book.results.findings`, :mod:`~convnorm_book.results.diagnosis`: the
   other facts the chapters state, computed;
