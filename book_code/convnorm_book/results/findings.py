@@ -68,20 +68,24 @@ def accuracy_gap(records: Records, paper_values: dict, measure: str = "test_acc"
 
 def ranking(records: Records, paper_values: dict | None, method: str, group: str | None = None) -> str:
     """How often ``method`` is the most accurate network, over every (measure, seed) pair
-    of the records, beside how often the paper's table ranks it first."""
+    of the records, beside how often the paper's table ranks it first. A tie for first is
+    a tie, counted apart, never a win."""
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     measures, methods = schema.measures_at(settings), schema.method_keys(settings)
-    first = total = 0
+    first = tied = total = 0
     for file in records.files:
         for measure in measures:
             values = {m: lookup(file.results, schema.path(group, m, measure)) for m in methods
                       if failure(lookup(file.results, schema.record_path(group, m))) is None}
             if method in values and None not in values.values():
                 total += 1
-                first += max(values, key=values.get) == method
+                leaders = [m for m, v in values.items() if v == max(values.values())]
+                first += leaders == [method]
+                tied += method in leaders and len(leaders) > 1
     text = (f"{method_label(method)} is the most accurate of the {spelled(len(methods))} networks in "
-            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed")
+            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed"
+            + (f" and tied for first in {spelled(tied)}" if tied else ""))
     if paper_values is not None:
         paper = [{m: paper_mean(paper_value(paper_values, records.experiment, m, measure, group)) for m in methods}
                  for measure in measures]
@@ -248,6 +252,14 @@ def means(records: Records, measure: str, group: str | None = None) -> dict[str,
     return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0,
                        accuracy=not chosen.analysis).mean
             for m in schema.method_keys(settings)}
+
+
+def rank(records: Records, measure: str, method: str, higher_is_better: bool = True) -> tuple[int, int]:
+    """``method``'s place among the networks by mean ``measure`` (1 is the best; a network
+    tied with others shares their place) and the number of networks ranked."""
+    found = means(records, measure)
+    sign = 1 if higher_is_better else -1
+    return 1 + sum(sign * v > sign * found[method] for v in found.values()), len(found)
 
 
 def reached(records: Records, measure: str, group: str | None = None) -> str:

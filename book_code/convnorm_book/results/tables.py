@@ -122,10 +122,8 @@ def describe(records: Records) -> str:
 
 
 #: how the tables treat a training that failed to train, said below every table it touches
-FAILED_NOTE = (f"A training that failed to train (its loss diverged, or its test accuracy never reached "
-               f"{FAILURE_MULTIPLE} times chance, the accuracy of a guess) is counted beside every number it touches: "
-               "an accuracy enters the mean as measured (at chance where the training diverged), any other number "
-               "leaves it out; where every seed failed, the cell reads '/', as the paper marks a failed training.")
+FAILED_NOTE = (f"A failed training (diverged, or never {FAILURE_MULTIPLE} times chance) is counted: its accuracy "
+               "enters as measured, any other number leaves it out; '/' where every seed failed, as in the paper.")
 
 
 def scale_notes(records: Records, paper_values: dict | None) -> list[str]:
