@@ -17,7 +17,6 @@ from convnorm_lab.experiments.learning_rate import MARGIN, TRIAL_SEED
 from convnorm_lab.experiments.schema import Measure
 
 from . import sizes
-from .claims import SIZED
 from .comparisons import Comparison, shared_label, short_facets, varying
 from .endpoints import Result, SampleSize
 from .learning_rates import Trials
@@ -25,7 +24,6 @@ from .paper_values import MARKS, paper_value
 from .quantities import Measured
 from .records import FAILURE_MULTIPLE, Records, StoredFile, caveats, failed_count, paper_scale, scale
 from .stats import collect
-from .studies import CLAIMS
 from .words import GROUP_NAMES, device_name, group_name, listing, method_label, number, scale_name, typeset
 
 #: the paper's rows and columns in a reader's words, where its table names them by a key
@@ -346,22 +344,6 @@ def comparison_grid(comparisons: Sequence[Comparison], columns: str | None = Non
                                          if margins else ""))
     return Table(title or ("Paired differences" + (f": {shared}" if shared else "")), [" "] + heads, table_rows,
                  [legend])
-
-
-def claims_table(experiments: Sequence[str] | None = None) -> Table:
-    """What each comparison sets beside the paper and why, one row per declared claim
-    (:data:`~convnorm_book.results.studies.CLAIMS`) of ``experiments`` (default: all): the
-    experiment, the comparison and its measure, the claim's kind (with its margin and the
-    groups it reaches), where the paper makes it, and the reason."""
-    rows = []
-    for experiment in experiments or CLAIMS:
-        for claim in CLAIMS[experiment]:
-            kind = claim.kind if claim.kind not in SIZED else f"{claim.kind}, margin {number(claim.margin)} points"
-            if claim.at_least is not None:
-                kind += f", from {claim.at_least:.0%} up"
-            rows.append([experiment, claim.name, claim.quantity.describe(experiment), kind, claim.source, claim.reason])
-    return Table("What each comparison sets beside the paper",
-                 ["experiment", "comparison", "measure", "the paper's claim", "the paper", "why"], rows)
 
 
 def sample_size_table(needed: Sequence[SampleSize]) -> Table:
