@@ -1,6 +1,6 @@
 """Where the stored records came from, as tables for the appendix: where the presets
-differ from the paper's protocol (one table, a column per preset), what is stored and by
-which code, and what each experiment writes."""
+differ from the paper's protocol (one table, a column per preset), and what is stored and
+by which code."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -36,6 +36,11 @@ def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "p
     return Table("Where each preset departs from the paper's protocol", ["setting", "the paper", *names, "why"], rows)
 
 
+def has_records(preset: str, root=None) -> bool:
+    """Whether any experiment has stored records at ``preset``."""
+    return any(load_result_files(experiment, preset, root) for experiment in EXPERIMENTS)
+
+
 def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:
     """What is recorded, per experiment and preset that has records (and nothing about
     what is not): the seeds, the device, the protocol version, the wall time per seed,
@@ -68,19 +73,3 @@ def _version(version: int) -> str:
 def _failed(schema, run) -> str:
     where = ", ".join(filter(None, (run.group and group_name(schema, run.group), method_label(run.method))))
     return f"seed {run.seed}, {where}: {run.why}"
-
-
-def schema_table(paper_values: dict) -> Table:
-    """What each experiment's records hold and where the paper reports the same numbers
-    (:mod:`convnorm_lab.experiments.schema`; the paper's tables named from ``paper_values``)."""
-    rows = []
-    for name, experiment in EXPERIMENTS.items():
-        schema = experiment.schema
-        methods = ("the networks of the preset's robustness studies" if isinstance(schema.methods, str)
-                   else listing(schema.label(m) for m in schema.methods))
-        group = "—" if schema.group is None else schema.group.label
-        measures = "\n".join(m.label.format("k") for m in schema.measures)
-        table = "—" if schema.paper_table is None else paper_values["tables"][schema.paper_table]["label"]
-        rows.append([name, methods, group, measures, table])
-    return Table("What each experiment writes", ["experiment", "methods", "groups", "numbers per method",
-                                                 "the paper's table"], rows)
