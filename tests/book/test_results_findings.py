@@ -99,25 +99,6 @@ def test_the_diagnosis_reads_plateaus_gains_and_layers_above_the_bound(root):
     assert diagnosis.plateau({"train_loss": [2.30, 2.30]}) == 2  # never learns: every epoch
     assert diagnosis.gain(layers((2.0, 3.0))) == 6.0
     assert diagnosis.above_bound(layers((2.5, 1.0), out=4)) == 1  # √4 = 2
-    for seed in (0, 1):
-        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.3) for m in BASIC}})
-        write(root, "conditioning", "cpu", seed, {"none": {"layers": layers((2.0, 2.0))},
-                                                  "convnorm": {"layers": layers((1.0, 3.0))}})
-    table = diagnosis.seeds_table(records.stored("generalization", root, presets=("cpu",)),
-                                  records.stored("conditioning", root, presets=("cpu",)))
-    assert table.rows[0][-3:] == ["4", "3", "1 of 2"]
-
-
-def test_the_drift_table_reads_weight_norms_and_affine_gains_and_a_diverged_network_as_none(root):
-    ended = [{**layer, "weight_norm": w, "affine_gain": a} for layer, w, a in zip(layers((1.0, 3.0)), (2.0, 5.0),
-                                                                                  (1.5, 2.0))]
-    for seed in (0, 1):
-        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.3) for m in BASIC}})
-    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((2.0,))}, "convnorm": {"layers": ended}})
-    write(root, "conditioning", "cpu", 1, {"none": {"layers": layers((2.0,))}, "convnorm": {"layers": None}})
-    table = diagnosis.drift_table(records.stored("generalization", root, presets=("cpu",)),
-                                  records.stored("conditioning", root, presets=("cpu",)))
-    assert [row[2:] for row in table.rows] == [["2.0 → 5.0", "3", "3"], ["—", "—", "—"]]  # 1.5 · 2, 1 · 3
 
 
 def test_noise_regime_sets_training_accuracy_beside_the_share_of_correct_labels(root):
