@@ -24,14 +24,7 @@ from .paper_values import MARKS, paper_value
 from .quantities import Measured
 from .records import FAILURE_MULTIPLE, Records, StoredFile, caveats, failed_count, paper_scale, scale
 from .stats import collect
-from .words import GROUP_NAMES, device_name, group_name, listing, method_label, number, scale_name, typeset
-
-#: the paper's rows and columns in a reader's words, where its table names them by a key
-PAPER_LABELS = {"inception_score": "Inception score (higher is better)", "fid": "FID (lower is better)",
-                    "average_queries": "average queries", "success_rate_percent": "success rate (%)",
-                    "seconds_per_epoch": "seconds per epoch", "rho": "R_κ (the paper's ρ)",
-                    "iterations_to_comparable_test_accuracy": "iterations to a comparable test accuracy",
-                    **GROUP_NAMES}
+from .words import device_name, group_name, listing, method_label, number, scale_name, typeset
 
 
 def mean_std(mean: float, std: float | None, places: int | None = None) -> str:
@@ -244,20 +237,6 @@ def grid(records: Records, paper_values: dict | None = None, measure: str | None
                          + ("" if paper is None else f"\npaper {paper_text(paper)}"))
         rows.append([method_label(method)] + cells)
     return Table(title, ["method"] + heads, rows, scale_notes(records, paper_values) + caveats(records))
-
-
-def paper_values_table(paper_values: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
-    """A table of the paper's values alone (for results this book does not reproduce),
-    without the rows ``skip`` names (its row keys, e.g. ``"cifar10"``); rows
-    and columns in a reader's words (:data:`PAPER_LABELS`)."""
-    table = paper_values["tables"][name]
-    unknown = set(skip) - set(table["rows"])
-    if unknown:
-        raise ValueError(f"the paper's {name} table has no rows {sorted(unknown)}; it has {list(table['rows'])}")
-    rows = [[PAPER_LABELS.get(row, row)] + [paper_text(cell) for cell in cells]
-            for row, cells in table["rows"].items() if row not in skip]
-    columns = [""] + [PAPER_LABELS.get(column, column) for column in table["columns"]]
-    return Table(title, columns, rows, [f"The paper ({table['label']}): {table['setting']}."])
 
 
 #: the networks of the GPU step benchmark (the run-time part of ``benchmarks/calibrate_gpu.py``)
