@@ -198,3 +198,19 @@ def test_model_selection_mismatches_name_the_run(root):
                                                          "convnorm+bn": good}})
     found = checks.model_selection_mismatches(records.stored("generalization", root, presets=("cpu",)))
     assert found == ["seed 0, CIFAR-10, BN: test accuracy at the best validation epoch 0.2, the history's 0.3"]
+
+
+def test_two_timings_states_each_steps_milliseconds_and_their_ratios():
+    calibration = records.calibration()
+    timed = records.runtime_records()
+    text = findings.two_timings(timed, calibration)
+    eager = calibration.results["time"]["eager"]
+    gpu = [data for data in timed.values() if data.devices == calibration.results["setup"]["gpu"]]
+    if not gpu:
+        assert text == ""
+        return
+    step = {m: 1e3 * gpu[0].files[0].results[m]["seconds_per_step"] for m in ("bn", "convnorm+bn")}
+    bench = {m: 1e3 * eager[k]["seconds_per_step"] for m, k in (("bn", "conv2d+bn"), ("convnorm+bn", "convnorm2d+bn"))}
+    for times in (step, bench):
+        assert f"at {times['bn']:.1f} ms" in text and f"{times['convnorm+bn']:.1f} ms" in text
+        assert f"({times['convnorm+bn'] / times['bn']:.2f} times)" in text

@@ -13,7 +13,7 @@ import numpy as np
 
 from convnorm_lab.experiments import PRESETS
 from convnorm_lab.experiments.catalog import RUNTIME
-from convnorm_lab.models.normalizations import CAYLEY, CONVNORM, CONVNORM_BN, NONE, ONI
+from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN, NONE, ONI
 
 from .paper_values import paper_mean, paper_value
 from .records import Records, StoredFile, classes, failure, is_diverged, lookup, simba_iterations, training_images
@@ -241,6 +241,31 @@ def step_benchmark(file: StoredFile, paper_values: dict | None = None) -> str:
                  f"paper's {table['label']}: {paper['vanilla']:g} s and {paper['ConvNorm']:g} s "
                  f"({paper['ConvNorm'] / paper['vanilla']:.2f} times) on its GPU.")
     return text
+
+
+def two_timings(records: Mapping[str, Records], file: StoredFile) -> str:
+    """The run-time experiment and the step benchmark set side by side where both timed the
+    eager step on the same GPU at the same batch: each one's plain and ConvNorm step, in
+    milliseconds, and their ratio. A ratio over a step of a few milliseconds moves with the
+    plain step's time, so the two ratios differ mostly where the plain steps do: the
+    sentence says which step moved more. Empty where no such pair is recorded."""
+    eager = file.results["time"].get("eager", {})
+    setup = file.results["setup"]
+    for data in records.values():
+        if data.devices != setup["gpu"] or data.settings.batch_size != setup["batch"] or "conv2d+bn" not in eager:
+            continue
+        run = {m: 1e3 * collect(data, (m, "seconds_per_step")).mean for m in (BN, CONVNORM_BN)}
+        bench = {m: 1e3 * eager[k]["seconds_per_step"] for m, k in ((BN, "conv2d+bn"), (CONVNORM_BN, "convnorm2d+bn"))}
+        moved = {m: abs(run[m] - bench[m]) / bench[m] for m in (BN, CONVNORM_BN)}
+        which = "plain" if moved[BN] > moved[CONVNORM_BN] else "ConvNorm"
+        return (f"The run-time experiment, on the same GPU at the same batch, timed the plain step at "
+                f"{run[BN]:.1f} ms and ConvNorm's at {run[CONVNORM_BN]:.1f} ms ({run[CONVNORM_BN] / run[BN]:.2f} "
+                f"times); the step benchmark, interleaving the networks, at {bench[BN]:.1f} ms and "
+                f"{bench[CONVNORM_BN]:.1f} ms ({bench[CONVNORM_BN] / bench[BN]:.2f} times). The {which} step moved "
+                f"more between the two ({100 * moved[BN]:.0f} % against {100 * moved[CONVNORM_BN]:.0f} %): a "
+                "ratio over a step of a few milliseconds moves with the plain step's time, so the two ratios "
+                "bracket ConvNorm's cost on this GPU rather than contradict each other.")
+    return ""
 
 
 def means(records: Records, measure: str, group: str | None = None) -> dict[str, float]:
