@@ -32,6 +32,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from convnorm_lab.experiments.catalog import (
+    ABLATION,
+    ADVERSARIAL,
+    CONDITIONING,
+    CONVERGENCE,
+    DATA_SCARCITY,
+    GENERALIZATION,
+    LABEL_NOISE,
+    RUNTIME,
+    SIMBA,
+)
 from convnorm_lab.experiments.presets import PRESETS
 from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM_BN
 
@@ -121,7 +132,7 @@ def _untestable(blocked: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Spec:
+class Spec:
     """How one row is read: the experiment, the claim in words, the comparison it rests on
     (a primary endpoint's name, or a claim's pair and measure) and the rule particular to it."""
 
@@ -162,23 +173,23 @@ def _images_rule(records: Records, paper_values: dict, c: Paired, group: str | N
 
 
 SPECS = (
-    _Spec("generalization", "ConvNorm+BN generalizes better than BN", pair="ConvNorm+BN − BN"),
-    _Spec("convergence", "ConvNorm+BN reaches BN's accuracy in fewer images",
+    Spec(GENERALIZATION.name, "ConvNorm+BN generalizes better than BN", pair="ConvNorm+BN − BN"),
+    Spec(CONVERGENCE.name, "ConvNorm+BN reaches BN's accuracy in fewer images",
           endpoint="convergence speed", rule=_speed_up_rule),
-    _Spec("ablation", "the affine kernel adds accuracy with BN", pair="affine kernel, with BN"),
-    _Spec("label-noise", "ConvNorm+BN resists label noise better than BN",
+    Spec(ABLATION.name, "the affine kernel adds accuracy with BN", pair="affine kernel, with BN"),
+    Spec(LABEL_NOISE.name, "ConvNorm+BN resists label noise better than BN",
           endpoint="label noise 80 %", rule=_memorizing_rule),
-    _Spec("data-scarcity", "ConvNorm+BN learns better than BN from little data",
+    Spec(DATA_SCARCITY.name, "ConvNorm+BN learns better than BN from little data",
           endpoint="data scarcity 10 %", rule=_images_rule),
-    _Spec("conditioning", "ConvNorm brings each channel's condition number to 1",
+    Spec(CONDITIONING.name, "ConvNorm brings each channel's condition number to 1",
           endpoint="channel conditioning"),
-    _Spec("adversarial", "ConvNorm+BN resists PGD-20 better than BN after adversarial training",
+    Spec(ADVERSARIAL.name, "ConvNorm+BN resists PGD-20 better than BN after adversarial training",
           pair="ConvNorm+BN − BN", measure="PGD-20"),
-    _Spec("simba", "ConvNorm needs more SimBA queries than SN", pair="ConvNorm − SN", measure="average queries"),
+    Spec(SIMBA.name, "ConvNorm needs more SimBA queries than SN", pair="ConvNorm − SN", measure="average queries"),
 )
 
 
-def _comparison(spec: _Spec, records: Records, paper_values: dict) -> Comparison:
+def _comparison(spec: Spec, records: Records, paper_values: dict) -> Comparison:
     found = [c for c in evaluate(records, paper_values) if c.claim.name == spec.pair
              and spec.measure in (None, c.facet("measure"))]
     if not found:
@@ -186,7 +197,7 @@ def _comparison(spec: _Spec, records: Records, paper_values: dict) -> Comparison
     return found[0]
 
 
-def _row(spec: _Spec, paper_values: dict, tested: dict[str, endpoints.Result], root) -> Row:
+def _row(spec: Spec, paper_values: dict, tested: dict[str, endpoints.Result], root) -> Row:
     records = stored(spec.experiment, root)
     run = f"{scale(records.settings, spec.experiment)}; {len(records.files)} seeds"
     if spec.endpoint is not None:
@@ -213,7 +224,7 @@ def _row(spec: _Spec, paper_values: dict, tested: dict[str, endpoints.Result], r
 def cost_row(paper_values: dict, root: str | Path | None = None) -> Row:
     """The paper's Table 8 beside our timings: ConvNorm+BN's time over the plain network's,
     per device timed (one timing each, so no interval)."""
-    table = paper_values["tables"]["runtime"]
+    table = paper_values["tables"][RUNTIME.schema.paper_table]
     paper = dict(zip(table["columns"], table["rows"]["seconds_per_epoch"]))
     timed = runtime_records(root)
     ratios = {name: {m: collect(data, (m, "relative_to_bn")).mean for m in (CONVNORM_BN, CAYLEY)}
@@ -222,14 +233,14 @@ def cost_row(paper_values: dict, root: str | Path | None = None) -> Row:
                        for name, ratio in ratios.items())
     gpus = [name for name in timed if "cpu" not in timed[name].devices.lower()]
     blocked = None if gpus else "timed on a CPU only, the paper on GPUs"
-    run = "; ".join(f"{scale(data.settings, 'runtime')}, {device_name(data.devices)}" for data in timed.values())
+    run = "; ".join(f"{scale(data.settings, RUNTIME.name)}, {device_name(data.devices)}" for data in timed.values())
     if blocked is None:
         ordered = all(1 < ratios[name][CONVNORM_BN] < ratios[name][CAYLEY] for name in gpus)
         meaning = ("ConvNorm costs more than the plain network and less than Cayley, as in the paper." if ordered
                    else "The paper's order, plain < ConvNorm < Cayley, does not hold here.")
     else:
         meaning = _untestable(blocked)
-    return Row("runtime", f"ConvNorm costs more time than the plain network, less than Cayley; the paper: "
+    return Row(RUNTIME.name, f"ConvNorm costs more time than the plain network, less than Cayley; the paper: "
                f"{paper['ConvNorm'] / paper['vanilla']:.2f} times", run, result, blocked, meaning)
 
 
