@@ -99,25 +99,6 @@ def test_the_diagnosis_reads_plateaus_gains_and_layers_above_the_bound(root):
     assert diagnosis.plateau({"train_loss": [2.30, 2.30]}) == 2  # never learns: every epoch
     assert diagnosis.gain(layers((2.0, 3.0))) == 6.0
     assert diagnosis.above_bound(layers((2.5, 1.0), out=4)) == 1  # √4 = 2
-    for seed in (0, 1):
-        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.3) for m in BASIC}})
-        write(root, "conditioning", "cpu", seed, {"none": {"layers": layers((2.0, 2.0))},
-                                                  "convnorm": {"layers": layers((1.0, 3.0))}})
-    table = diagnosis.seeds_table(records.stored("generalization", root, presets=("cpu",)),
-                                  records.stored("conditioning", root, presets=("cpu",)))
-    assert table.rows[0][-3:] == ["4", "3", "1 of 2"]
-
-
-def test_the_drift_table_reads_weight_norms_and_affine_gains_and_a_diverged_network_as_none(root):
-    ended = [{**layer, "weight_norm": w, "affine_gain": a} for layer, w, a in zip(layers((1.0, 3.0)), (2.0, 5.0),
-                                                                                  (1.5, 2.0))]
-    for seed in (0, 1):
-        write(root, "generalization", "cpu", seed, {"cifar10": {m: record(0.3) for m in BASIC}})
-    write(root, "conditioning", "cpu", 0, {"none": {"layers": layers((2.0,))}, "convnorm": {"layers": ended}})
-    write(root, "conditioning", "cpu", 1, {"none": {"layers": layers((2.0,))}, "convnorm": {"layers": None}})
-    table = diagnosis.drift_table(records.stored("generalization", root, presets=("cpu",)),
-                                  records.stored("conditioning", root, presets=("cpu",)))
-    assert [row[2:] for row in table.rows] == [["2.0 → 5.0", "3", "3"], ["—", "—", "—"]]  # 1.5 · 2, 1 · 3
 
 
 def test_noise_regime_sets_training_accuracy_beside_the_share_of_correct_labels(root):
@@ -217,3 +198,19 @@ def test_model_selection_mismatches_name_the_run(root):
                                                          "convnorm+bn": good}})
     found = checks.model_selection_mismatches(records.stored("generalization", root, presets=("cpu",)))
     assert found == ["seed 0, CIFAR-10, BN: test accuracy at the best validation epoch 0.2, the history's 0.3"]
+
+
+def test_two_timings_states_each_steps_milliseconds_and_their_ratios():
+    calibration = records.calibration()
+    timed = records.runtime_records()
+    text = findings.two_timings(timed, calibration)
+    eager = calibration.results["time"]["eager"]
+    gpu = [data for data in timed.values() if data.devices == calibration.results["setup"]["gpu"]]
+    if not gpu:
+        assert text == ""
+        return
+    step = {m: 1e3 * gpu[0].files[0].results[m]["seconds_per_step"] for m in ("bn", "convnorm+bn")}
+    bench = {m: 1e3 * eager[k]["seconds_per_step"] for m, k in (("bn", "conv2d+bn"), ("convnorm+bn", "convnorm2d+bn"))}
+    for times in (step, bench):
+        assert f"at {times['bn']:.1f} ms" in text and f"{times['convnorm+bn']:.1f} ms" in text
+        assert f"({times['convnorm+bn'] / times['bn']:.2f} times)" in text

@@ -118,7 +118,7 @@ def test_caveats_name_old_code_ocnn_weight_and_lossy_copy(root):
     assert any("λ = 0.001" in note for note in notes)
     assert any("lossy JPEG copy" in note for note in notes)
     # no protocol version stated: older than version 1, so every correction to SimBA is named
-    corrections = [note for note in notes if note.startswith("These records were made before a correction")]
+    corrections = [note for note in notes if note.startswith("In these records")]
     assert len(corrections) == sum("simba" in change.experiments for change in records.PROTOCOL_CHANGES)
 
 
@@ -254,17 +254,17 @@ def test_records_list_their_failed_trainings_and_count_them(root):
     assert records.failed_count(3, 3) == "all 3 seeds failed to train" and records.failed_count(0, 3) == ""
 
 
-def test_the_copy_note_compares_directly_only_on_the_official_images(root):
+def test_the_copy_note_names_the_same_image_files_only_on_the_official_images(root):
     for seed in (0, 1):
         write(root, "generalization", "cpu", seed, {"cifar10": {"bn": record(0.5)}},
               data="cifar10: the official images, lossless copy (parts sha256 ...)")
     official = records.stored("generalization", root, presets=("cpu",))
     note = records.copy_note(official)
-    assert "compare directly" in note and "not comparable" not in note
+    assert "the same image files as the paper's" in note and "not comparable" not in note
     assert records.scale(official.settings, "generalization") in note and records.paper_scale("generalization") in note
     assert not any("not comparable" in c for c in records.caveats(official))
     short = records.copy_note(official, with_scale=False)  # after a sentence that named the scale
-    assert "compare directly" in short and records.paper_scale("generalization") not in short
+    assert "the same image files" in short and records.paper_scale("generalization") not in short
 
 
 def test_calibration_is_the_newest_record_that_timed_the_networks(tmp_path):

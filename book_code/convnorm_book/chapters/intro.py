@@ -98,6 +98,7 @@ PATHS: dict[str, list[tuple[str, str]]] = {
         ("appendix/engineering-notes", "computing it fast"),
     ],
     "the replication": [
+        ("part4/results-at-a-glance", "results at a glance"),
         ("part4/08-training-and-generalization", "training"),
         ("part4/09-robustness", "robustness"),
         ("part4/10-conditioning-lipschitz-and-cost", "conditioning, cost"),

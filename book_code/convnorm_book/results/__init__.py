@@ -18,17 +18,19 @@ them, one job per module:
 * :mod:`~convnorm_book.results.sizes`, :mod:`~convnorm_book.results.power`: what an
   interval says of a claim's size; the seeds a test needs;
 * :mod:`~convnorm_book.results.endpoints`: the seeds each primary endpoint needs, and its test;
-* :mod:`~convnorm_book.results.prose`: comparisons as a list a reader follows;
+* :mod:`~convnorm_book.results.glance`: one row per claim of the paper, and whether this
+  scale can test it (the page that opens Part IV);
+* :mod:`~convnorm_book.results.prose`: what the records do not run, in a sentence;
 * :mod:`~convnorm_book.results.findings`, :mod:`~convnorm_book.results.diagnosis`: the
   other facts the chapters state, computed;
 * :mod:`~convnorm_book.results.checks`: records checked against their definitions;
 * :mod:`~convnorm_book.results.tables`: our numbers beside the paper's, comparison grids;
 * :mod:`~convnorm_book.results.plots`: figures (forest plots, curves, rates);
 * :mod:`~convnorm_book.results.architecture`: the layers of the reduced scale's network;
-* :mod:`~convnorm_book.results.archive`: the archived GPU windows and what the JPEG copy cost;
+* :mod:`~convnorm_book.results.archive`: what the JPEG copy cost;
 * :mod:`~convnorm_book.results.deviations`, :mod:`~convnorm_book.results.provenance`: the
-  appendix's tables (where each preset departs from the paper's protocol, what the GPU
-  queue trains, what is recorded, corrections, schemas);
+  appendix's tables (where each preset departs from the paper's protocol, what is recorded,
+  schemas);
 * :mod:`~convnorm_book.results.live`: training the experiments yourself (opt-in).
 
 A chapter sets every claim of its experiments beside the records at once and shows them
@@ -41,5 +43,4 @@ claim by claim::
     found = CHAPTER("label-noise")
     tables.comparison_grid(found)                            # pairs x noise rates
     plots.forest(found)                                      # or the same as a figure
-    Markdown(prose.describe(found))                          # the comparisons as a list
 """

@@ -13,7 +13,7 @@ import numpy as np
 
 from convnorm_lab.experiments import PRESETS
 from convnorm_lab.experiments.catalog import RUNTIME
-from convnorm_lab.models.normalizations import CAYLEY, CONVNORM, CONVNORM_BN, NONE, ONI
+from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN, NONE, ONI
 
 from .paper_values import paper_mean, paper_value
 from .records import Records, StoredFile, classes, failure, is_diverged, lookup, simba_iterations, training_images
@@ -68,20 +68,24 @@ def accuracy_gap(records: Records, paper_values: dict, measure: str = "test_acc"
 
 def ranking(records: Records, paper_values: dict | None, method: str, group: str | None = None) -> str:
     """How often ``method`` is the most accurate network, over every (measure, seed) pair
-    of the records, beside how often the paper's table ranks it first."""
+    of the records, beside how often the paper's table ranks it first. A tie for first is
+    a tie, counted apart, never a win."""
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0] if group is None else group
     measures, methods = schema.measures_at(settings), schema.method_keys(settings)
-    first = total = 0
+    first = tied = total = 0
     for file in records.files:
         for measure in measures:
             values = {m: lookup(file.results, schema.path(group, m, measure)) for m in methods
                       if failure(lookup(file.results, schema.record_path(group, m))) is None}
             if method in values and None not in values.values():
                 total += 1
-                first += max(values, key=values.get) == method
+                leaders = [m for m, v in values.items() if v == max(values.values())]
+                first += leaders == [method]
+                tied += method in leaders and len(leaders) > 1
     text = (f"{method_label(method)} is the most accurate of the {spelled(len(methods))} networks in "
-            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed")
+            f"{spelled(first)} of the {spelled(total)} pairs of a measure and a seed"
+            + (f" and tied for first in {spelled(tied)}" if tied else ""))
     if paper_values is not None:
         paper = [{m: paper_mean(paper_value(paper_values, records.experiment, m, measure, group)) for m in methods}
                  for measure in measures]
@@ -239,6 +243,31 @@ def step_benchmark(file: StoredFile, paper_values: dict | None = None) -> str:
     return text
 
 
+def two_timings(records: Mapping[str, Records], file: StoredFile) -> str:
+    """The run-time experiment and the step benchmark set side by side where both timed the
+    eager step on the same GPU at the same batch: each one's plain and ConvNorm step, in
+    milliseconds, and their ratio. A ratio over a step of a few milliseconds moves with the
+    plain step's time, so the two ratios differ mostly where the plain steps do: the
+    sentence says which step moved more. Empty where no such pair is recorded."""
+    eager = file.results["time"].get("eager", {})
+    setup = file.results["setup"]
+    for data in records.values():
+        if data.devices != setup["gpu"] or data.settings.batch_size != setup["batch"] or "conv2d+bn" not in eager:
+            continue
+        run = {m: 1e3 * collect(data, (m, "seconds_per_step")).mean for m in (BN, CONVNORM_BN)}
+        bench = {m: 1e3 * eager[k]["seconds_per_step"] for m, k in ((BN, "conv2d+bn"), (CONVNORM_BN, "convnorm2d+bn"))}
+        moved = {m: abs(run[m] - bench[m]) / bench[m] for m in (BN, CONVNORM_BN)}
+        which = "plain" if moved[BN] > moved[CONVNORM_BN] else "ConvNorm"
+        return (f"The run-time experiment, on the same GPU at the same batch, timed the plain step at "
+                f"{run[BN]:.1f} ms and ConvNorm's at {run[CONVNORM_BN]:.1f} ms ({run[CONVNORM_BN] / run[BN]:.2f} "
+                f"times); the step benchmark, interleaving the networks, at {bench[BN]:.1f} ms and "
+                f"{bench[CONVNORM_BN]:.1f} ms ({bench[CONVNORM_BN] / bench[BN]:.2f} times). The {which} step moved "
+                f"more between the two ({100 * moved[BN]:.0f} % against {100 * moved[CONVNORM_BN]:.0f} %): a "
+                "ratio over a step of a few milliseconds moves with the plain step's time, so the two ratios "
+                "bracket ConvNorm's cost on this GPU rather than contradict each other.")
+    return ""
+
+
 def means(records: Records, measure: str, group: str | None = None) -> dict[str, float]:
     """Each method's mean ``measure`` over the seeds that finished (in percent for an
     accuracy or a rate), in the schema's order of methods."""
@@ -248,6 +277,14 @@ def means(records: Records, measure: str, group: str | None = None) -> dict[str,
     return {m: collect(records, schema.path(group, m, chosen), 100.0 if chosen.percent else 1.0,
                        accuracy=not chosen.analysis).mean
             for m in schema.method_keys(settings)}
+
+
+def rank(records: Records, measure: str, method: str, higher_is_better: bool = True) -> tuple[int, int]:
+    """``method``'s place among the networks by mean ``measure`` (1 is the best; a network
+    tied with others shares their place) and the number of networks ranked."""
+    found = means(records, measure)
+    sign = 1 if higher_is_better else -1
+    return 1 + sum(sign * v > sign * found[method] for v in found.values()), len(found)
 
 
 def reached(records: Records, measure: str, group: str | None = None) -> str:

@@ -1,18 +1,14 @@
 """Where the stored records came from, as tables for the appendix: where the presets
-differ from the paper's protocol (one table, a column per preset), what the GPU
-protocol trains in which order, what is stored and by which code, the corrections the
-records may predate, and what each experiment writes."""
+differ from the paper's protocol (one table, a column per preset), and what is stored and
+by which code."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convnorm_lab.experiments import EXPERIMENTS, PROTOCOL_VERSION, get_preset
-from convnorm_lab.experiments.gpu_queue import FLOOR, QUEUE
-from convnorm_lab.experiments.learning_rate import TRIAL_SEED
+from convnorm_lab.experiments import EXPERIMENTS, PROTOCOL_VERSION
 
 from .deviations import protocol_deviations
-from .endpoints import SampleSize, requests
-from .records import PROTOCOL_CHANGES, Records, changes_missing, load_result_files, seed_seconds
+from .records import Records, load_result_files, seed_seconds
 from .tables import Table
 from .words import device_name, group_name, listing, method_label, spelled
 
@@ -40,25 +36,9 @@ def deviations_table(names: Sequence[str] = ("cpu", "fast", "short-schedule", "p
     return Table("Where each preset departs from the paper's protocol", ["setting", "the paper", *names, "why"], rows)
 
 
-def gpu_queue_table(needed: Sequence[SampleSize], preset: str = "fast") -> Table:
-    """What the GPU protocol trains, in order (:mod:`convnorm_lab.experiments.gpu_queue`): the BN
-    network whose accuracy floor is checked first, the primary endpoints' trainings for the
-    seeds they need (``needed``), then the queue, one row per group of requests, each request
-    as the experiment, its seeds and the runs it asks for (every run where it names none)."""
-    def request(r) -> str:
-        seeds = f"seed{'s' if len(r.seeds) > 1 else ''} {', '.join(map(str, r.seeds))}"
-        return f"{r.experiment}, {seeds}: {', '.join(r.runs) if r.runs else 'every run'}"
-
-    groups = [("the BN network's accuracy floor", (FLOOR,)), ("the primary endpoints", requests(preset, needed)),
-              *QUEUE]
-    rows = [[str(i), name, "\n".join(map(request, group))] for i, (name, group) in enumerate(groups, start=1)]
-    notes = [] if get_preset(preset).lr_reductions == (1,) else [
-        f"Before a group's first seed, each of its networks not tried yet is trained at its rate divided by "
-        f"{listing(get_preset(preset).lr_reductions)} on seed {TRIAL_SEED}'s data, and the learning-rate rule "
-        "chooses its rate from these trials; the BN network's trial at its own rate is the training whose accuracy "
-        "is checked against the floor."]
-    return Table(f"What the GPU protocol ({preset}) trains, in order",
-                 ["order", "what", "trainings (experiment, seeds: runs)"], rows, notes)
+def has_records(preset: str, root=None) -> bool:
+    """Whether any experiment has stored records at ``preset``."""
+    return any(load_result_files(experiment, preset, root) for experiment in EXPERIMENTS)
 
 
 def inventory_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu", "paper"), root=None) -> Table:
@@ -93,35 +73,3 @@ def _version(version: int) -> str:
 def _failed(schema, run) -> str:
     where = ", ".join(filter(None, (run.group and group_name(schema, run.group), method_label(run.method))))
     return f"seed {run.seed}, {where}: {run.why}"
-
-
-def changes_table(presets: Sequence[str] = ("fast", "short-schedule", "cpu"), root=None) -> Table:
-    """The corrections made to the experiments, and which stored record sets predate
-    them (read from the protocol version each record states)."""
-    rows = []
-    for change in PROTOCOL_CHANGES:
-        older = []
-        for experiment in change.experiments:
-            for preset in presets:
-                files = load_result_files(experiment, preset, root)
-                if files and change in changes_missing(Records(experiment, preset, tuple(files))):
-                    older.append(f"{experiment} ({preset})")
-        rows.append([str(change.version), change.now, change.before, "; ".join(older) or spelled(0)])
-    return Table("Corrections to the experiments", ["protocol version", "now", "before",
-                                                    "stored records made before it"], rows)
-
-
-def schema_table(paper_values: dict) -> Table:
-    """What each experiment's records hold and where the paper reports the same numbers
-    (:mod:`convnorm_lab.experiments.schema`; the paper's tables named from ``paper_values``)."""
-    rows = []
-    for name, experiment in EXPERIMENTS.items():
-        schema = experiment.schema
-        methods = ("the networks of the preset's robustness studies" if isinstance(schema.methods, str)
-                   else listing(schema.label(m) for m in schema.methods))
-        group = "—" if schema.group is None else schema.group.label
-        measures = "\n".join(m.label.format("k") for m in schema.measures)
-        table = "—" if schema.paper_table is None else paper_values["tables"][schema.paper_table]["label"]
-        rows.append([name, methods, group, measures, table])
-    return Table("What each experiment writes", ["experiment", "methods", "groups", "numbers per method",
-                                                 "the paper's table"], rows)

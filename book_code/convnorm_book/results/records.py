@@ -597,7 +597,7 @@ def caveats(records: Records) -> list[str]:
     """What a reader must know before comparing ``records`` with the paper, as
     sentences: corrections to the protocol the records predate, a penalty weight other
     than its declaration's (OCNN's), and the copy of the data (:func:`copy_note`)."""
-    notes = [f"These records were made before a correction: {c.before}; now {c.now}."
+    notes = [f"In these records {c.before}; in the current experiments {c.now}."
              for c in changes_missing(records)]
     schema, settings = records.schema, records.settings
     group = schema.group_keys(settings)[0]
@@ -612,21 +612,21 @@ def caveats(records: Records) -> list[str]:
                          f"{', '.join(f'{u:g}' for u in sorted(used))}; the paper's value, which the protocol now "
                          f"uses, is {expected:g}.")
     if schema.history:
-        notes.append(copy_note(records))
+        notes.append(copy_note(records, with_scale=False))  # a table's notes name both scales already
     return notes
 
 
 def copy_note(records: Records, with_scale: bool = True) -> str:
     """What the copy of CIFAR the records read means for setting them beside the paper:
     on the lossy JPEG copy, absolute accuracies are not comparable with the paper's; on
-    the official images, they are, and what remains different is the scale, named unless
-    ``with_scale`` is false (for a sentence that has just named it)."""
+    the official images, the image files are the paper's, and what differs is the scale,
+    named unless ``with_scale`` is false (for a sentence that has just named it)."""
     if "JPEG" in records.data:
         return ("The images are a lossy JPEG copy of CIFAR-10, not the official files: absolute accuracies are not "
                 "comparable with the paper's (the appendix 'How the results were produced' measures what the copy "
                 "costs at the reduced scale); differences between methods trained on the same images are.")
-    note = f"Trained on {records.data}, as the paper's networks were, so accuracies compare directly with the paper's"
+    note = f"Trained on {records.data}, the same image files as the paper's"
     if not with_scale:
-        return note + "; what remains different is the scale."
-    return (f"{note}; what remains different is the scale: ours {scale(records.settings, records.experiment)}, "
+        return note + "; what differs is the scale, so accuracies are not the paper's."
+    return (f"{note}; what differs is the scale: ours {scale(records.settings, records.experiment)}, "
             f"the paper's {paper_scale(records.experiment)}.")

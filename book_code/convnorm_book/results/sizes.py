@@ -51,9 +51,12 @@ def decimals(half_width: float | None, resolution: float | None = None) -> int:
 
 
 def signed(value: float, places: int) -> str:
-    """``value`` with its sign (a true minus sign) and ``places`` decimals."""
-    text = f"{abs(value):,.{places}f}"
-    return ("−" if value < 0 and float(text.replace(",", "")) else "+") + text
+    """``value`` with its sign (a true minus sign) and ``places`` decimals, or more where
+    those would print a value that is not zero as zero: −0.04 is "−0.04", never "+0.0",
+    so that an interval's bound keeps its side of zero."""
+    if value and not round(abs(value), places):
+        places = _digits(value, 1)
+    return ("−" if value < 0 else "+") + f"{abs(value):,.{places}f}"
 
 
 def paper_places(value: float) -> int:

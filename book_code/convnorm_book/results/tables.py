@@ -17,7 +17,6 @@ from convnorm_lab.experiments.learning_rate import MARGIN, TRIAL_SEED
 from convnorm_lab.experiments.schema import Measure
 
 from . import sizes
-from .claims import SIZED
 from .comparisons import Comparison, shared_label, short_facets, varying
 from .endpoints import Result, SampleSize
 from .learning_rates import Trials
@@ -25,15 +24,7 @@ from .paper_values import MARKS, paper_value
 from .quantities import Measured
 from .records import FAILURE_MULTIPLE, Records, StoredFile, caveats, failed_count, paper_scale, scale
 from .stats import collect
-from .studies import CLAIMS
-from .words import GROUP_NAMES, device_name, group_name, listing, method_label, number, scale_name, typeset
-
-#: the paper's rows and columns in a reader's words, where its table names them by a key
-PAPER_LABELS = {"inception_score": "Inception score (higher is better)", "fid": "FID (lower is better)",
-                    "average_queries": "average queries", "success_rate_percent": "success rate (%)",
-                    "seconds_per_epoch": "seconds per epoch", "rho": "R_κ (the paper's ρ)",
-                    "iterations_to_comparable_test_accuracy": "iterations to a comparable test accuracy",
-                    **GROUP_NAMES}
+from .words import device_name, group_name, listing, method_label, number, scale_name, typeset
 
 
 def mean_std(mean: float, std: float | None, places: int | None = None) -> str:
@@ -122,10 +113,8 @@ def describe(records: Records) -> str:
 
 
 #: how the tables treat a training that failed to train, said below every table it touches
-FAILED_NOTE = (f"A training that failed to train (its loss diverged, or its test accuracy never reached "
-               f"{FAILURE_MULTIPLE} times chance, the accuracy of a guess) is counted beside every number it touches: "
-               "an accuracy enters the mean as measured (at chance where the training diverged), any other number "
-               "leaves it out; where every seed failed, the cell reads '/', as the paper marks a failed training.")
+FAILED_NOTE = (f"A failed training (diverged, or never {FAILURE_MULTIPLE} times chance) is counted: its accuracy "
+               "enters as measured, any other number leaves it out; '/' where every seed failed, as in the paper.")
 
 
 def scale_notes(records: Records, paper_values: dict | None) -> list[str]:
@@ -250,20 +239,6 @@ def grid(records: Records, paper_values: dict | None = None, measure: str | None
     return Table(title, ["method"] + heads, rows, scale_notes(records, paper_values) + caveats(records))
 
 
-def paper_values_table(paper_values: dict, name: str, title: str, skip: Sequence[str] = ()) -> Table:
-    """A table of the paper's values alone (for results this book does not reproduce),
-    without the rows ``skip`` names (its row keys, e.g. ``"cifar10"``); rows
-    and columns in a reader's words (:data:`PAPER_LABELS`)."""
-    table = paper_values["tables"][name]
-    unknown = set(skip) - set(table["rows"])
-    if unknown:
-        raise ValueError(f"the paper's {name} table has no rows {sorted(unknown)}; it has {list(table['rows'])}")
-    rows = [[PAPER_LABELS.get(row, row)] + [paper_text(cell) for cell in cells]
-            for row, cells in table["rows"].items() if row not in skip]
-    columns = [""] + [PAPER_LABELS.get(column, column) for column in table["columns"]]
-    return Table(title, columns, rows, [f"The paper ({table['label']}): {table['setting']}."])
-
-
 #: the networks of the GPU step benchmark (the run-time part of ``benchmarks/calibrate_gpu.py``)
 STEP_BENCHMARK_MODELS = {"conv2d+bn": "Conv2d+BN", "convnorm2d+bn": "ConvNorm2d+BN (this package)",
                          "authors+bn": "the authors' algorithm, +BN"}
@@ -348,22 +323,6 @@ def comparison_grid(comparisons: Sequence[Comparison], columns: str | None = Non
                                          if margins else ""))
     return Table(title or ("Paired differences" + (f": {shared}" if shared else "")), [" "] + heads, table_rows,
                  [legend])
-
-
-def claims_table(experiments: Sequence[str] | None = None) -> Table:
-    """What each comparison sets beside the paper and why, one row per declared claim
-    (:data:`~convnorm_book.results.studies.CLAIMS`) of ``experiments`` (default: all): the
-    experiment, the comparison and its measure, the claim's kind (with its margin and the
-    groups it reaches), where the paper makes it, and the reason."""
-    rows = []
-    for experiment in experiments or CLAIMS:
-        for claim in CLAIMS[experiment]:
-            kind = claim.kind if claim.kind not in SIZED else f"{claim.kind}, margin {number(claim.margin)} points"
-            if claim.at_least is not None:
-                kind += f", from {claim.at_least:.0%} up"
-            rows.append([experiment, claim.name, claim.quantity.describe(experiment), kind, claim.source, claim.reason])
-    return Table("What each comparison sets beside the paper",
-                 ["experiment", "comparison", "measure", "the paper's claim", "the paper", "why"], rows)
 
 
 def sample_size_table(needed: Sequence[SampleSize]) -> Table:

@@ -175,3 +175,16 @@ def spelled(n: int) -> str:
     if n == 0:
         return "none"
     return NUMBER_WORDS[n] if 0 < n < len(NUMBER_WORDS) else f"{n:,}"
+
+
+ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def ordinal(n: int) -> str:
+    """The place ``n`` in words up to ten (``"third"``), in digits above (``"11th"``, ``"22nd"``)."""
+    if n < 1:
+        raise ValueError(f"a place n counts from 1, got {n}")
+    if n <= len(ORDINAL_WORDS):
+        return ORDINAL_WORDS[n - 1]
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
