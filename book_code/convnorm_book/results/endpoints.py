@@ -53,7 +53,7 @@ from convnorm_lab.experiments.gpu_queue import Request
 from . import sizes
 from .claims import Endpoint
 from .power import power, sd_upper_bound, seeds_needed
-from .records import Records, pilot, stored
+from .records import PILOT_FOLDER, Records, pilot, stored
 from .scope import Scope, complete_records, scope
 from .stats import ALPHA, Paired, holm
 from .studies import PRIMARY
@@ -153,7 +153,11 @@ def sample_sizes(paper_values: dict, root: str | Path | None = None, preset: str
     found = []
     for endpoint in PRIMARY:
         effect = endpoint.paper_effect(paper_values, root)
-        spread = max(spreads(endpoint, paper_values, root), key=lambda s: s.bound)
+        recorded = spreads(endpoint, paper_values, root)
+        if not recorded:
+            raise ValueError(f"no spread of the primary endpoint {endpoint.name!r} is recorded: neither the paper, "
+                             f"the {SPREAD_PRESET} records nor the pilot (under {PILOT_FOLDER}) give one")
+        spread = max(recorded, key=lambda s: s.bound)
         limit = None if preset is None else scope(endpoint, preset, paper_values, root)
         seeds = seeds_needed(effect, spread.bound, PLANNING_ALPHA) if limit is None or limit.testable is not False \
             else None
