@@ -251,7 +251,9 @@ def test_primary_tables_name_effect_spread_seeds_power_and_verdict(paper_values)
     plans = endpoints.sample_sizes(paper_values)
     declared = tables.sample_size_table(plans)
     assert declared.column("endpoint") == [e.name for e in endpoints.PRIMARY]
-    assert all(float(p) >= 0.8 for p in declared.column("power"))
+    planned = [(seeds, p) for seeds, p in zip(declared.column("seeds"), declared.column("power"))]
+    assert all(float(p) >= 0.8 if p != "—" else seeds == "more than the plan allows" for seeds, p in planned)
+    assert [seeds == "more than the plan allows" for seeds, _ in planned] == [n.seeds is None for n in plans]
     tested = tables.primary_results_table(endpoints.test(paper_values))
     assert set(tested.column("verdict")) <= {endpoints.SUPPORTED, endpoints.CONTRADICTED, endpoints.INCONCLUSIVE,
                                              endpoints.NOT_RUN}
@@ -343,7 +345,9 @@ def test_gpu_queue_table_lists_the_floor_the_primary_endpoints_then_the_queue(pa
     assert table.column("what")[2:] == [n for n, _ in QUEUE]
     assert table.rows[0][2] == "generalization, seed 0: cifar10-bn"
     assert table.rows[1][2].count("\n") == len(endpoints.requests("fast", plans)) - 1
-    assert "label-noise, seeds 0, 1, 2, 3, 4: noise0.4-convnorm+bn, noise0.4-bn" in table.rows[1][2]
+    noise = next(n.seeds for n in plans if n.endpoint.name == "label noise 40 %")
+    seeds = ", ".join(str(seed) for seed in range(noise))
+    assert f"label-noise, seeds {seeds}: noise0.4-convnorm+bn, noise0.4-bn" in table.rows[1][2]
 
 
 def test_inventory_names_no_commit(tmp_path):

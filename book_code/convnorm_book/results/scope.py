@@ -23,7 +23,9 @@ there. Three endpoints have such a limit:
   never above twice chance, or diverged), in every stored seed of both networks; where the
   scale has no records yet, it is not known until they are trained, and the seeds are planned.
 
-The other endpoints (the channel condition number of trained layers) have no such limit.
+The other endpoints (the channel condition number of trained layers) have no such limit. A
+smoke preset (``<name>-smoke``) rehearses the plan of the preset it shrinks, so its limits are
+that preset's (where it runs the endpoint at all).
 """
 from __future__ import annotations
 
@@ -63,9 +65,9 @@ def complete_records(experiment: str, preset: str, root: str | Path | None = Non
 
 def scope(endpoint: Endpoint, preset: str, paper_values: dict, root: str | Path | None = None) -> Scope:
     """Whether ``preset`` can test ``endpoint`` at the paper's effect (see the module)."""
-    settings = get_preset(preset)
-    if not endpoint.runs_at(settings):
+    if not endpoint.runs_at(get_preset(preset)):
         return Scope(False, f"{preset} does not run it")
+    preset = preset.removesuffix("-smoke")
     if endpoint.experiment == CONVERGENCE.name:
         return _convergence(endpoint, preset, paper_values, root)
     if endpoint.experiment == DATA_SCARCITY.name:

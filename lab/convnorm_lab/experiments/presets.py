@@ -306,6 +306,20 @@ PRESETS["airbench-cpu"] = replace(
     fractions=(0.1,), runtime_steps=5, **CPU_RECIPE,
 )
 
+#: the schedule of a reader's own training of the airbench network on a GPU (the chapters' "Train it
+#: yourself": BN then ConvNorm+BN, one seed each), shorter than the airbench preset's, whose estimate on
+#: a free Colab T4 comes to just over ten minutes (:mod:`convnorm_lab.experiments.colab`): a few epochs
+#: fewer than the most that estimate allows in ten minutes, leaving about a sixth of them for its
+#: optimism (it takes ResNet18's share of a GPU's peak for the smaller network)
+COLAB_EPOCHS = 20
+PRESETS["airbench-colab"] = replace(
+    PRESETS["airbench"], name="airbench-colab",
+    description=f"a reader's GPU training of the airbench network: the airbench preset shortened to {COLAB_EPOCHS} "
+                "epochs, every network at the recipe's rate, as in the paper's protocol (a reader's two trainings "
+                "leave no time for learning-rate trials)",
+    epochs=COLAB_EPOCHS, adv_epochs=COLAB_EPOCHS, lr_rule="previous-scale",
+)
+
 
 def get_preset(name: str) -> Preset:
     if name not in PRESETS:
