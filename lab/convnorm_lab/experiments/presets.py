@@ -25,7 +25,12 @@
   width 64) in place of the paper's, on the full 45,000/5,000/10,000 split: the fast
   recipe of ``fast`` with the fast-CIFAR network's label smoothing and 2-pixel
   translations (:data:`AIRBENCH_RECIPE`), so that a training takes seconds on a GPU.
-  The paper's regime (BN above 93 %) at a few per cent of ResNet18's cost.
+  The paper's regime (BN above 93 %) at a few per cent of ResNet18's cost. ResNet18 stays for
+  one confirmatory comparison, BN against ConvNorm+BN on clean labels at ``fast``
+  (``gpu_queue.CONFIRMATORY``), and for the run time.
+* ``airbench-colab``: the airbench preset at a reader's own, shorter schedule
+  (:data:`COLAB_EPOCHS`), every network at the recipe's rate: the chapters' "Train it yourself"
+  on a GPU (:mod:`convnorm_lab.experiments.colab`).
 * ``airbench-cpu``: the same network narrower, on a class-balanced subset of the
   training images, on a CPU (:data:`AIRBENCH_CPU_SCALE`, chosen by measurement:
   :mod:`convnorm_lab.experiments.cpu_scale`), with the airbench recipe at a batch of 128
