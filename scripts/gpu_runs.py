@@ -124,9 +124,11 @@ def primary_status(preset: str, output: Path, data_dir: str | None = None) -> st
     seeds whose two trainings are both stored (what the next windows still have to train)."""
     lines = ["| primary endpoint | seeds planned | seeds stored |", "| --- | --- | --- |"]
     for needed in primary_sample_sizes(preset):
-        request = needed.endpoint.request(preset, needed.seeds or 0) if needed.seeds else None
+        request = needed.endpoint.request(preset, needed.seeds) if needed.seeds else None
         if request is None:
-            lines.append(f"| {needed.endpoint.name} | not run at {preset} | — |")
+            why = (f"more than {MOST_SEEDS}: not planned" if needed.testable and needed.endpoint.runs_at(
+                get_preset(preset)) else f"none: not testable at {preset}")
+            lines.append(f"| {needed.endpoint.name} | {why} | — |")
             continue
         keys = {(job.seed, job.key) for job in gpu_queue.jobs(((request,),), preset, output, data_dir, missing=False)}
         stored = [seed for seed in request.seeds
@@ -185,16 +187,19 @@ def convnorm_ratio(preset: str, times: gpu_queue.StepTimes) -> str:
             f"{measured}'s {precision} steps on an {bn.gpu} ({bn.source}){taken}")
 
 
-def target_text(minutes: float, first: list[gpu_queue.ExperimentCost]) -> str:
+def target_text(minutes: float, first: list[gpu_queue.ExperimentCost], sizes: list[endpoints.SampleSize]) -> str:
     """Against :data:`~convnorm_lab.experiments.gpu_queue.TARGET_MINUTES`: within it, or by how
-    much it is over and which experiments take most of it."""
+    much it is over, which experiments take most of it, and the endpoint that asks the most seeds
+    and the spread that asks them."""
     target = gpu_queue.TARGET_MINUTES
     if minutes <= target:
         return f"within the target of {target:g} H100-minutes"
     largest = sorted(first, key=lambda c: -c.minutes)[:2]
     parts = ", ".join(f"{c.experiment} {c.minutes:.1f} ({c.trainings} trainings)" for c in largest)
+    most = max((n for n in sizes if n.seeds is not None), key=lambda n: n.seeds)
     return (f"above the target of {target:g} H100-minutes by {minutes - target:.1f} ({minutes / target:.1f}x); "
-            f"most of it: {parts}")
+            f"most of it: {parts}; the most seeds: {most.endpoint.name}, {most.seeds}, at the bound "
+            f"{most.spread.bound:.2f} on the spread of {most.spread.source}")
 
 
 def confirmatory_text(output: Path, times: gpu_queue.StepTimes, data_dir: str | None) -> str:
@@ -218,7 +223,8 @@ def costs_text(preset: str, output: Path, times: gpu_queue.StepTimes, data_dir: 
     ConvNorm ratio it is priced with, how it stands against the target, and, at the
     ``airbench`` preset, the confirmatory comparison on ResNet18."""
     gpus = ", ".join(sorted({time.gpu for time in times.table.values()}))
-    head = [primary_text(primary_sample_sizes(preset), preset), "", f"Plan of preset {preset!r} "
+    sizes = primary_sample_sizes(preset)
+    head = [primary_text(sizes, preset), "", f"Plan of preset {preset!r} "
             f"({gpu_queue.gpu_precision(preset)}), in "
             f"H100-minutes from the step times recorded on {gpus}; where an H100 has no time, another GPU's stands in, "
             "named below:", ""]
@@ -243,7 +249,7 @@ def costs_text(preset: str, output: Path, times: gpu_queue.StepTimes, data_dir: 
         notes = dict.fromkeys(note for line in first + whole for note in line.stand_ins)
         minutes = sum(c.minutes for c in first)
         total = f"floor and primary: {minutes:.1f} H100-minutes; all: {sum(w.minutes for w in whole):.1f} H100-minutes"
-        after = [convnorm_ratio(preset, times), target_text(minutes, first)]
+        after = [convnorm_ratio(preset, times), target_text(minutes, first, sizes)]
         if preset == "airbench":
             after.append(confirmatory_text(output, times, data_dir))
     if notes:
