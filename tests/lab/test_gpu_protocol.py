@@ -509,7 +509,8 @@ def test_a_profiled_step_lists_its_costliest_operators():
 @pytest.mark.data
 def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):
     readme = (ROOT / "results" / "README.md").read_text()
-    plan = _gpu_runs("--plan", "--preset", "airbench", "--data-dir", cifar_root)
+    # the airbench plan prices every seed its endpoints ask (a few CPU minutes)
+    plan = _gpu_runs("--plan", "--preset", "airbench", "--data-dir", cifar_root, timeout=600)
     status = _gpu_runs("--status", "--preset", "airbench", "--data-dir", cifar_root)
     assert plan.returncode == 0 and status.returncode == 0, plan.stderr + status.stderr
     printed = [line for line in plan.stdout.splitlines()
