@@ -53,7 +53,7 @@ sys.path[:0] = SOURCES
 from convnorm.functional import FILTERS  # noqa: E402
 from convnorm_book.results import endpoints  # noqa: E402
 from convnorm_book.results.paper_values import load_paper_values  # noqa: E402
-from convnorm_book.results.power import TARGET_POWER  # noqa: E402
+from convnorm_book.results.power import MOST_SEEDS, SPREAD_CONFIDENCE, TARGET_POWER  # noqa: E402
 from convnorm_book.results.words import method_label, spelled  # noqa: E402
 from convnorm_lab.data import CifarNotFoundError  # noqa: E402
 from convnorm_lab.experiments import (  # noqa: E402
@@ -65,7 +65,7 @@ from convnorm_lab.experiments import (  # noqa: E402
     run_experiment,
     run_record_path,
 )
-from convnorm_lab.models.normalizations import BN  # noqa: E402
+from convnorm_lab.models.normalizations import BN, CONVNORM_BN  # noqa: E402
 from convnorm_lab.training import load_results  # noqa: E402
 
 #: seconds kept free before the deadline for the last packing
@@ -79,9 +79,9 @@ WINDOW_ONLY = {"jobs": None, "deadline": float("inf"), "pack": None, "pack_also"
                "filter": None, "logs": None}
 
 
-def primary_sample_sizes() -> list[endpoints.SampleSize]:
-    """The seeds each primary endpoint needs, from the repository's paper values and pilot records."""
-    return endpoints.sample_sizes(load_paper_values(RESULTS), RESULTS)
+def primary_sample_sizes(preset: str) -> list[endpoints.SampleSize]:
+    """The seeds each primary endpoint needs at ``preset``, from the repository's paper values and records."""
+    return endpoints.sample_sizes(load_paper_values(RESULTS), RESULTS, preset)
 
 
 def queue_groups(preset: str, requests: list[gpu_queue.Request]) -> tuple[tuple[gpu_queue.Request, ...], ...]:
@@ -89,7 +89,7 @@ def queue_groups(preset: str, requests: list[gpu_queue.Request]) -> tuple[tuple[
     the queue (:func:`convnorm_lab.experiments.gpu_queue.queued_groups` with the primary endpoints)."""
     if requests:
         return (tuple(requests),)
-    return gpu_queue.queued_groups(endpoints.requests(preset, primary_sample_sizes()))
+    return gpu_queue.queued_groups(endpoints.requests(preset, primary_sample_sizes(preset)))
 
 
 def status_table(preset: str, output: Path, data_dir: str | None = None,
@@ -123,10 +123,12 @@ def primary_status(preset: str, output: Path, data_dir: str | None = None) -> st
     """A Markdown table: per primary endpoint at ``preset``, the seeds its power asks and the
     seeds whose two trainings are both stored (what the next windows still have to train)."""
     lines = ["| primary endpoint | seeds planned | seeds stored |", "| --- | --- | --- |"]
-    for needed in primary_sample_sizes():
-        request = needed.endpoint.request(preset, needed.seeds or 0) if needed.seeds else None
+    for needed in primary_sample_sizes(preset):
+        request = needed.endpoint.request(preset, needed.seeds) if needed.seeds else None
         if request is None:
-            lines.append(f"| {needed.endpoint.name} | not run at {preset} | — |")
+            why = (f"more than {MOST_SEEDS}: not planned" if needed.testable and needed.endpoint.runs_at(
+                get_preset(preset)) else f"none: not testable at {preset}")
+            lines.append(f"| {needed.endpoint.name} | {why} | — |")
             continue
         keys = {(job.seed, job.key) for job in gpu_queue.jobs(((request,),), preset, output, data_dir, missing=False)}
         stored = [seed for seed in request.seeds
@@ -136,36 +138,97 @@ def primary_status(preset: str, output: Path, data_dir: str | None = None) -> st
 
 
 def primary_text(sizes: list[endpoints.SampleSize], preset: str) -> str:
-    """The primary endpoints as declared, one row each, ending with the line
-    ``primary: N endpoints; power at the paper's effect: min P``."""
+    """The primary endpoints as declared, one row each: the spread planned with and its upper
+    bound, whether ``preset`` can test the endpoint and why, the seeds and their power; then the
+    line ``primary: N endpoints, T testable at PRESET; power at the paper's effect: min P`` (over
+    the endpoints planned), and a line for each testable one that the plan cannot power."""
     level = endpoints.PLANNING_ALPHA
+    confidence = f"{SPREAD_CONFIDENCE:.0%}"
     lines = [f"Primary endpoints: tested by the paired t-test, two-sided, with Holm's correction over these "
              f"{len(sizes)} only; seeds for a power of at least {TARGET_POWER:g} at the paper's effect, at "
-             f"Holm's first level ({level:.4g}), with the largest recorded spread of a per-seed difference:", "",
-             "| endpoint | comparison | the paper's effect | spread (sd of a difference) | from | seeds | power | "
-             f"at {preset} |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             f"Holm's first level ({level:.4g}), with the one-sided {confidence} upper confidence bound on the "
+             "largest recorded spread of a per-seed difference (the cpu records of the airbench network where two "
+             "of their seeds are complete, else the pilot's; the paper's where it reports one):", "",
+             f"| endpoint | comparison | the paper's effect | spread (sd of a difference) | its {confidence} bound "
+             f"| from | can {preset} test it | seeds | power |", "|" + " --- |" * 9]
     for needed in sizes:
         e = needed.endpoint
-        seeds, power = ("too many", "—") if needed.seeds is None else (str(needed.seeds), f"{needed.power:.2f}")
-        run = "yes" if e.runs_at(get_preset(preset)) else "not run"
-        lines.append(f"| {e.name} | {method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)} "
-                     f"| {needed.effect:+.2f} {e.unit} "
-                     f"| {needed.spread.sd:.2f} | {needed.spread.source} | {seeds} | {power} | {run} |")
-    powers = [needed.power or 0.0 for needed in sizes]
-    lines += ["", f"primary: {len(sizes)} endpoints; power at the paper's effect: min {min(powers):.2f}"]
+        if not needed.testable:
+            seeds, power = "none: not testable", "—"
+        else:
+            seeds, power = ("too many", "—") if needed.seeds is None else (str(needed.seeds), f"{needed.power:.2f}")
+        beside = (f" (the paper's {e.paper_quantity.describe(e.experiment)} shown beside it)"
+                  if e.paper_quantity is not None else "")
+        lines.append(f"| {e.name} | {method_label(e.a)} − {method_label(e.b)}, {e.quantity.describe(e.experiment)}"
+                     f"{beside} | {needed.effect:+.2f} {e.unit} | {needed.spread.sd:.2f} | {needed.spread.bound:.2f} "
+                     f"| {needed.spread.source} | {needed.scope.answer} | {seeds} | {power} |")
+    testable = [needed for needed in sizes if needed.testable]
+    planned = [needed.power for needed in testable if needed.power is not None]
+    lines += ["", f"primary: {len(sizes)} endpoints, {len(testable)} testable at {preset}; power at the paper's "
+              f"effect: min {min(planned, default=0.0):.2f}"]
+    for needed in testable:
+        if needed.seeds is None:
+            lines.append(f"not planned: {needed.endpoint.name} needs more than {MOST_SEEDS} seeds at the bound "
+                         f"{needed.spread.bound:.2f} against an effect of {abs(needed.effect):.2f} "
+                         f"{needed.endpoint.unit}: its spread rests on {needed.spread.df + 1} seeds")
     return "\n".join(lines)
+
+
+def convnorm_ratio(preset: str, times: gpu_queue.StepTimes) -> str:
+    """The ConvNorm+BN step's cost over BN's that the plan prices ``preset``'s network with, and
+    what it rests on."""
+    p = get_preset(preset)
+    precision = gpu_queue.gpu_precision(preset)
+    arch = p.arch or "resnet18"
+    (bn, note), (convnorm, _) = (times.lookup(arch, norm, precision, p.width) for norm in (BN, CONVNORM_BN))
+    measured = note.split(": ", 1)[1].split()[0] if note is not None and "not measured" in note else arch
+    taken = "" if measured == arch else f", taken for the {arch} network until a window measures it"
+    return (f"ConvNorm ratio: the plan prices a ConvNorm+BN step at {convnorm.train / bn.train:.1f}x a BN step: "
+            f"{measured}'s {precision} steps on an {bn.gpu} ({bn.source}){taken}")
+
+
+def target_text(minutes: float, first: list[gpu_queue.ExperimentCost], sizes: list[endpoints.SampleSize]) -> str:
+    """Against :data:`~convnorm_lab.experiments.gpu_queue.TARGET_MINUTES`: within it, or by how
+    much it is over, which experiments take most of it, and the endpoint that asks the most seeds
+    and the spread that asks them."""
+    target = gpu_queue.TARGET_MINUTES
+    if minutes <= target:
+        return f"within the target of {target:g} H100-minutes"
+    largest = sorted(first, key=lambda c: -c.minutes)[:2]
+    parts = ", ".join(f"{c.experiment} {c.minutes:.1f} ({c.trainings} trainings)" for c in largest)
+    most = max((n for n in sizes if n.seeds is not None), key=lambda n: n.seeds)
+    return (f"above the target of {target:g} H100-minutes by {minutes - target:.1f} ({minutes / target:.1f}x); "
+            f"most of it: {parts}; the most seeds: {most.endpoint.name}, {most.seeds}, at the bound "
+            f"{most.spread.bound:.2f} on the spread of {most.spread.source}")
+
+
+def confirmatory_text(output: Path, times: gpu_queue.StepTimes, data_dir: str | None) -> str:
+    """The confirmatory comparison on ResNet18 (:data:`~convnorm_lab.experiments.gpu_queue.CONFIRMATORY`)
+    and its cost."""
+    preset, request = gpu_queue.CONFIRMATORY_PRESET, gpu_queue.CONFIRMATORY
+    cost = gpu_queue.costs(((request,),), preset, output.parent / preset, times, data_dir)
+    runs = ", ".join(request.runs)
+    return (f"confirmatory: ResNet18 at {preset}, {request.experiment} ({runs}), seeds {request.seeds[0]}-"
+            f"{request.seeds[-1]}, BN against ConvNorm+BN, described by its interval, not tested: "
+            f"{sum(c.trainings for c in cost)} trainings (learning-rate trials included), "
+            f"{sum(c.minutes for c in cost):.1f} H100-minutes, after the floor and the primary endpoints; "
+            "the run time (runtime) is ResNet18's")
 
 
 def costs_text(preset: str, output: Path, times: gpu_queue.StepTimes, data_dir: str | None,
                requests: list[gpu_queue.Request] | None = None) -> str:
     """The primary endpoints (:func:`primary_text`), then the queue's cost as a table per
     experiment (the floor and the primary endpoints first, then everything; only the
-    ``requests`` where given), ending with one line of totals."""
+    ``requests`` where given), ending with one line of totals; without requests, then the
+    ConvNorm ratio it is priced with, how it stands against the target, and, at the
+    ``airbench`` preset, the confirmatory comparison on ResNet18."""
     gpus = ", ".join(sorted({time.gpu for time in times.table.values()}))
-    head = [primary_text(primary_sample_sizes(), preset), "", f"Plan of preset {preset!r} "
+    sizes = primary_sample_sizes(preset)
+    head = [primary_text(sizes, preset), "", f"Plan of preset {preset!r} "
             f"({gpu_queue.gpu_precision(preset)}), in "
             f"H100-minutes from the step times recorded on {gpus}; where an H100 has no time, another GPU's stands in, "
             "named below:", ""]
+    after = []
     if requests:
         asked = gpu_queue.costs((tuple(requests),), preset, output, times, data_dir)
         lines = ["| experiment | trainings (asked) | H100-minutes (asked) |", "| --- | --- | --- |"]
@@ -184,11 +247,14 @@ def costs_text(preset: str, output: Path, times: gpu_queue.StepTimes, data_dir: 
             lines.append(f"| {line.experiment} | {c.trainings if c else 0} | {c.minutes if c else 0:.1f} | "
                          f"{line.trainings} | {line.minutes:.1f} |")
         notes = dict.fromkeys(note for line in first + whole for note in line.stand_ins)
-        total = (f"floor and primary: {sum(c.minutes for c in first):.1f} H100-minutes; "
-                 f"all: {sum(w.minutes for w in whole):.1f} H100-minutes")
+        minutes = sum(c.minutes for c in first)
+        total = f"floor and primary: {minutes:.1f} H100-minutes; all: {sum(w.minutes for w in whole):.1f} H100-minutes"
+        after = [convnorm_ratio(preset, times), target_text(minutes, first, sizes)]
+        if preset == "airbench":
+            after.append(confirmatory_text(output, times, data_dir))
     if notes:
         lines += ["", "Stand-ins for step times not measured on an H100:"] + [f"- {note}" for note in notes]
-    return "\n".join(head + lines + ["", total])
+    return "\n".join(head + lines + ["", total] + after)
 
 
 def recorded_step_times(preset: str, gpu: str = "H100", first: list[str] | None = None) -> gpu_queue.StepTimes:

@@ -60,4 +60,7 @@ def test_part4_defines_no_functions_beyond_the_teaching_loop(path):
 def test_train_it_yourself_is_off_by_default_and_describes_itself(path):
     source = next(c.source for c in cells(path) if c.cell_type == "code" and "TRAIN =" in c.source)
     assert re.search(r"^TRAIN = False\b", source, re.M) and "BUDGET_MINUTES = " in source
-    assert "live.train(live.CHAPTER_RUNS[" in source and "live.describe(live.CHAPTER_RUNS[" in source
+    assert "live.CHAPTER_RUNS[" in source and "live.train(" in source and "live.describe(" in source
+    if path.name.startswith("08-"):  # the core comparison: on a GPU the airbench network, within a T4's budget
+        assert "preset=colab.reader_preset(" in source and "gpu_preset=colab.COLAB_PRESET" in source
+        assert "colab.colab_estimate(" in source and "<= colab.BUDGET_MINUTES" in source

@@ -219,7 +219,9 @@ def test_primary_tables_name_effect_spread_seeds_power_and_verdict(paper_values)
     plans = endpoints.sample_sizes(paper_values)
     declared = tables.sample_size_table(plans)
     assert declared.column("endpoint") == [e.name for e in endpoints.PRIMARY]
-    assert all(float(p) >= 0.8 for p in declared.column("power"))
+    planned = [(seeds, p) for seeds, p in zip(declared.column("seeds"), declared.column("power"))]
+    assert all(float(p) >= 0.8 if p != "—" else seeds == "more than the plan allows" for seeds, p in planned)
+    assert [seeds == "more than the plan allows" for seeds, _ in planned] == [n.seeds is None for n in plans]
     tested = tables.primary_results_table(endpoints.test(paper_values))
     assert set(tested.column("verdict")) <= {endpoints.SUPPORTED, endpoints.CONTRADICTED, endpoints.INCONCLUSIVE,
                                              endpoints.NOT_RUN}

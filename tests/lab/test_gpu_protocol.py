@@ -99,7 +99,7 @@ def test_requests_are_parsed_and_bad_ones_refused():
 def _primary(preset: str = SMOKE) -> tuple:
     from convnorm_book.results import endpoints, paper_values
 
-    needed = endpoints.sample_sizes(paper_values.load_paper_values(ROOT / "results"), ROOT / "results")
+    needed = endpoints.sample_sizes(paper_values.load_paper_values(ROOT / "results"), ROOT / "results", preset)
     return endpoints.requests(preset, needed), needed
 
 
@@ -119,7 +119,7 @@ def test_the_queue_checks_the_floor_then_trains_the_primary_endpoints_seed_by_se
     # each network's trials once, before any of its runs; the BN network's were the floor's
     assert {job.settings["norm"] for job in trials} == {job.settings["norm"] for job in primary_jobs} - {"bn"}
     assert [job.seed for job in primary_jobs] == sorted(job.seed for job in primary_jobs)  # seed by seed
-    seeds = {n.endpoint.experiment: n.seeds for n in needed if n.endpoint.runs_at(PRESETS[SMOKE])}
+    seeds = {n.endpoint.experiment: n.seeds for n in needed if n.endpoint.runs_at(PRESETS[SMOKE]) and n.seeds}
     for experiment, count in seeds.items():
         assert max(job.seed for job in primary_jobs if job.experiment == experiment) == count - 1
     assert {job.settings["data"].get("label_noise", 0) for job in primary_jobs} == {0, 0.4}  # no 80 % at smoke
@@ -365,18 +365,29 @@ def test_plan_and_status_refuse_what_they_cannot_honour_and_honour_the_rest(rand
 
 
 def test_the_primary_section_ends_with_one_line_of_power(random_cifar_root, capsys):
-    """At the fast protocol every primary endpoint runs, each planned for a power of at least
-    0.8 at the paper's effect; the section's last line says so, and nothing else like it."""
-    code, out, err = _report(capsys, "--plan", "--preset", "fast", "--data-dir", random_cifar_root)
+    """At the airbench protocol every primary endpoint runs; each one planned has a power of at
+    least 0.8 at the paper's effect, with the bound on its spread; the section's line of power
+    says so, and one line names each testable endpoint that the plan cannot power."""
+    code, out, err = _report(capsys, "--plan", "--preset", "airbench", "--data-dir", random_cifar_root)
     assert code == 0, err
     lines = out.splitlines()
     summary = [line for line in lines if line.startswith("primary:")]
-    _, needed = _primary("fast")
-    assert summary == [f"primary: {len(needed)} endpoints; power at the paper's effect: "
-                       f"min {min(n.power for n in needed):.2f}"]
-    rows = lines[lines.index("| --- | --- | --- | --- | --- | --- | --- | --- |") + 1:lines.index(summary[0]) - 1]
-    assert len(rows) == len(needed) and all(row.endswith("| yes |") for row in rows)
-    assert all(float(row.split(" | ")[-2]) >= 0.8 for row in rows) and len(needed) <= 5
+    _, needed = _primary("airbench")
+    testable = [n for n in needed if n.testable]
+    planned = [n for n in testable if n.seeds is not None]
+    assert summary == [f"primary: {len(needed)} endpoints, {len(testable)} testable at airbench; power at the "
+                       f"paper's effect: min {min(n.power for n in planned):.2f}"]
+    rows = lines[lines.index("|" + " --- |" * 9) + 1:lines.index(summary[0]) - 1]
+    assert len(rows) == len(needed) <= 5
+    for row, n in zip(rows, needed):
+        cells = row.strip("| ").split(" | ")
+        assert cells[0] == n.endpoint.name and float(cells[4]) == round(n.spread.bound, 2) >= float(cells[3])
+        assert cells[6] == n.scope.answer and (cells[-1] == "—" or float(cells[-1]) >= 0.8)
+        assert cells[-2] == (str(n.seeds) if n.seeds else "too many" if n.testable else "none: not testable")
+    assert len([line for line in lines if line.startswith("not planned: ")]) == len(testable) - len(planned)
+    ratio = [line for line in lines if line.startswith("ConvNorm ratio: ")]
+    assert len(ratio) == 1 and "x a BN step" in ratio[0]
+    assert any(line.startswith("confirmatory: ResNet18 at fast, generalization") for line in lines)
 
 
 def _packed(archive: Path) -> dict[str, dict]:
@@ -498,9 +509,12 @@ def test_a_profiled_step_lists_its_costliest_operators():
 @pytest.mark.data
 def test_the_results_readme_shows_the_plan_and_the_status_as_the_script_prints_them(cifar_root):
     readme = (ROOT / "results" / "README.md").read_text()
-    plan = _gpu_runs("--plan", "--preset", "fast", "--data-dir", cifar_root)
-    status = _gpu_runs("--status", "--preset", "fast", "--data-dir", cifar_root)
+    # the airbench plan prices every seed its endpoints ask (a few CPU minutes)
+    plan = _gpu_runs("--plan", "--preset", "airbench", "--data-dir", cifar_root, timeout=600)
+    status = _gpu_runs("--status", "--preset", "airbench", "--data-dir", cifar_root)
     assert plan.returncode == 0 and status.returncode == 0, plan.stderr + status.stderr
-    printed = [line for line in plan.stdout.splitlines() if line.startswith(("|", "primary:", "floor and primary:"))]
+    printed = [line for line in plan.stdout.splitlines()
+               if line.startswith(("|", "primary:", "not planned:", "floor and primary:", "ConvNorm ratio:",
+                                   "above the", "within the", "confirmatory:"))]
     assert _between(readme, "plan") == printed
     assert _between(readme, "status") == [line for line in status.stdout.splitlines() if line.strip()]

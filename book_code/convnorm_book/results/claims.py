@@ -142,7 +142,12 @@ class Endpoint:
     (``None`` for an experiment without groups; ``resnet18`` in the convergence study stands
     for the preset's only network where it trains a smaller one), claimed in
     ``direction``, as the paper says in ``claim``; ``effect``: the paper's effect where its
-    tables do not give it as a difference of two of their cells (with the reason in ``claim``)."""
+    tables do not give it as a difference of two of their cells (with the reason in ``claim``);
+    ``paper_quantity``: the quantity the paper reports for this comparison where ours differs
+    from it (under label noise the paper reports the maximum test accuracy over the epochs,
+    which chooses its epoch by the test images; ours chooses by the noisy validation images).
+    Its effect and spread are the paper's numbers of that quantity, and it is shown beside
+    ours (:meth:`beside`), never tested."""
 
     name: str
     experiment: str
@@ -153,6 +158,12 @@ class Endpoint:
     claim: str
     direction: int = +1
     effect: Callable[[dict, str | Path | None], float] | None = None
+    paper_quantity: Measured | None = None
+
+    @property
+    def reported(self) -> Measured | SpeedUp | LayerMean:
+        """The quantity the paper's number is of: :attr:`paper_quantity`, else :attr:`quantity`."""
+        return self.paper_quantity or self.quantity
 
     def runs_at(self, settings: Preset) -> bool:
         """Whether the preset runs this endpoint's group."""
@@ -186,16 +197,16 @@ class Endpoint:
             return self.effect(paper_values, root)
         if isinstance(self.quantity, SpeedUp):
             return self.quantity.paper_effect(paper_values)
-        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
+        measure = EXPERIMENTS[self.experiment].schema.measure(self.reported.name, get_preset("paper"))
         cells = [paper_value(paper_values, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
         return cells[0][0] - cells[1][0]
 
     def paper_spread(self, paper_values: dict) -> float | None:
         """The standard deviation of a difference of the paper's two runs, as if unpaired,
         :math:`\\sqrt{s_a^2 + s_b^2}` from its tables; ``None`` where it reports none."""
-        if not isinstance(self.quantity, Measured):
+        if not isinstance(self.reported, Measured):
             return None
-        measure = EXPERIMENTS[self.experiment].schema.measure(self.quantity.name, get_preset("paper"))
+        measure = EXPERIMENTS[self.experiment].schema.measure(self.reported.name, get_preset("paper"))
         cells = [paper_value(paper_values, self.experiment, m, measure, self.group) for m in (self.a, self.b)]
         return math.hypot(cells[0][1], cells[1][1])
 
@@ -211,6 +222,16 @@ class Endpoint:
         if isinstance(self.quantity, SpeedUp):
             return self.quantity.paired(records, group, paper_values)
         values = [self.quantity.values(records, group, m) for m in (self.a, self.b)]
+        return paired_values(*values, method_label(self.a), method_label(self.b),
+                             paper=self.paper_effect(paper_values, root), unit=self.unit)
+
+    def beside(self, records: Records, paper_values: dict, root: str | Path | None = None) -> Paired | None:
+        """Our per-seed differences of :attr:`paper_quantity`, shown beside the tested ones;
+        ``None`` without one, or where the preset does not run the group."""
+        if self.paper_quantity is None or not self.runs_at(records.settings):
+            return None
+        group = self.group_at(records.settings)
+        values = [self.paper_quantity.values(records, group, m) for m in (self.a, self.b)]
         return paired_values(*values, method_label(self.a), method_label(self.b),
                              paper=self.paper_effect(paper_values, root), unit=self.unit)
 

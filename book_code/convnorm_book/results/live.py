@@ -175,15 +175,19 @@ def quote(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MI
     return Quote(current_device(), preset, budget_minutes, estimates, tuple(chosen), steps)
 
 
-def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES) -> str:
+def describe(requests: Sequence[Request], budget_minutes: float = DEFAULT_BUDGET_MINUTES,
+             gpu_preset: str | None = None) -> str:
     """What :func:`train` would do with ``requests``, in words, without measuring or
-    training anything (what a chapter prints while ``TRAIN`` is off)."""
+    training anything (what a chapter prints while ``TRAIN`` is off); on a GPU at
+    ``gpu_preset`` where given, else at :func:`default_preset`'s."""
     runs = "; ".join(f"{r.experiment}, seed{'s' if len(r.seeds) > 1 else ''} "
                      f"{', '.join(map(str, r.seeds))}: {', '.join(r.runs) if r.runs else 'every run'}"
                      for r in requests)
-    fast, cpu = get_preset("fast"), get_preset("cpu")
-    return (f"TRAIN = True trains {runs}. On a GPU it follows the fast protocol ({fast.epochs} epochs, batch "
-            f"{fast.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of "
+    name = gpu_preset or default_preset(True)
+    gpu, cpu = get_preset(name), get_preset("cpu")
+    network = "" if gpu.arch is None else f" of the {gpu.arch} network"
+    return (f"TRAIN = True trains {runs}. On a GPU it follows the {name} preset ({gpu.epochs} epochs{network}, batch "
+            f"{gpu.batch_size}, mixed precision); without one, the reduced cpu preset ({cpu.epochs} epochs of "
             f"{networks_in_words(cpu)} on {cpu.max_train:,} images). It first times {PRICING_STEPS} training steps "
             "of each network on your device, prints what each run will take, and trains the comparisons that fit "
             f"whole in a budget of {budget_minutes:g} minutes (BUDGET_MINUTES); your results are then shown beside "

@@ -98,6 +98,44 @@ def t_quantile(p: float, df: int) -> float:
     return (low + high) / 2
 
 
+def _chi2_cdf(x: float, df: int) -> float:
+    """:math:`P(V \\le x)` for :math:`V` chi-squared with ``df`` degrees of freedom: the
+    regularized lower incomplete gamma function :math:`P(\\nu/2, x/2)`, by its power series
+    :math:`e^{-y} y^a \\sum_k y^k / \\Gamma(a + k + 1)` (Abramowitz & Stegun 6.5.29), which
+    converges for every :math:`x \\ge 0`."""
+    if x <= 0:
+        return 0.0
+    a, y = df / 2, x / 2
+    term = math.exp(a * math.log(y) - y - math.lgamma(a + 1))
+    total, k = term, 0
+    while term > 1e-17 * total:
+        k += 1
+        term *= y / (a + k)
+        total += term
+    return min(1.0, total)
+
+
+@cache
+def chi2_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of the chi-squared distribution with ``df`` degrees of freedom
+    (``p`` in (0, 1)), by bisection on :func:`_chi2_cdf`.
+
+    Raises:
+        ValueError: for ``p`` outside (0, 1) or ``df`` not a positive integer.
+    """
+    if not 0 < p < 1:
+        raise ValueError(f"p must lie in (0, 1), got {p!r}")
+    if not isinstance(df, int) or df < 1:
+        raise ValueError(f"df must be a positive integer, got {df!r}")
+    low, high = 0.0, float(df)
+    while _chi2_cdf(high, df) < p:
+        high *= 2
+    while high - low > 1e-13 * high:
+        middle = (low + high) / 2
+        low, high = (middle, high) if _chi2_cdf(middle, df) < p else (low, middle)
+    return (low + high) / 2
+
+
 @dataclass(frozen=True)
 class SeedStats:
     """A number measured once per seed: the ``values`` (those of failed trainings

@@ -1,6 +1,8 @@
 """How long the book's "Train it yourself" takes on a free Colab T4: the airbench network
-with BN, then with ConvNorm+BN, one seed each, at the ``airbench`` preset. An *estimate*,
-from operations and throughputs, until a T4 measures it.
+with BN, then with ConvNorm+BN, one seed each, at the ``airbench-colab`` preset
+(:data:`COLAB_PRESET`: the airbench preset's network and recipe at the Colab run's own,
+shorter schedule, every network at the recipe's rate). An *estimate*, from operations and
+throughputs, until a T4 measures it.
 
 .. math::  t = \\frac{3\\,F\\,(n_\\text{train} E) + F\\,(n_\\text{val} + n_\\text{test}) E}{u \\, P_\\text{T4}}
            \\,(1 + \\rho),
@@ -23,6 +25,7 @@ from pathlib import Path
 from ..models import build_model
 from ..models.flops import TRAINING_MULTIPLE, forward_flops
 from ..models.normalizations import BN, CONVNORM_BN
+from .gpu_queue import CALIBRATION_PATTERN
 from .presets import get_preset
 
 #: the T4's peak float16 tensor-core throughput (NVIDIA's T4 datasheet: 65 TFLOPS mixed precision)
@@ -34,6 +37,8 @@ PEAK_FLOPS = {"H100": 989e12, "H200": 989e12}
 SPLIT = (45_000, 5_000, 10_000)
 #: what the chapter promises: both trainings within this many minutes
 BUDGET_MINUTES = 10
+#: the preset a reader trains on a GPU: the airbench network at :data:`~convnorm_lab.experiments.presets.COLAB_EPOCHS`
+COLAB_PRESET = "airbench-colab"
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,35 @@ def calibration(path: str | Path) -> tuple[float, float]:
     return operations / steps[BN] / peak, steps[CONVNORM_BN] / steps[BN]
 
 
-def colab_estimate(path: str | Path, preset: str = "airbench") -> ColabEstimate:
+def reader_preset(cuda_available: bool) -> str | None:
+    """The preset of a reader's "Train it yourself": :data:`COLAB_PRESET` on a GPU; ``None``
+    without one (the chapter's default, the reduced cpu scale)."""
+    return COLAB_PRESET if cuda_available else None
+
+
+def latest_calibration(folder: str | Path) -> Path:
+    """The newest GPU calibration record in ``folder`` (``benchmarks/results`` of the repository).
+
+    Raises:
+        FileNotFoundError: naming the folder, where it holds none.
+    """
+    found = sorted(Path(folder).glob(CALIBRATION_PATTERN))
+    if not found:
+        raise FileNotFoundError(f"no GPU calibration record ({CALIBRATION_PATTERN}) in {folder}")
+    return found[-1]
+
+
+def describe(path: str | Path) -> str:
+    """The estimate in words, saying that it is one (what the chapter prints)."""
+    e = colab_estimate(path)
+    return (f"On a free Colab T4, BN then ConvNorm+BN on the airbench network ({e.epochs} epochs, the Colab run's "
+            f"own schedule) should take about {e.minutes:.1f} minutes of the {BUDGET_MINUTES} promised. It is an "
+            f"estimate from the networks' operations and the T4's peak throughput ({T4_PEAK_FLOPS / 1e12:g} TFLOPS), "
+            f"at the share of a GPU's peak ({e.utilization:.0%}) and the ConvNorm+BN step's cost over BN's "
+            f"({e.convnorm_ratio:.1f}x) that a larger GPU measured for ResNet18; no T4 has measured it yet.")
+
+
+def colab_estimate(path: str | Path, preset: str = COLAB_PRESET) -> ColabEstimate:
     """The minutes of BN then ConvNorm+BN, one seed each, at ``preset`` on a T4 (see the module)."""
     utilization, ratio = calibration(path)
     p = get_preset(preset)

@@ -25,7 +25,12 @@
   width 64) in place of the paper's, on the full 45,000/5,000/10,000 split: the fast
   recipe of ``fast`` with the fast-CIFAR network's label smoothing and 2-pixel
   translations (:data:`AIRBENCH_RECIPE`), so that a training takes seconds on a GPU.
-  The paper's regime (BN above 93 %) at a few per cent of ResNet18's cost.
+  The paper's regime (BN above 93 %) at a few per cent of ResNet18's cost. ResNet18 stays for
+  one confirmatory comparison, BN against ConvNorm+BN on clean labels at ``fast``
+  (``gpu_queue.CONFIRMATORY``), and for the run time.
+* ``airbench-colab``: the airbench preset at a reader's own, shorter schedule
+  (:data:`COLAB_EPOCHS`), every network at the recipe's rate: the chapters' "Train it yourself"
+  on a GPU (:mod:`convnorm_lab.experiments.colab`).
 * ``airbench-cpu``: the same network narrower, on a class-balanced subset of the
   training images, on a CPU (:data:`AIRBENCH_CPU_SCALE`, chosen by measurement:
   :mod:`convnorm_lab.experiments.cpu_scale`), with the airbench recipe at a batch of 128
@@ -304,6 +309,20 @@ PRESETS["airbench-cpu"] = replace(
     **AIRBENCH_CPU_SCALE, adv_epochs=AIRBENCH_CPU_SCALE["epochs"], max_val=AIRBENCH_CPU_VAL, max_test=None,
     precision="fp32", attack_samples=500, simba_samples=50, simba_iters=1024, noise_rates=(0.4, 0.8),
     fractions=(0.1,), runtime_steps=5, **CPU_RECIPE,
+)
+
+#: the schedule of a reader's own training of the airbench network on a GPU (the chapters' "Train it
+#: yourself": BN then ConvNorm+BN, one seed each), shorter than the airbench preset's, whose estimate on
+#: a free Colab T4 comes to just over ten minutes (:mod:`convnorm_lab.experiments.colab`): a few epochs
+#: fewer than the most that estimate allows in ten minutes, leaving about a sixth of them for its
+#: optimism (it takes ResNet18's share of a GPU's peak for the smaller network)
+COLAB_EPOCHS = 20
+PRESETS["airbench-colab"] = replace(
+    PRESETS["airbench"], name="airbench-colab",
+    description=f"a reader's GPU training of the airbench network: the airbench preset shortened to {COLAB_EPOCHS} "
+                "epochs, every network at the recipe's rate, as in the paper's protocol (a reader's two trainings "
+                "leave no time for learning-rate trials)",
+    epochs=COLAB_EPOCHS, adv_epochs=COLAB_EPOCHS, lr_rule="previous-scale",
 )
 
 

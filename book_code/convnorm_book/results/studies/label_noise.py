@@ -5,7 +5,7 @@ from __future__ import annotations
 from convnorm_lab.experiments.catalog import LABEL_NOISE
 from convnorm_lab.models.normalizations import BN, CONVNORM, CONVNORM_BN, NONE, OCNN_BN, ONI_BN, SN_BN
 
-from ..claims import DIFFERENCE, FROM_THE_TABLE, MAXIMUM_ACCURACY, Claim, Endpoint, Study
+from ..claims import DIFFERENCE, FROM_THE_TABLE, MAXIMUM_ACCURACY, TEST_ACCURACY, Claim, Endpoint, Study
 
 _TABLE_6 = ("Table 6 and its caption: 'adding ConvNorm and BatchNorm together makes a network more robust to label "
             "noise'")
@@ -25,6 +25,8 @@ STUDY = Study(
           for other in (SN_BN, ONI_BN, OCNN_BN)),
     ),
     primary=tuple(
-        Endpoint(f"label noise {rate} %", LABEL_NOISE.name, f"{rate / 100:g}", CONVNORM_BN, BN, MAXIMUM_ACCURACY,
-                 _TABLE_6 + " (the maximum test accuracy over the epochs, the paper's metric)")
+        Endpoint(f"label noise {rate} %", LABEL_NOISE.name, f"{rate / 100:g}", CONVNORM_BN, BN, TEST_ACCURACY,
+                 _TABLE_6 + " (tested by the test accuracy at the best noisy-validation epoch, which no test image "
+                 "chooses; the paper's metric, the maximum test accuracy over the epochs, is shown beside it, and its "
+                 "effect is the paper's)", paper_quantity=MAXIMUM_ACCURACY)
         for rate in (40, 80)))
