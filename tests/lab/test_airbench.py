@@ -167,3 +167,15 @@ def test_the_airbench_window_stops_below_the_papers_regime():
     floors = ACCURACY_FLOORS["airbench"]
     assert set(floors) == {"official", "lossless"} and min(floors.values()) >= 0.93
     assert ACCURACY_FLOORS["fast"] is BN_ACCURACY_FLOOR
+
+
+@pytest.mark.parametrize("name", ["airbench", "airbench-cpu", "airbench-colab"])
+def test_an_airbench_preset_names_its_network_and_its_deviations(name):
+    """A reader's words for the network (its width included), and the protocol's deviations from
+    the paper's listed, the first of them the network that replaces the paper's."""
+    from convnorm_book.results.deviations import protocol_deviations
+    from convnorm_lab.experiments.experiment import networks_in_words
+
+    preset = PRESETS[name]
+    assert networks_in_words(preset) == f"an airbench94 network of width {preset.width}"
+    assert protocol_deviations(name)

@@ -18,7 +18,7 @@ from .records import Records
 _DECLARED_LABELS = {key: label for e in EXPERIMENTS.values() for key, label in e.schema.labels.items()}
 #: display names of group keys that are not rates
 GROUP_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "imagenet": "ImageNet",
-               **{arch: name.removeprefix("a ") for arch, name in ARCH_NAMES.items()}}
+               **{arch: name.removeprefix("a ").removeprefix("an ") for arch, name in ARCH_NAMES.items()}}
 #: a history metric in a reader's words
 METRIC_NAMES = {"test_acc": "test accuracy", "train_acc": "training accuracy", "train_loss": "training loss",
                 "val_acc": "validation accuracy"}

@@ -20,7 +20,8 @@ from .presets import PRESETS, Preset
 from .schema import ResultSchema
 
 #: the networks in a reader's words
-ARCH_NAMES = {"small": "a six-conv network", "resnet18": "ResNet18", "vgg16": "VGG16"}
+ARCH_NAMES = {"small": "a six-conv network", "resnet18": "ResNet18", "vgg16": "VGG16",
+              "airbench": "an airbench94 network"}
 #: CIFAR's training and test images
 CIFAR_TRAINING_IMAGES, CIFAR_TEST_IMAGES = 50_000, 10_000
 #: the paper's split of the training images: 10 % held out for validation, the rest trained on
