@@ -8,10 +8,10 @@ call, so the program reads the constants instead of building them at every call.
 
 In one process, with the same initial weights for both networks:
 
-1. the compile time: the first training step of each compiled network, in the order plain,
-   ConvNorm, ConvNorm, plain (``--compiles 2``), each from a fresh Dynamo state with the
-   compilers' on-disk caches off, so that every compile does all its work; the ratio of the
-   medians, and how many graphs Dynamo captured;
+1. the compile time: the first training step of ``torch.compile`` of a copy of each network, the
+   plain one first, with the compilers' on-disk caches off, so that each compile does all its
+   work (once each: compiling takes minutes on a loaded machine; the load is recorded); the
+   ratio, and how many graphs Dynamo captured (one: no graph break);
 2. the step time: eager and compiled steps of both networks, one of each in turn
    (``convnorm_book.layer_benchmark.interleaved_medians``); each compiled step against its
    eager one.
@@ -64,30 +64,26 @@ def networks() -> dict[str, nn.Module]:
     return {"conv2d+bn": plain, "convnorm2d+bn": convnorm}
 
 
-def compile_seconds(model: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> tuple[float, int]:
-    """Seconds of the first training step of a copy of ``model`` compiled (``torch.compile``) from a
-    fresh Dynamo state: the compile of forward and backward, and one step; and how many graphs
-    Dynamo captured (one: the network has no graph break). ``Module.compile()`` is not used: on
-    an ``nn.Sequential`` it compiles nothing (torch 2.13 skips the frames of torch's own modules)."""
-    torch._dynamo.reset()
-    step = make_train_step(torch.compile(copy.deepcopy(model)), images, labels)
+def compile_seconds(model: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> tuple[float, nn.Module]:
+    """Seconds of the first training step of ``torch.compile(model)``: the compile of forward and
+    backward, and one step; and the compiled module. ``Module.compile()`` is not used: on an
+    ``nn.Sequential`` it compiles nothing (torch 2.13 skips the frames of torch's own modules)."""
+    compiled = torch.compile(model)
+    step = make_train_step(compiled, images, labels)
     start = time.perf_counter()
     step()
-    seconds = time.perf_counter() - start
-    return seconds, torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    return time.perf_counter() - start, compiled
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--compiles", type=int, default=2,
-                        help="compiles of each network, in the order plain, ConvNorm, ConvNorm, plain, ...")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_compile.json")
     args = parser.parse_args()
-    if args.batch < 1 or args.repeats < 1 or args.compiles < 1:
-        parser.error("--batch, --repeats and --compiles must be at least 1")
+    if args.batch < 1 or args.repeats < 1:
+        parser.error("--batch and --repeats must be at least 1")
     if args.threads:
         torch.set_num_threads(args.threads)
     # every compile does its whole work: the compilers' caches on disk are off
@@ -97,46 +93,40 @@ def main() -> None:
     g = torch.Generator().manual_seed(0)
     images, labels = torch.randn(args.batch, 3, 32, 32, generator=g), torch.randint(0, 10, (args.batch,), generator=g)
     nets = networks()
-    compiles: dict[str, list[float]] = {name: [] for name in NETWORKS}
-    graphs: dict[str, int] = {}
-    for round in range(args.compiles):
-        for name in NETWORKS if round % 2 == 0 else reversed(NETWORKS):
-            seconds, graphs[name] = compile_seconds(nets[name], images, labels)
-            compiles[name].append(seconds)
-            print(f"compile {round + 1}/{args.compiles} of {name}: {seconds:.1f} s, {graphs[name]} graph(s)",
-                  flush=True)
     torch._dynamo.reset()
-    # the steps below share one Dynamo state; the first (warm-up) round compiles
-    compiled = {name: torch.compile(copy.deepcopy(net)) for name, net in nets.items()}
+    compile_s, compiled, graphs = {}, {}, {}
+    for name in NETWORKS:  # copies: the eager networks step from the same weights
+        before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        compile_s[name], compiled[name] = compile_seconds(copy.deepcopy(nets[name]), images, labels)
+        graphs[name] = torch._dynamo.utils.counters["stats"]["unique_graphs"] - before
+        print(f"compile of {name}: {compile_s[name]:.1f} s, {graphs[name]} graph(s)", flush=True)
     steps = {}
     for name in NETWORKS:
         steps[f"{name} eager"] = make_train_step(nets[name], images, labels)
         steps[f"{name} compiled"] = make_train_step(compiled[name], images, labels)
     timing = interleaved_medians(steps, repeats=args.repeats)
     base, ours = NETWORKS
-    compile_median = {name: statistics.median(seconds) for name, seconds in compiles.items()}
     step_ratio = {name: timing[f"{name} compiled"]["median_s"] / timing[f"{name} eager"]["median_s"]
                   for name in NETWORKS}
     results = {
         "setup": {"model": network.__doc__.split(":")[0].strip(), "batch": args.batch, "image_size": 32,
                   "train_step": "forward + cross-entropy + backward + SGD(momentum) step; model.compile() "
                                 "(inductor), the optimizer step eager",
-                  "compile": "first training step from a fresh Dynamo state, inductor's FX graph and "
-                             "autograd caches off", "device": device_name("cpu"), "cpu": cpu,
-                  "python": platform.python_version(), "repeats": args.repeats, "compiles": args.compiles,
+                  "compile": "first training step of torch.compile(copy), plain network first, "
+                             "inductor's FX graph and autograd caches off", "device": device_name("cpu"), "cpu": cpu,
+                  "python": platform.python_version(), "repeats": args.repeats,
                   "threads": torch.get_num_threads()},
-        "compile_s": compiles,
-        "compile_median_s": compile_median,
+        "compile_s": compile_s,
         "graphs_captured": graphs,
-        "compile_ratio_median": compile_median[ours] / compile_median[base],
+        "compile_ratio": compile_s[ours] / compile_s[base],
         "step_time": timing,
         "compiled_over_eager_ratio_median": step_ratio,
         "load_average_after": cpu_info()["load_average"],
         "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"CPU: {cpu_line()}; torch {torch.__version__}, {torch.get_num_threads()} thread(s), batch {args.batch}")
-    print(f"compile (first step), median: {compile_median[base]:.1f} s plain, {compile_median[ours]:.1f} s ConvNorm, "
-          f"ratio {results['compile_ratio_median']:.2f}")
+    print(f"compile (first step): {compile_s[base]:.1f} s plain, {compile_s[ours]:.1f} s ConvNorm, "
+          f"ratio {results['compile_ratio']:.2f}")
     for name, t in timing.items():
         print(f"  {name:24s} median {t['median_s'] * 1e3:8.2f} ms (min {t['min_s'] * 1e3:.2f}, "
               f"max {t['max_s'] * 1e3:.2f})")

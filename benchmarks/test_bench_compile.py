@@ -21,10 +21,14 @@ def test_both_networks_start_from_the_same_weights():
 
 
 @pytest.mark.compile
-def test_the_compile_is_timed_and_captures_one_graph():
+def test_the_timed_first_step_compiles_the_network_whole():
     """The first step of the compiled network compiles it (``Module.compile()`` on a Sequential
-    compiled nothing), whole: one graph, no graph break."""
+    compiled nothing), whole: one graph, no graph break, and later steps compile nothing."""
     torch.manual_seed(0)
     images, labels = torch.randn(2, 3, 32, 32), torch.randint(0, 10, (2,))
-    seconds, graphs = bench_compile.compile_seconds(bench_compile.networks()["convnorm2d+bn"], images, labels)
+    torch._dynamo.reset()
+    seconds, compiled = bench_compile.compile_seconds(bench_compile.networks()["conv2d+bn"], images, labels)
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     assert graphs == 1 and seconds > 0
+    compiled(images)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs
