@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import copy
 import platform
-import statistics
 import time
 from datetime import datetime, timezone
 from pathlib import Path
