@@ -13,6 +13,7 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, NamedTuple
 
 import torch
@@ -264,11 +265,11 @@ class _ConvNormNd(nn.Module):
             policy = IN_FORCE.policy
             taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
             stop_gradient = self.stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
-            if not deployed and torch.compiler.is_dynamo_compiling() and all(isinstance(n, int) for n in geometry.size):
-                # compiled, of a static size: prepared once, outside the program, which reads the constants
-                return getattr(self, _entry_at_trace_time(self, input.dtype, input.device, tuple(weight.shape),
-                                                          tuple(geometry), self.eps, taps, stop_gradient, policy,
-                                                          autocast, unbatched))
+            if not deployed and torch.compiler.is_dynamo_compiling():
+                # compiled: prepared once, outside the program, which reads the constants
+                name = _entry_at_trace_time(self, input.dtype, input.device, _specialized(tuple(geometry)),
+                                            torch.is_grad_enabled(), policy, autocast, unbatched)
+                return getattr(self, name)
             prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
                                stop_gradient, policy, autocast, deployed)
             running, steps = self.running_autocorrelation, self.num_steps_tracked
@@ -334,10 +335,19 @@ COMPILED = "_compiled_entries"
 (:class:`PreparedEntry`) it prepared while ``torch.compile`` traced it (:func:`_entry_at_trace_time`)."""
 
 
+def _specialized(value):
+    """``value`` (nested tuples of sizes and strings) with every size a Python ``int``: a size that
+    Dynamo traces as symbolic is specialized to its value (the program is then guarded on it, and
+    another size compiles another program), as the layer's matrices are made for one size."""
+    if isinstance(value, tuple):
+        return tuple(_specialized(item) for item in value)
+    return operator.index(value) if isinstance(value, int) else value  # Dynamo specializes by index, not int()
+
+
 @torch.compiler.assume_constant_result
-def _entry_at_trace_time(layer: _ConvNormNd, dtype: torch.dtype, device: torch.device, weight_shape: tuple[int, ...],
-                         geometry: tuple, eps: float, taps: tuple[int, ...] | None, stop_gradient: bool,
-                         policy: ComputationPolicy, autocast: torch.dtype | None, unbatched: bool) -> str:
+def _entry_at_trace_time(layer: _ConvNormNd, dtype: torch.dtype, device: torch.device, geometry: tuple,
+                         grad_enabled: bool, policy: ComputationPolicy, autocast: torch.dtype | None,
+                         unbatched: bool) -> str:
     """The name of the attribute of ``layer`` that holds its :class:`PreparedEntry` for this
     signature while ``torch.compile`` traces it, made on the first trace. Dynamo does not trace
     this function: it runs it once, for real, when it meets it
@@ -346,15 +356,20 @@ def _entry_at_trace_time(layer: _ConvNormNd, dtype: torch.dtype, device: torch.d
     as it reads those of a layer that ran eagerly, instead of building them at every call (the
     entry's ``trained`` is None: in evaluation the choice stays on the device). It is kept in an
     attribute of its own, never ``_prepared``, which the program guards on as it found it.
-    ``geometry`` is the :class:`~convnorm._geometry.LayerGeometry`'s fields: Dynamo (torch 2.13)
-    passes a named tuple made in the traced code to such a function empty."""
-    signature = (dtype, device, weight_shape, geometry, eps, taps, stop_gradient, policy, autocast, unbatched,
-                 layer.ramp_steps, layer.ramp_floor)
+    ``geometry`` is the :class:`~convnorm._geometry.LayerGeometry`'s fields, sizes specialized
+    (:func:`_specialized`): Dynamo (torch 2.13) passes a named tuple made in the traced code to such
+    a function empty. The layer's own settings and parameters' shapes are read here, from the layer:
+    Dynamo passes a module's numbers as symbols under ``dynamic=True``, which such a function cannot take."""
+    weight, affine_weight = layer.weight, layer.affine_weight
+    taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
+    stop_gradient = layer.stop_gradient or not (weight.requires_grad and grad_enabled)
+    signature = (dtype, device, tuple(weight.shape), geometry, layer.eps, taps, stop_gradient, policy, autocast,
+                 unbatched, layer.ramp_steps, layer.ramp_floor)
     names = layer.__dict__.setdefault(COMPILED, {})
     name = names.get(signature)
     if name is None:
-        prepared = prepare_at_trace_time(dtype, device, weight_shape, LayerGeometry(*geometry), eps, taps,
-                                         stop_gradient, policy, autocast)
+        prepared = prepare_at_trace_time(dtype, device, tuple(weight.shape), LayerGeometry(*geometry), layer.eps,
+                                         taps, stop_gradient, policy, autocast)
         running = layer.running_autocorrelation
         with disable_current_modes():
             ramp = ramp_table.kept(layer.ramp_steps, layer.ramp_floor, running.dtype, running.device)  # type: ignore[attr-defined]
@@ -475,8 +490,8 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
 
     Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``. The
     compiled graph reads the layer's constant matrices, made once outside it, whether the layer ran
-    eagerly first or not (an input size left symbolic, which Dynamo makes of a size that changes
-    between calls, has them built in the graph at every call: ``dynamic=False`` avoids it).
+    eagerly first or not. They are made for one input size, so the program is specialized to the
+    spatial size (under ``dynamic=True`` too): another size compiles another program.
     Nothing in it synchronises with the host, so a whole training step records into one CUDA graph
     (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel launches, that is the
     fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the layer then computes

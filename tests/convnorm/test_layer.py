@@ -285,6 +285,21 @@ def test_a_layer_compiled_before_any_eager_call_builds_no_constant_in_its_progra
 
 
 @pytest.mark.compile
+def test_a_layer_compiled_with_dynamic_shapes_is_specialized_to_the_spatial_size():
+    """Under ``dynamic=True`` the layer's constants are still made outside the program, for the
+    size of the call: each spatial size gets its own program, equal to eager."""
+    torch.manual_seed(14)
+    layer = ConvNorm2d(16, 8, 3, padding=1)
+    twin = ConvNorm2d(16, 8, 3, padding=1)
+    twin.load_state_dict(layer.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(layer, backend="eager", dynamic=True, fullgraph=True)
+    for n in (8, 10, 8):
+        x = torch.randn(3, 16, n, n)
+        torch.testing.assert_close(compiled(x), twin(x))
+    assert len(layer.__dict__[layers.COMPILED]) == 2
+
+@pytest.mark.compile
 def test_what_a_compiled_layer_prepares_is_real_and_not_its_state():
     """The entry prepared while compiled holds real tensors (a later eager call of the same
     signature reads them from the package's cache), is not in the ``state_dict``, is left out of a
