@@ -92,6 +92,7 @@ def cached(maxsize: int) -> Callable[[Function], Function]:
             return function(*args)
 
         lookup.cache_clear, lookup.cache_info = cache.cache_clear, cache.cache_info  # type: ignore[attr-defined]
+        lookup.kept = cache  # type: ignore[attr-defined]  # what prepare_at_trace_time fills
         return cast(Function, lookup)
     return decorate
 

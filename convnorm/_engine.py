@@ -34,7 +34,9 @@ A layer keeps its :class:`Prepared` and uses it while the signature and policy s
 (:class:`convnorm.layers.ConvNorm2d`), so a forward call passes few Python frames and
 dispatches about as many operators as the authors' algorithm; the functional form looks its
 prepared layer up in a cache on every call. Nothing prepared under tracing (``torch.compile``,
-``torch.export``: fake or symbolic tensors) is kept (:func:`convnorm._caches.tracing`).
+``torch.export``: fake or symbolic tensors) is kept (:func:`convnorm._caches.tracing`), except
+what a layer that ``torch.compile`` traces at a static size prepares outside the trace, of real
+tensors (:func:`prepare_at_trace_time`), so that the compiled program reads its constants.
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ import torch
 import torch.nn.functional as F
 
 from ._caches import cached
-from ._compat import autocast_available
+from ._compat import autocast_available, disable_current_modes
 from ._frequency_domain import FrequencyDomainConvNorm, chunked, frequency_domain_constants
 from ._frequency_gemm import frequency_gemm_conv_norm, products_constants
 from ._geometry import CONV, LayerGeometry
@@ -408,6 +410,18 @@ def _prepared(dtype, device, weight_shape, geometry, eps, affine_taps, stop_grad
         return Prepared(like, weight_shape, geometry, eps, affine_taps, stop_gradient, policy, autocast, exporting)
 
 
+def prepare_at_trace_time(dtype: torch.dtype, device: torch.device, weight_shape: tuple[int, ...],
+                          geometry: LayerGeometry, eps: float, affine_taps: tuple[int, ...] | None,
+                          stop_gradient: bool, policy: ComputationPolicy, autocast: torch.dtype | None) -> Prepared:
+    """:func:`prepare`'s :class:`Prepared` (not exported) while ``torch.compile`` traces, for a
+    caller that Dynamo does not trace (``torch.compiler.assume_constant_result``): built once, of
+    real tensors (the fake-tensor mode set aside), kept in :func:`prepare`'s cache, so that the
+    compiled program reads its constants instead of building them at every call."""
+    with disable_current_modes():
+        return _prepared.kept(dtype, device, weight_shape, geometry, eps, affine_taps, stop_gradient,  # type: ignore[attr-defined]
+                              policy, autocast, False)
+
+
 def plan_of(input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerGeometry, stop_gradient: bool,
             policy: ComputationPolicy) -> Plan:
     """The plan :func:`prepare` would make, without building anything."""
@@ -415,4 +429,4 @@ def plan_of(input: torch.Tensor, weight_shape: tuple[int, ...], geometry: LayerG
 
 
 __all__ = ["REGISTRY", "Computation", "FrequencyDomain", "FrequencyGemms", "Pointwise", "Prepared", "Spatial",
-           "autocast_dtype", "averaged_autocorrelation", "plan_of", "prepare", "ramp_table"]
+           "autocast_dtype", "averaged_autocorrelation", "plan_of", "prepare", "prepare_at_trace_time", "ramp_table"]

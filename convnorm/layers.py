@@ -13,6 +13,7 @@ so that a forward call passes few Python frames and dispatches few operators.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, NamedTuple
 
 import torch
@@ -21,9 +22,9 @@ from torch.fx import Proxy, wrap
 from torch.nn.utils import parametrize
 
 from ._caches import exporting, outside_export, tracing
-from ._compat import any_autocast_enabled, exporting_flag, get_tracing_state
-from ._engine import Prepared, autocast_dtype, prepare, ramp_table
-from ._geometry import check_dtypes, conv_arguments, layer_geometry, resolve_padding
+from ._compat import any_autocast_enabled, disable_current_modes, exporting_flag, get_tracing_state
+from ._engine import Prepared, autocast_dtype, prepare, prepare_at_trace_time, ramp_table
+from ._geometry import LayerGeometry, check_dtypes, conv_arguments, layer_geometry, resolve_padding
 from ._policy import IN_FORCE, ComputationPolicy
 from .functional import conv_norm
 from .validation import (
@@ -264,6 +265,11 @@ class _ConvNormNd(nn.Module):
             policy = IN_FORCE.policy
             taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
             stop_gradient = self.stop_gradient or not (weight.requires_grad and torch.is_grad_enabled())
+            if not deployed and torch.compiler.is_dynamo_compiling():
+                # compiled: prepared once, outside the program, which reads the constants
+                name = _entry_at_trace_time(self, input.dtype, input.device, _specialized(tuple(geometry)),
+                                            torch.is_grad_enabled(), policy, autocast, unbatched)
+                return getattr(self, name)
             prepared = prepare(input.dtype, input.device, tuple(weight.shape), geometry, self.eps, taps,
                                stop_gradient, policy, autocast, deployed)
             running, steps = self.running_autocorrelation, self.num_steps_tracked
@@ -280,9 +286,13 @@ class _ConvNormNd(nn.Module):
         super().__setattr__(name, value)
         if name in PREPARED_FROM:  # a setting the prepared computation was made from: prepare again
             self.__dict__["_prepared"] = None
+            for kept in self.__dict__.pop(COMPILED, {}).values():
+                del self.__dict__[kept]
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_prepared": None}  # prepared again where it is unpickled
+        compiled = {COMPILED, *self.__dict__.get(COMPILED, {}).values()}
+        # prepared again where it is unpickled
+        return {**{k: v for k, v in self.__dict__.items() if k not in compiled}, "_prepared": None}
 
     def __prepare_scriptable__(self):
         """``torch.jit.script`` asks every module for a scriptable version of itself first: this
@@ -318,6 +328,54 @@ class _ConvNormNd(nn.Module):
         if not self.stop_gradient:
             s += ", stop_gradient=False"
         return s.format(**self.__dict__, affine=self.affine)
+
+
+COMPILED = "_compiled_entries"
+"""The attribute of a layer that names, by signature, the attributes holding the entries
+(:class:`PreparedEntry`) it prepared while ``torch.compile`` traced it (:func:`_entry_at_trace_time`)."""
+
+
+def _specialized(value):
+    """``value`` (nested tuples of sizes and strings) with every size a Python ``int``: a size that
+    Dynamo traces as symbolic is specialized to its value (the program is then guarded on it, and
+    another size compiles another program), as the layer's matrices are made for one size."""
+    if isinstance(value, tuple):
+        return tuple(_specialized(item) for item in value)
+    return operator.index(value) if isinstance(value, int) else value  # Dynamo specializes by index, not int()
+
+
+@torch.compiler.assume_constant_result
+def _entry_at_trace_time(layer: _ConvNormNd, dtype: torch.dtype, device: torch.device, geometry: tuple,
+                         grad_enabled: bool, policy: ComputationPolicy, autocast: torch.dtype | None,
+                         unbatched: bool) -> str:
+    """The name of the attribute of ``layer`` that holds its :class:`PreparedEntry` for this
+    signature while ``torch.compile`` traces it, made on the first trace. Dynamo does not trace
+    this function: it runs it once, for real, when it meets it
+    (``torch.compiler.assume_constant_result``), and takes the name it returns as a constant.
+    The entry's matrices are then real tensors, made outside the program, that the program reads
+    as it reads those of a layer that ran eagerly, instead of building them at every call (the
+    entry's ``trained`` is None: in evaluation the choice stays on the device). It is kept in an
+    attribute of its own, never ``_prepared``, which the program guards on as it found it.
+    ``geometry`` is the :class:`~convnorm._geometry.LayerGeometry`'s fields, sizes specialized
+    (:func:`_specialized`): Dynamo (torch 2.13) passes a named tuple made in the traced code to such
+    a function empty. The layer's own settings and parameters' shapes are read here, from the layer:
+    Dynamo passes a module's numbers as symbols under ``dynamic=True``, which such a function cannot take."""
+    weight, affine_weight = layer.weight, layer.affine_weight
+    taps = None if affine_weight is None else tuple(affine_weight.shape[1:])
+    stop_gradient = layer.stop_gradient or not (weight.requires_grad and grad_enabled)
+    signature = (dtype, device, tuple(weight.shape), geometry, layer.eps, taps, stop_gradient, policy, autocast,
+                 unbatched, layer.ramp_steps, layer.ramp_floor)
+    names = layer.__dict__.setdefault(COMPILED, {})
+    name = names.get(signature)
+    if name is None:
+        prepared = prepare_at_trace_time(dtype, device, tuple(weight.shape), LayerGeometry(*geometry), layer.eps,
+                                         taps, stop_gradient, policy, autocast)
+        running = layer.running_autocorrelation
+        with disable_current_modes():
+            ramp = ramp_table.kept(layer.ramp_steps, layer.ramp_floor, running.dtype, running.device)  # type: ignore[attr-defined]
+        name = names[signature] = f"_compiled_entry_{len(names)}"
+        layer.__dict__[name] = PreparedEntry((), policy, prepared, ramp, None, unbatched)
+    return name
 
 
 def layer_conv_norm(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -430,9 +488,10 @@ class ConvNorm2d(_ConvNormNd, nn.Conv2d):
     float32 under autocast. A float16 or bfloat16 layer (``model.half()``) computes in float32
     (fused: as it is) and returns its input's dtype; its buffers are kept in the layer's dtype.
 
-    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``. A layer
-    that has run once eagerly on an input's shape keeps its constant matrices out of the compiled
-    graph, which reads them; compiled before that, it builds them in the graph at every call.
+    Compiling, graphs, transforms, export. It compiles with ``torch.compile(fullgraph=True)``. The
+    compiled graph reads the layer's constant matrices, made once outside it, whether the layer ran
+    eagerly first or not. They are made for one input size, so the program is specialized to the
+    spatial size (under ``dynamic=True`` too): another size compiles another program.
     Nothing in it synchronises with the host, so a whole training step records into one CUDA graph
     (``torch.cuda.graph``; on a GPU, where an eager step is bound by kernel launches, that is the
     fast way to train it). ``torch.func``'s ``grad`` and ``vmap`` take it (the layer then computes

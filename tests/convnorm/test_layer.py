@@ -4,6 +4,7 @@ in buffers that round-trip through state_dict, evaluate at other sizes, never ta
 non-finite values, and run under autocast, torch.compile and DDP."""
 from __future__ import annotations
 
+import copy
 import math
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from convnorm import InputError
+from convnorm import InputError, layers
 from convnorm.fourier import kernel_autocorrelation
 from convnorm.functional import conv_norm
 from convnorm.layers import ConvNorm1d, ConvNorm2d
@@ -233,6 +234,89 @@ def test_torch_compile_matches_eager():
     torch.testing.assert_close(compiled_layer.running_autocorrelation, eager.running_autocorrelation)
     assert int(compiled_layer.num_steps_tracked) == int(eager.num_steps_tracked) == 2
 
+
+
+BUILDS_A_CONSTANT = {torch.arange, torch.cos, torch.sin, torch.polar, torch.eye, torch.meshgrid, torch.outer,
+                     torch.full, torch.zeros, torch.ones, torch.empty, torch.tensor, torch.stack, torch.cat}
+"""The operations that build the layer's constant matrices (DFT and cosine bases, lag maps, the
+ramp); the layer's own computation applies none of them."""
+
+
+def captured_graphs(layer: nn.Module, x: torch.Tensor, calls: int) -> list[torch.fx.GraphModule]:
+    """The graphs Dynamo captures when ``calls`` calls of the compiled ``layer`` are made (and
+    the last call's output compared with an eager twin's)."""
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(graph: torch.fx.GraphModule, inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(layer, backend=backend, fullgraph=True)
+    for _ in range(calls):
+        out = compiled(x)
+    twin = ConvNorm2d(16, 8, 3, padding=1)
+    twin.load_state_dict(layer.state_dict())  # the output reads the weight, not the buffers the call updated
+    torch.testing.assert_close(out, twin.train(layer.training)(x))
+    return graphs
+
+
+@pytest.mark.compile
+def test_a_layer_compiled_before_any_eager_call_builds_no_constant_in_its_program():
+    """Compiled before any eager call, a layer prepares once, outside the program, and the program
+    reads the constants (as it reads those of a layer that ran eagerly first): no operation that
+    builds a matrix is in the captured graph, which has as many nodes as the one captured after an
+    eager call (one more: the autocast query of the preparation), and a second call captures
+    nothing new. Without this, the program rebuilt every basis at every call (about 320 nodes
+    instead of 45)."""
+    torch.manual_seed(12)
+    x = torch.randn(2, 16, 8, 8)
+    nodes = {}
+    for eager_first in (False, True):
+        layer = ConvNorm2d(16, 8, 3, padding=1)
+        if eager_first:
+            layer(x)
+        graphs = captured_graphs(layer, x, calls=2)
+        assert len(graphs) == 1
+        targets = {node.target for node in graphs[0].graph.nodes if node.op == "call_function"}
+        assert not targets & BUILDS_A_CONSTANT, targets & BUILDS_A_CONSTANT
+        nodes[eager_first] = len(graphs[0].graph.nodes)
+    assert nodes[True] <= nodes[False] <= nodes[True] + 1, nodes
+
+
+@pytest.mark.compile
+def test_a_layer_compiled_with_dynamic_shapes_is_specialized_to_the_spatial_size():
+    """Under ``dynamic=True`` the layer's constants are still made outside the program, for the
+    size of the call: each spatial size gets its own program, equal to eager."""
+    torch.manual_seed(14)
+    layer = ConvNorm2d(16, 8, 3, padding=1)
+    twin = ConvNorm2d(16, 8, 3, padding=1)
+    twin.load_state_dict(layer.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(layer, backend="eager", dynamic=True, fullgraph=True)
+    for n in (8, 10, 8):
+        x = torch.randn(3, 16, n, n)
+        torch.testing.assert_close(compiled(x), twin(x))
+    assert len(layer.__dict__[layers.COMPILED]) == 2
+
+@pytest.mark.compile
+def test_what_a_compiled_layer_prepares_is_real_and_not_its_state():
+    """The entry prepared while compiled holds real tensors (a later eager call of the same
+    signature reads them from the package's cache), is not in the ``state_dict``, is left out of a
+    copy, and is dropped when a setting it was made from changes."""
+    torch.manual_seed(13)
+    layer = ConvNorm2d(16, 8, 3, padding=1).eval()
+    x = torch.randn(2, 16, 8, 8)
+    keys = set(layer.state_dict())
+    captured_graphs(layer, x, calls=1)
+    kept = [layer.__dict__[name] for name in layer.__dict__[layers.COMPILED].values()]
+    assert len(kept) == 1 and kept[0].prepared.basis.device.type == "cpu"
+    assert not isinstance(kept[0].prepared.basis, torch._subclasses.FakeTensor)
+    assert set(layer.state_dict()) == keys
+    assert layers.COMPILED not in copy.deepcopy(layer).__dict__
+    torch.testing.assert_close(layer(x), copy.deepcopy(layer)(x))
+    layer.eps = 1e-3
+    assert layers.COMPILED not in layer.__dict__ and not any(k.startswith("_compiled_entry") for k in layer.__dict__)
 
 
 def test_only_the_settings_it_is_made_from_prepare_the_layer_again():
