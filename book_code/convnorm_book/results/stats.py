@@ -37,7 +37,7 @@ description: its interval, and what that interval rules in and out
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -89,12 +89,19 @@ def t_quantile(p: float, df: int) -> float:
         raise ValueError(f"p must lie in (0.5, 1), got {p!r}")
     if not isinstance(df, int) or df < 1:
         raise ValueError(f"df must be a positive integer, got {df!r}")
-    target, low, high = 2 * p - 1, 0.0, 1.0
-    while _t_two_sided(high, df) < target:
+    return _inverse(lambda x: _t_two_sided(x, df), 2 * p - 1, 1.0)
+
+
+def _inverse(increasing: Callable[[float], float], target: float, high: float) -> float:
+    """The :math:`x \\ge 0` where the increasing ``increasing(x)`` reaches ``target``: ``high``
+    doubled until it brackets it, then bisection to a relative width of 1e-13 (a quantile
+    needs no faster root-finder, and bisection cannot leave the bracket)."""
+    low = 0.0
+    while increasing(high) < target:
         high *= 2
     while high - low > 1e-13 * high:
         middle = (low + high) / 2
-        low, high = (middle, high) if _t_two_sided(middle, df) < target else (low, middle)
+        low, high = (middle, high) if increasing(middle) < target else (low, middle)
     return (low + high) / 2
 
 
@@ -127,13 +134,7 @@ def chi2_quantile(p: float, df: int) -> float:
         raise ValueError(f"p must lie in (0, 1), got {p!r}")
     if not isinstance(df, int) or df < 1:
         raise ValueError(f"df must be a positive integer, got {df!r}")
-    low, high = 0.0, float(df)
-    while _chi2_cdf(high, df) < p:
-        high *= 2
-    while high - low > 1e-13 * high:
-        middle = (low + high) / 2
-        low, high = (middle, high) if _chi2_cdf(middle, df) < p else (low, middle)
-    return (low + high) / 2
+    return _inverse(lambda x: _chi2_cdf(x, df), p, float(df))
 
 
 @dataclass(frozen=True)
