@@ -28,9 +28,9 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 from bench_layer import cpu_line, print_timing
+from timing import interleaved_medians, make_train_step, saved_activation_bytes
 
 from convnorm import convert
-from convnorm_book.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results
 
 HERE = Path(__file__).resolve().parent

@@ -32,7 +32,7 @@ over one training step of each model (after a first step has allocated gradients
 optimizer state), instead of the resident memory of subprocesses; the timed steps end
 with a synchronisation (the loss is read back), so they measure the GPU work. With
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
-(:func:`convnorm_book.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
+(:func:`timing.make_graphed_train_step`), which removes the per-kernel
 launch overhead from both; each model then runs in its own subprocesses (alternating,
 ``--rss-repeats`` of each), as one process can hold one captured model only, and no memory
 is recorded (a replay allocates nothing).
@@ -57,14 +57,15 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 
-import convnorm.functional as functional  # noqa: E402
-from convnorm_book.layer_benchmark import (  # noqa: E402
+from timing import (  # noqa: E402
     interleaved_medians,
     make_graphed_train_step,
     make_train_step,
     saved_activation_bytes,
     summarize_samples,
 )
+
+import convnorm.functional as functional  # noqa: E402
 from convnorm_lab.models import build_model  # noqa: E402
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results  # noqa: E402
 
@@ -203,7 +204,7 @@ def graph_child(norm: str, batch_size: int, repeats: int) -> None:
 def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
     alternate (``--rss-repeats`` of each; a process captures one model only, see
-    :func:`convnorm_book.layer_benchmark.make_graphed_train_step`); medians over all replays."""
+    :func:`timing.make_graphed_train_step`); medians over all replays."""
     samples = {name: [] for name in NORMS}
     for _ in range(args.rss_repeats):
         for name, norm in NORMS.items():
