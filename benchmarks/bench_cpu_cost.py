@@ -4,7 +4,7 @@ For two networks, at one and at two threads, in one process, with the same weigh
 copies (``convert`` keeps them):
 
 - the CIFAR ResNet18 (``convnorm_lab.models.build_model("resnet18", norm="bn")``) on 32x32 images;
-- torchvision's ResNet18 architecture (``bench_imagenet.resnet18``, written with ``torch.nn``) on
+- torchvision's ResNet18 architecture (``resnet.resnet18``, written with ``torch.nn``) on
   224x224 images, at a small batch so that a step takes seconds.
 
 A step is forward, cross-entropy, backward and an SGD step with momentum. The two copies step in
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
-from bench_imagenet import resnet18
 from bench_layer import cpu_line
+from resnet import resnet18
 from timing import interleaved_medians, make_train_step
 
 from convnorm import convert

@@ -57,6 +57,7 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
 
+from resnet import resnet18  # noqa: E402
 from timing import (  # noqa: E402
     interleaved_medians,
     make_graphed_train_step,
@@ -66,7 +67,7 @@ from timing import (  # noqa: E402
 )
 
 import convnorm.functional as functional  # noqa: E402
-from convnorm_lab.models import build_model  # noqa: E402
+from convnorm import convert  # noqa: E402
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results  # noqa: E402
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
@@ -79,8 +80,12 @@ def batch(size: int, seed: int = 0, device: str = "cpu"):
 
 
 def model(norm: str, device: str = "cpu") -> torch.nn.Module:
+    """The CIFAR ResNet18 (:func:`resnet.resnet18`) with Conv2d+BN (``"bn"``), or turned into
+    ConvNorm2d+BN by :func:`convnorm.convert` (``"convnorm+bn"``: every convolution, stem and 1x1
+    shortcuts included, becomes a ``ConvNorm2d`` with its affine kernel), from the same seed."""
     torch.manual_seed(0)
-    return build_model("resnet18", norm=norm).to(device)
+    net = resnet18(classes=10, small_images=True)
+    return (convert(net) if norm == "convnorm+bn" else net).to(device)
 
 
 def cuda_step_peak_bytes(step) -> int:
@@ -237,7 +242,7 @@ def child_flags(args: argparse.Namespace) -> list[str]:
 def setup(args: argparse.Namespace, step_suffix: str, cpu: dict, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
     ``cpu`` (:func:`cpu_info` taken before the run), Python, then ``details`` (repeats, threads, ...)."""
-    return {"model": "CIFAR ResNet18 (convnorm_lab.models.build_model)", "batch": args.batch,
+    return {"model": "CIFAR ResNet18 (benchmarks/resnet.py, converted by convnorm.convert)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
             "device": device_name(args.device), "cpu": cpu, "python": platform.python_version(),
             "computation": args.computation, **details}
