@@ -55,8 +55,9 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
+sys.path.insert(0, str(HERE.parent))  # this checkout's library
 
+from records import cpu_info, device_name, provenance, save_record  # noqa: E402
 from resnet import resnet18  # noqa: E402
 from timing import (  # noqa: E402
     interleaved_medians,
@@ -68,7 +69,6 @@ from timing import (  # noqa: E402
 
 import convnorm.functional as functional  # noqa: E402
 from convnorm import convert  # noqa: E402
-from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results  # noqa: E402
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
 
@@ -228,8 +228,8 @@ def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     }
     print(f"ResNet18 CIFAR train step as one CUDA graph, batch {args.batch}, {device_name(args.device)}")
     print_timing(timing, results["time_ratio_median"])
-    path = save_results(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", 0, None,
-                                             time.time() - start, args.device),
+    path = save_record(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", time.time() - start,
+                                            args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 
@@ -340,8 +340,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
               f"{cpu_line()}")
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
-        path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
-                                            time.time() - start, args.device),
+        path = save_record(out, provenance("bench_layer_per_layer", f"batch{args.batch}", time.time() - start,
+                                           args.device),
                             {**results, "threads": torch.get_num_threads(), "cpu": cpu,
                              "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
@@ -401,7 +401,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         print(f"  training-step memory growth ratio (peak RSS minus RSS before, medians of {args.rss_repeats} "
               f"fresh processes each): {results['peak_rss_growth_ratio_median']:.2f}")
         print(f"  whole-process peak RSS ratio: {results['peak_rss_ratio_median']:.2f}")
-    path = save_results(args.out, provenance("bench_layer", f"batch{args.batch}", 0, None, time.time() - start,
+    path = save_record(args.out, provenance("bench_layer", f"batch{args.batch}", time.time() - start,
                                              args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
