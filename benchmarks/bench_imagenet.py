@@ -12,9 +12,9 @@ the figures with their provenance and the processor to ``benchmarks/results/benc
 
 The network is torchvision's ``resnet18`` layer for layer, written with ``torch.nn``
 (:func:`resnet.resnet18`) so that torchvision is not needed; ``convert`` turns every one of its
-convolutions into a ``ConvNorm2d``, stem and shortcuts
-included. At this size the ConvNorm layers normalize maps of 56x56 to 7x7 (the stem 224x224), so
-the policy computes more of them spatially with FFTs than at CIFAR's sizes.
+convolutions into a ``ConvNorm2d``, stem and shortcuts included. At this size the ConvNorm layers
+normalize maps of 56x56 to 7x7 (the stem 224x224), so the policy computes more of them spatially
+with FFTs than at CIFAR's sizes.
 """
 from __future__ import annotations
 
