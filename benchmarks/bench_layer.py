@@ -57,7 +57,6 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's library
 
-from records import cpu_info, device_name, provenance, save_record  # noqa: E402
 from resnet import resnet18  # noqa: E402
 from timing import (  # noqa: E402
     interleaved_medians,
@@ -68,9 +67,18 @@ from timing import (  # noqa: E402
 )
 
 import convnorm.functional as functional  # noqa: E402
-from convnorm import convert  # noqa: E402
+from convnorm import convert, records  # noqa: E402
+from convnorm.machine import cpu_info, device_name  # noqa: E402
+from convnorm.records import save_results  # noqa: E402
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
+
+
+def provenance(experiment: str, batch_size: int, start: float, device: str) -> dict:
+    """The record's provenance (:func:`convnorm.records.provenance`, the lab's fields): one process,
+    no seed and no data set of its own, and the commit of this checkout's benchmarks and library."""
+    return records.provenance(experiment, f"batch{batch_size}", 0, None, time.time() - start, device,
+                              commit=records.git_commit(HERE))
 
 
 def batch(size: int, seed: int = 0, device: str = "cpu"):
@@ -228,8 +236,7 @@ def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     }
     print(f"ResNet18 CIFAR train step as one CUDA graph, batch {args.batch}, {device_name(args.device)}")
     print_timing(timing, results["time_ratio_median"])
-    path = save_record(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", time.time() - start,
-                                            args.device),
+    path = save_results(args.out, provenance("bench_layer_cuda_graph", args.batch, start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 
@@ -340,8 +347,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
               f"{cpu_line()}")
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
-        path = save_record(out, provenance("bench_layer_per_layer", f"batch{args.batch}", time.time() - start,
-                                           args.device),
+        path = save_results(out, provenance("bench_layer_per_layer", args.batch, start, args.device),
                             {**results, "threads": torch.get_num_threads(), "cpu": cpu,
                              "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
@@ -401,8 +407,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         print(f"  training-step memory growth ratio (peak RSS minus RSS before, medians of {args.rss_repeats} "
               f"fresh processes each): {results['peak_rss_growth_ratio_median']:.2f}")
         print(f"  whole-process peak RSS ratio: {results['peak_rss_ratio_median']:.2f}")
-    path = save_record(args.out, provenance("bench_layer", f"batch{args.batch}", time.time() - start,
-                                             args.device),
+    path = save_results(args.out, provenance("bench_layer", args.batch, start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 
