@@ -24,7 +24,7 @@ frequency domain), the evidence behind the default
 :class:`~convnorm.functional.ComputationPolicy` (``frequency_domain_max_size``,
 ``frequency_domain_strided``).
 
-Every record carries the processor (:func:`cpu_info`): the same benchmark gives ratios that
+Every record carries the processor (:func:`convnorm.machine.cpu_info`): the same benchmark gives ratios that
 differ several-fold between processors with different vector instruction sets.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
