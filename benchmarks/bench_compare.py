@@ -38,9 +38,9 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), *(str(ROOT / folder) for folder in (".", "lab", "book_code"))]
 
 from bench_layer import RESNET18_3X3, batch, cpu_line, layer_inputs  # noqa: E402
+from timing import interleaved_medians, make_train_step  # noqa: E402
 
 from convnorm.layers import ConvNorm2d  # noqa: E402
-from convnorm_book.layer_benchmark import interleaved_medians, make_train_step  # noqa: E402
 from convnorm_lab.models import build_model  # noqa: E402
 from convnorm_lab.training.results import (  # noqa: E402
     cpu_info,  # noqa: E402

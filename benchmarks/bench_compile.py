@@ -14,7 +14,7 @@ In one process, with the same initial weights for both networks:
    wall clock and in CPU time, the ratios, and how many graphs Dynamo captured (one: no graph
    break);
 2. the step time: eager and compiled steps of both networks, one of each in turn
-   (``convnorm_book.layer_benchmark.interleaved_medians``); each compiled step against its
+   (``timing.interleaved_medians``); each compiled step against its
    eager one.
 
 It names the processor and its load average before and after, and writes
@@ -37,9 +37,9 @@ import torch._functorch.config
 import torch._inductor.config
 import torch.nn as nn
 from bench_layer import cpu_line
+from timing import interleaved_medians, make_train_step
 
 from convnorm import ConvNorm2d
-from convnorm_book.layer_benchmark import interleaved_medians, make_train_step
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results
 
 HERE = Path(__file__).resolve().parent

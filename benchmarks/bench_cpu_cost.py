@@ -4,11 +4,11 @@ For two networks, at one and at two threads, in one process, with the same weigh
 copies (``convert`` keeps them):
 
 - the CIFAR ResNet18 (``convnorm_lab.models.build_model("resnet18", norm="bn")``) on 32x32 images;
-- torchvision's ResNet18 architecture (``bench_imagenet.resnet18``, written with ``torch.nn``) on
+- torchvision's ResNet18 architecture (``resnet.resnet18``, written with ``torch.nn``) on
   224x224 images, at a small batch so that a step takes seconds.
 
 A step is forward, cross-entropy, backward and an SGD step with momentum. The two copies step in
-turn, one step of each per round (``convnorm_book.layer_benchmark.interleaved_medians``), so that
+turn, one step of each per round (``timing.interleaved_medians``), so that
 the machine's other load falls on both alike; the record keeps every step's time, the ratio of
 the medians, each round's ratio, and the load average before and after each configuration (on a
 shared machine other processes slow both networks, unevenly). Written to
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
-from bench_imagenet import resnet18
 from bench_layer import cpu_line
+from resnet import resnet18
+from timing import interleaved_medians, make_train_step
 
 from convnorm import convert
-from convnorm_book.layer_benchmark import interleaved_medians, make_train_step
 from convnorm_lab.models import build_model
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results
 

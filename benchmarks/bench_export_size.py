@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from bench_imagenet import resnet18
+from resnet import resnet18
 
 from convnorm import ConvNorm2d, convert
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results

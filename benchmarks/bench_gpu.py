@@ -74,12 +74,12 @@ sys.path.insert(0, str(HERE))
 
 from authors_layer import with_authors_layers  # noqa: E402
 from bench_layer import RESNET18_3X3, batch  # noqa: E402
+from timing import interleaved_medians  # noqa: E402
 
 from convnorm import ConvNorm2d  # noqa: E402
 from convnorm._policy import KNOWN_GOOD_FILTER  # noqa: E402
 from convnorm.functional import ComputationPolicy, conv_norm2d, use_policy  # noqa: E402
 from convnorm.reference import conv_norm_reference  # noqa: E402
-from convnorm_book.layer_benchmark import interleaved_medians  # noqa: E402
 from convnorm_lab.models import build_model  # noqa: E402
 from convnorm_lab.training import load_results, provenance, save_results  # noqa: E402
 from convnorm_lab.training.graphed import GraphedStep  # noqa: E402

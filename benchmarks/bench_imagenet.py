@@ -10,12 +10,11 @@ the figures with their provenance and the processor to ``benchmarks/results/benc
     python benchmarks/bench_imagenet.py --threads 1 --out benchmarks/results/bench_imagenet_1thread.json
     python benchmarks/bench_imagenet.py --device cuda --batch 64 --out benchmarks/results/bench_imagenet_cuda.json
 
-The network is torchvision's ``resnet18`` layer for layer (a 7x7 stride-2 stem, 3x3 stride-2 max
-pooling, four stages of two basic blocks with 64/128/256/512 channels, strided 1x1 shortcuts,
-global average pooling, 1000 classes), written here with ``torch.nn`` so that torchvision is not
-needed; ``convert`` turns every one of its convolutions into a ``ConvNorm2d``, stem and shortcuts
-included. At this size the ConvNorm layers normalize maps of 56x56 to 7x7 (the stem 224x224), so
-the policy computes more of them spatially with FFTs than at CIFAR's sizes.
+The network is torchvision's ``resnet18`` layer for layer, written with ``torch.nn``
+(:func:`resnet.resnet18`) so that torchvision is not needed; ``convert`` turns every one of its
+convolutions into a ``ConvNorm2d``, stem and shortcuts included. At this size the ConvNorm layers
+normalize maps of 56x56 to 7x7 (the stem 224x224), so the policy computes more of them spatially
+with FFTs than at CIFAR's sizes.
 """
 from __future__ import annotations
 
@@ -28,37 +27,14 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 from bench_layer import cpu_line, print_timing
+from resnet import resnet18
+from timing import interleaved_medians, make_train_step, saved_activation_bytes
 
 from convnorm import convert
-from convnorm_book.layer_benchmark import interleaved_medians, make_train_step, saved_activation_bytes
 from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results
 
 HERE = Path(__file__).resolve().parent
 NETWORKS = ("conv2d+bn", "convnorm2d+bn")
-
-
-class BasicBlock(nn.Module):
-    """torchvision's ``BasicBlock``: two 3x3 convolutions with BatchNorm, the first strided, and
-    a strided 1x1 convolution with BatchNorm on the shortcut where the shape changes."""
-
-    def __init__(self, c_in: int, c_out: int, stride: int):
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(),
-                                  nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False), nn.BatchNorm2d(c_out))
-        self.shortcut = (nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
-                         if stride != 1 or c_in != c_out else nn.Identity())
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.body(x) + self.shortcut(x))
-
-
-def resnet18(classes: int = 1000) -> nn.Module:
-    """torchvision's ``resnet18`` architecture with Conv2d+BN (the module docstring)."""
-    stages = [BasicBlock(c_in, c_out, stride) for c_in, c_out, stride in
-              ((64, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1),
-               (256, 512, 2), (512, 512, 1))]
-    return nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
-                         *stages, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes))
 
 
 def networks(device: str) -> dict[str, nn.Module]:

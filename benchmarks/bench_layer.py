@@ -24,7 +24,7 @@ frequency domain), the evidence behind the default
 :class:`~convnorm.functional.ComputationPolicy` (``frequency_domain_max_size``,
 ``frequency_domain_strided``).
 
-Every record carries the processor (:func:`cpu_info`): the same benchmark gives ratios that
+Every record carries the processor (:func:`convnorm.machine.cpu_info`): the same benchmark gives ratios that
 differ several-fold between processors with different vector instruction sets.
 
 On a CUDA device the memory measure is the peak of ``torch.cuda.max_memory_allocated``
@@ -32,7 +32,7 @@ over one training step of each model (after a first step has allocated gradients
 optimizer state), instead of the resident memory of subprocesses; the timed steps end
 with a synchronisation (the loss is read back), so they measure the GPU work. With
 ``--cuda-graph`` each model's whole step is captured once in a CUDA graph and replayed
-(:func:`convnorm_book.layer_benchmark.make_graphed_train_step`), which removes the per-kernel
+(:func:`timing.make_graphed_train_step`), which removes the per-kernel
 launch overhead from both; each model then runs in its own subprocesses (alternating,
 ``--rss-repeats`` of each), as one process can hold one captured model only, and no memory
 is recorded (a replay allocates nothing).
@@ -55,20 +55,30 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / folder) for folder in (".", "lab", "book_code")]  # this checkout's packages
+sys.path.insert(0, str(HERE.parent))  # this checkout's library
 
-import convnorm.functional as functional  # noqa: E402
-from convnorm_book.layer_benchmark import (  # noqa: E402
+from resnet import resnet18  # noqa: E402
+from timing import (  # noqa: E402
     interleaved_medians,
     make_graphed_train_step,
     make_train_step,
     saved_activation_bytes,
     summarize_samples,
 )
-from convnorm_lab.models import build_model  # noqa: E402
-from convnorm_lab.training.results import cpu_info, device_name, provenance, save_results  # noqa: E402
+
+import convnorm.functional as functional  # noqa: E402
+from convnorm import convert, records  # noqa: E402
+from convnorm.machine import cpu_info, device_name  # noqa: E402
+from convnorm.records import save_results  # noqa: E402
 
 NORMS = {"conv2d+bn": "bn", "convnorm2d+bn": "convnorm+bn"}
+
+
+def provenance(experiment: str, batch_size: int, start: float, device: str) -> dict:
+    """The record's provenance (:func:`convnorm.records.provenance`, the lab's fields): one process,
+    no seed and no data set of its own, and the commit of this checkout's benchmarks and library."""
+    return records.provenance(experiment, f"batch{batch_size}", 0, None, time.time() - start, device,
+                              commit=records.git_commit(HERE))
 
 
 def batch(size: int, seed: int = 0, device: str = "cpu"):
@@ -78,8 +88,12 @@ def batch(size: int, seed: int = 0, device: str = "cpu"):
 
 
 def model(norm: str, device: str = "cpu") -> torch.nn.Module:
+    """The CIFAR ResNet18 (:func:`resnet.resnet18`) with Conv2d+BN (``"bn"``), or turned into
+    ConvNorm2d+BN by :func:`convnorm.convert` (``"convnorm+bn"``: every convolution, stem and 1x1
+    shortcuts included, becomes a ``ConvNorm2d`` with its affine kernel), from the same seed."""
     torch.manual_seed(0)
-    return build_model("resnet18", norm=norm).to(device)
+    net = resnet18(classes=10, small_images=True)
+    return (convert(net) if norm == "convnorm+bn" else net).to(device)
 
 
 def cuda_step_peak_bytes(step) -> int:
@@ -203,7 +217,7 @@ def graph_child(norm: str, batch_size: int, repeats: int) -> None:
 def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     """``--cuda-graph``: both models' captured steps, each in fresh subprocesses that
     alternate (``--rss-repeats`` of each; a process captures one model only, see
-    :func:`convnorm_book.layer_benchmark.make_graphed_train_step`); medians over all replays."""
+    :func:`timing.make_graphed_train_step`); medians over all replays."""
     samples = {name: [] for name in NORMS}
     for _ in range(args.rss_repeats):
         for name, norm in NORMS.items():
@@ -222,8 +236,7 @@ def graph_benchmark(args: argparse.Namespace, start: float, cpu: dict) -> None:
     }
     print(f"ResNet18 CIFAR train step as one CUDA graph, batch {args.batch}, {device_name(args.device)}")
     print_timing(timing, results["time_ratio_median"])
-    path = save_results(args.out, provenance("bench_layer_cuda_graph", f"batch{args.batch}", 0, None,
-                                             time.time() - start, args.device),
+    path = save_results(args.out, provenance("bench_layer_cuda_graph", args.batch, start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 
@@ -236,7 +249,7 @@ def child_flags(args: argparse.Namespace) -> list[str]:
 def setup(args: argparse.Namespace, step_suffix: str, cpu: dict, **details) -> dict:
     """The ``setup`` block of a whole-step record: model, batch, what one step is, device,
     ``cpu`` (:func:`cpu_info` taken before the run), Python, then ``details`` (repeats, threads, ...)."""
-    return {"model": "CIFAR ResNet18 (convnorm_lab.models.build_model)", "batch": args.batch,
+    return {"model": "CIFAR ResNet18 (benchmarks/resnet.py, converted by convnorm.convert)", "batch": args.batch,
             "step": "forward + cross-entropy + backward + SGD(momentum) step" + step_suffix,
             "device": device_name(args.device), "cpu": cpu, "python": platform.python_version(),
             "computation": args.computation, **details}
@@ -334,8 +347,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
               f"{cpu_line()}")
         results = per_layer(args.batch, args.repeats, args.device)
         out = args.out if args.out != parser.get_default("out") else HERE / "results" / "bench_layer_per_layer.json"
-        path = save_results(out, provenance("bench_layer_per_layer", f"batch{args.batch}", 0, None,
-                                            time.time() - start, args.device),
+        path = save_results(out, provenance("bench_layer_per_layer", args.batch, start, args.device),
                             {**results, "threads": torch.get_num_threads(), "cpu": cpu,
                              "load_average_after": cpu_info()["load_average"],
                              "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
@@ -395,8 +407,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         print(f"  training-step memory growth ratio (peak RSS minus RSS before, medians of {args.rss_repeats} "
               f"fresh processes each): {results['peak_rss_growth_ratio_median']:.2f}")
         print(f"  whole-process peak RSS ratio: {results['peak_rss_ratio_median']:.2f}")
-    path = save_results(args.out, provenance("bench_layer", f"batch{args.batch}", 0, None, time.time() - start,
-                                             args.device),
+    path = save_results(args.out, provenance("bench_layer", args.batch, start, args.device),
                         {**results, "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     print(f"written {path}")
 

@@ -9,7 +9,7 @@ training step of each network the window will train costs here, as the trainings
    :meth:`~convnorm.functional.ComputationPolicy.filtering`) and as CUDA graphs unless
    ``--eager`` (a window whose graph check failed). Each network is timed in its own process
    (two captured CUDA graphs in one process have failed: see
-   ``convnorm_book.layer_benchmark.make_graphed_train_step``).
+   ``timing.make_graphed_train_step``).
 2. **Where ConvNorm's step goes** (``profile``): the second network stepped eagerly under the
    profiler, its costliest operators per step
    (:func:`convnorm_lab.experiments.step_timing.profile_steps`): what a faster layer on this GPU

@@ -20,7 +20,7 @@ spot, else the recorded ones) fits before ``--deadline``. Trainings run in worke
 (``convnorm_lab.experiments.worker``), ``--jobs`` at a time; a worker trains one run after
 another, except with ``--cuda-graph``, where each training gets a fresh process (two
 models captured as CUDA graphs in one process have failed:
-``convnorm_book.layer_benchmark.make_graphed_train_step``); one still running at the
+``make_graphed_train_step`` of ``benchmarks/timing.py``); one still running at the
 deadline is stopped, leaving nothing (a run record is written whole when its training
 ends). Each finished training is packed into ``<pack>/results.tgz`` at once (laid out as
 the repository: ``tar xzf results.tgz -C <repo>``), with the status in

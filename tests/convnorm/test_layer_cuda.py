@@ -10,6 +10,9 @@ benchmark checks each filter against the float64 reference before it may train w
 ``benchmarks/bench_gpu.py``)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn as nn
@@ -17,7 +20,9 @@ import torch.nn.functional as F
 
 from convnorm.functional import computation, conv_norm, current_policy, use_policy
 from convnorm.layers import ConvNorm2d
-from convnorm_book.layer_benchmark import make_graphed_train_step, make_train_step
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the benchmarks' training steps
+from timing import make_graphed_train_step, make_train_step  # noqa: E402
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

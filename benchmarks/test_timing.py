@@ -1,19 +1,20 @@
-"""The timing helpers of ``convnorm_book.layer_benchmark`` (the numbers they time are in
-``benchmarks/results/``; here: what they call, what they return, how they fail)."""
+"""The benchmarks' timing helpers (``benchmarks/timing.py``) and the book's ``best_time`` (the
+numbers they time are in ``benchmarks/results/``; here: what they call, what they return, how
+they fail)."""
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-from convnorm_book.layer_benchmark import (
-    best_time,
+from timing import (
     interleaved_medians,
     make_graphed_train_step,
     make_train_step,
     summarize_samples,
 )
+
+from convnorm_book.layer_benchmark import best_time
 
 
 def small_net() -> nn.Module:
