@@ -17,6 +17,7 @@ from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN
 
 from .paper_values import paper_mean, paper_value
 from .records import Records, StoredFile, classes, failure, is_diverged, lookup, simba_iterations, training_images
+from .scope import correct_share
 from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
 from .words import device_name, group_name, listing, method_label, number, spelled
@@ -326,7 +327,8 @@ def singular_layers(records: Records, method: str = ONI) -> str:
 
 def noise_regime(records: Records) -> Table:
     """Whether the networks under label noise reached the memorizing regime: per noise rate
-    :math:`r`, the share of training labels that stayed correct, :math:`1 - r (K-1)/K`, and
+    :math:`r`, the share of training labels that stayed correct
+    (:func:`~convnorm_book.results.scope.correct_share`), and
     each method's mean training accuracy on the noisy labels after the last epoch. A network
     that fits only the correct labels stays near that share; one that memorizes the wrong
     ones climbs towards 100 %."""
@@ -334,7 +336,7 @@ def noise_regime(records: Records) -> Table:
     methods = schema.method_keys(settings)
     rows = []
     for rate in schema.group_keys(settings):
-        share = 1 - float(rate) * (classes((rate,)) - 1) / classes((rate,))
+        share = correct_share(float(rate), classes((rate,)))
         finals = [collect(records, schema.record_path(rate, m) + ("summary", "final_train_acc"), 100, accuracy=True)
                   for m in methods]
         rows.append([group_name(schema, rate), f"{100 * share:.0f}"] + [f"{s.mean:.0f}" for s in finals])
