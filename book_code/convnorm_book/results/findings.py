@@ -22,49 +22,9 @@ from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
 from .words import device_name, group_name, listing, method_label, number, spelled
 
-#: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
-_SPREAD_RATIO = 0.8
-
 
 def _percent(value: float) -> str:
     return f"{value:.1f} %"
-
-
-#: points below the paper's least accurate network beyond which our most accurate one counts
-#: as far from trained: then only the differences between methods are set beside the paper's
-FAR_POINTS = 5
-
-
-def _best_against_paper(records: Records, paper_values: dict, measure: str, group: str | None):
-    """``(our most accurate method, its mean, the paper's least accurate mean, the measure)``."""
-    schema, settings = records.schema, records.settings
-    group = schema.group_keys(settings)[0] if group is None else group
-    chosen = schema.measure(measure, settings)
-    ours = means(records, measure, group)
-    paper = [paper_mean(paper_value(paper_values, records.experiment, m, chosen, group))
-             for m in schema.method_keys(settings)]
-    paper = [p for p in paper if p is not None]
-    if not paper:
-        raise ValueError(f"the paper reports no {chosen.label} for {records.experiment!r}")
-    best = max(ours, key=ours.get)
-    return best, ours[best], min(paper), chosen
-
-
-def far_from_trained(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> bool:
-    """Whether our most accurate network's mean ``measure`` ends more than :data:`FAR_POINTS`
-    below the paper's least accurate (in ``group``, default the first)."""
-    _, ours, paper, _ = _best_against_paper(records, paper_values, measure, group)
-    return paper - ours > FAR_POINTS
-
-
-def accuracy_gap(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> str:
-    """Our most accurate network's mean ``measure`` beside the paper's least accurate
-    (in ``group``, default the first): how far apart the absolute accuracies are."""
-    best, ours, paper, chosen = _best_against_paper(records, paper_values, measure, group)
-    verdict = ("so only the differences between methods can be set beside the paper's" if paper - ours > FAR_POINTS else
-               "close enough that the absolute numbers can be set side by side")
-    return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours)} ({chosen.label}), "
-            f"the paper's least accurate {_percent(paper)}: {verdict}.")
 
 
 def ranking(records: Records, paper_values: dict | None, method: str, group: str | None = None) -> str:
