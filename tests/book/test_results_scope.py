@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from convnorm_book.results import endpoints, power, scope, stats
+from convnorm_book.results.quantities import SpeedUp
 from convnorm_book.results.records import PILOT_FOLDER
 from convnorm_book.results.studies import PRIMARY
 from result_files import REPOSITORY_RESULTS, paper_values, record, results_root, write  # noqa: F401 (a fixture)
@@ -99,7 +100,7 @@ def test_the_speed_up_is_testable_where_log2_of_bn_best_epoch_exceeds_the_paper(
     found = scope.scope(endpoint, "airbench-cpu", paper_values, root)
     assert found.testable is False and "1.00 doublings" in found.reason and "2 seeds" in found.reason
     assert found.reason.startswith("S attains at most")
-    assert scope.speed_up_bound(record(0.7, history=curve, batch_size=128), 10 ** 9) == 1.0
+    assert SpeedUp.bound(record(0.7, history=curve, batch_size=128), 10 ** 9) == 1.0
 
 
 def test_data_scarcity_compares_the_absolute_number_of_images(paper_values):  # noqa: F811

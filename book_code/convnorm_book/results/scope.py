@@ -50,7 +50,7 @@ from pathlib import Path
 
 from convnorm_lab.experiments import get_preset
 from convnorm_lab.experiments.catalog import CONVERGENCE, DATA_SCARCITY, LABEL_NOISE
-from convnorm_lab.experiments.experiment import TRAINING_SPLIT
+from convnorm_lab.experiments.experiment import TRAINING_SPLIT, training_images
 
 from . import sizes
 from .claims import Endpoint
@@ -132,26 +132,16 @@ def timing(devices: Iterable[str]) -> Scope:
 def epoch_images(preset: str) -> int:
     """The images of one training epoch at ``preset`` (whole minibatches)."""
     settings = get_preset(preset)
-    images = min(settings.max_train or TRAINING_SPLIT, TRAINING_SPLIT)
-    return math.ceil(images / settings.batch_size) * settings.batch_size
-
-
-def speed_up_bound(bn: dict, budget: int) -> float:
-    """:math:`\\log_2 e_{\\mathrm{BN}}` of one BN training record: the images it had seen when it
-    first reached its best test accuracy within ``budget`` images, over those of its first epoch."""
-    seen = [steps * bn["batch_size"] for steps in bn["history"]["steps"]]
-    accuracies = bn["history"]["test_acc"]
-    within = [acc for acc, images in zip(accuracies, seen) if images <= budget]
-    level = max(within or accuracies)
-    first = next(images for acc, images in zip(accuracies, seen) if acc >= level)
-    return math.log2(first / seen[0])
+    return math.ceil(training_images(settings) / settings.batch_size) * settings.batch_size
 
 
 def speed_up_bounds(endpoint: Endpoint, records: Records, budget: int) -> list[float]:
-    """:func:`speed_up_bound` of each seed of ``records`` whose BN training has a history."""
+    """The largest speed-up each seed of ``records`` can give
+    (:meth:`~convnorm_book.results.quantities.SpeedUp.bound`), for every seed whose BN training
+    has a history."""
     path = records.schema.record_path(endpoint.group_at(records.settings), endpoint.b)
     trainings = (lookup(file.results, path) for file in records.files)
-    return [speed_up_bound(bn, budget) for bn in trainings
+    return [SpeedUp.bound(bn, budget) for bn in trainings
             if bn is not None and (bn.get("history") or {}).get("test_acc")]
 
 
@@ -187,7 +177,7 @@ def _fraction(column: str) -> float:
 
 def _scarcity(endpoint: Endpoint, preset: str, paper_values: dict) -> Scope:
     fraction = float(endpoint.group_at(get_preset(preset)))
-    ours = round(fraction * min(get_preset(preset).max_train or TRAINING_SPLIT, TRAINING_SPLIT))
+    ours = round(fraction * training_images(get_preset(preset)))
     paper = round(float(endpoint.group) * TRAINING_SPLIT)
     smallest = round(min(map(_fraction, paper_leads(paper_values, DATA_SCARCITY.name, endpoint.a, endpoint.b)))
                      * TRAINING_SPLIT)
