@@ -24,13 +24,14 @@ Three claims have a limit of scale (:func:`scope`):
   the gap is zero. The scale tests the claim where its subset holds no more images than the
   paper's of the same fraction and no fewer than the paper's smallest.
 * **label noise**: the paper's gap is a regularizer's: overparameterized networks memorize
-  wrong labels, and normalizing the weights holds that back (its Section 5). A network
-  memorizes only once its training accuracy on the noisy labels exceeds the share of labels
-  still correct, :math:`1 - r(K-1)/K` at noise rate :math:`r` with :math:`K` classes
-  (:func:`correct_share`); a network at chance stays far below it. The scale tests the claim
-  where at least one of the two networks, on the mean over its stored seeds, climbs above that
-  share; where it has no records yet, that is not known until they are trained, and the seeds
-  are planned.
+  wrong labels, and normalizing the weights holds that back (its Section 4.1). A network's
+  training accuracy on the noisy labels exceeds the share of labels still correct,
+  :math:`1 - r(K-1)/K` at noise rate :math:`r` with :math:`K` classes (:func:`correct_share`),
+  only once it fits wrong labels, and climbs towards 100 % as it memorizes them; a network at
+  chance stays far below that share. The scale tests the claim where at least one of the two
+  networks, on the mean over its stored seeds, climbs above it: below it, the networks have not
+  even fitted the correct labels, and the paper's gap has nothing to act on. Where the scale has
+  no records yet, that is not known until they are trained, and the seeds are planned.
 
 Records add two conditions (:func:`of_records`): the measure must be the paper's (a SimBA
 attack of another length counts other queries), and the interval must be narrower than the
