@@ -8,24 +8,11 @@ from result_files import paper_values, record, results_root, root, write  # noqa
 BASIC = ("none", "bn", "convnorm", "convnorm+bn")
 
 
-def test_accuracy_gap_and_ranking(root, paper_values):
+def test_ranking_counts_a_tie_apart(root, paper_values):
     for seed in (0, 1):
         write(root, "generalization", "cpu", seed,
               {"cifar10": {m: record(a) for m, a in zip(BASIC, (0.50, 0.60, 0.55, 0.65 - 0.1 * seed))}})
     data = records.stored("generalization", root, presets=("cpu",))
-    assert findings.accuracy_gap(data, paper_values) == (
-        "Our most accurate network, BN, reaches 60.0 % (test accuracy at the best validation epoch), the paper's "
-        "least accurate 91.6 %: so only the differences between methods can be set beside the paper's.")
-    assert findings.far_from_trained(data, paper_values)
-    near = root.parent / "near"
-    near.mkdir()
-    (near / "paper_reference_values.json").write_text((root / "paper_reference_values.json").read_text())
-    for seed in (0, 1):  # 88 % on average: within FAR_POINTS of the paper's 91.6 %
-        write(near, "generalization", "cpu", seed, {"cifar10": {m: record(0.88) for m in BASIC}})
-    close = records.stored("generalization", near, presets=("cpu",))
-    assert not findings.far_from_trained(close, paper_values)
-    assert findings.accuracy_gap(close, paper_values).endswith("close enough that the absolute numbers can be set side "
-                                                            "by side.")
     # seed 0: ConvNorm+BN first (65 %); seed 1: BN first (60 % against 55 %)
     assert findings.ranking(data, paper_values, "convnorm+bn").startswith(
         "ConvNorm+BN is the most accurate of the four networks in one of the two pairs of a measure and a seed; "

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from convnorm_book.results import comparisons, endpoints, glance, paper_values, records, sizes
+from convnorm_book.results import comparisons, endpoints, glance, paper_values, records, scope, sizes
+from convnorm_book.results.quantities import SpeedUp
 from convnorm_book.results.stats import Paired
 
 EXPERIMENTS = {"generalization", "convergence", "ablation", "label-noise", "data-scarcity", "conditioning",
@@ -78,26 +79,29 @@ def test_an_untestable_row_says_so_and_gives_no_verdict(rows):
 
 
 def test_the_speed_up_cannot_exceed_log2_of_the_epoch_bn_peaks(rows, values):
+    """Each seed's bound is log₂ of the epoch at which BN first reaches its best (epochs of equal images)."""
     data = records.stored("convergence")
-    group = next(e for e in endpoints.PRIMARY if e.name == "convergence speed").group_at(data.settings)
+    endpoint = next(e for e in endpoints.PRIMARY if e.name == "convergence speed")
+    group = endpoint.group_at(data.settings)
     peaks = []
     for file in data.files:
         accuracy = records.lookup(file.results, data.schema.record_path(group, "bn"))["history"]["test_acc"]
         peaks.append(math.log2(int(np.argmax(accuracy)) + 1))  # argmax: the first epoch at the maximum
-    assert glance.attainable_speed_up(data, values, group) == pytest.approx(peaks)
+    assert scope.speed_up_bounds(endpoint, data, SpeedUp.budget(values)) == pytest.approx(peaks)
     row = rows["convergence"]
-    paper = endpoints.PRIMARY[0].paper_effect(values)
+    paper = endpoint.paper_effect(values)
     assert paper == pytest.approx(3)  # 8,000 against 1,000 iterations
-    if max(peaks) <= paper:
+    if np.mean(peaks) <= paper:  # the mean of S, which the test reads, cannot reach the paper's
         assert not row.testable and f"{min(peaks):.2f} to {max(peaks):.2f} doublings" in row.blocked
 
 
 def test_the_width_rule_sets_the_half_width_against_the_papers_effect():
     narrow = Paired("A", "B", (1.0, 1.2, 0.8), paper=2.0)
-    assert glance._too_wide(narrow) is None  # half-width 0.50 points < 2
+    assert scope.precision(narrow).testable  # half-width 0.50 points < 2
     wide = Paired("A", "B", (1.0, 1.2, 0.8), paper=0.13)
     half = (t_interval(wide.differences)[1] - t_interval(wide.differences)[0]) / 2
-    stated = [as_float(n) for n in NUMBER.findall(glance._too_wide(wide))]
+    assert scope.precision(wide).testable is False
+    stated = [as_float(n) for n in NUMBER.findall(scope.precision(wide).reason)]
     assert stated[0] == pytest.approx(half, abs=0.005) and stated[1] == pytest.approx(0.13)
 
 
@@ -128,3 +132,30 @@ def test_the_cost_row_prints_each_devices_ratio(rows):
 def test_a_bound_keeps_its_side_of_zero():
     assert sizes.signed(-0.04, 1) == "−0.04" and sizes.signed(0.04, 1) == "+0.04"
     assert sizes.signed(0.0, 1) == "+0.0" and sizes.signed(-1.26, 1) == "−1.3"
+
+
+def test_the_glance_table_and_the_plan_read_one_rule_of_scale(rows, values):
+    """For every primary endpoint with a row, the row's answer is the scale's answer of
+    :func:`~convnorm_book.results.scope.scope` at the records' preset, the very object, where
+    the scale cannot test it; where the scale can, the row may only add the records' own limits
+    (the measure, the interval's width). The chapters read these rows."""
+    by_name = {e.name: e for e in endpoints.PRIMARY}
+    for spec in glance.SPECS:
+        if spec.endpoint is None:
+            continue
+        data = records.stored(spec.experiment)
+        limit = scope.scope(by_name[spec.endpoint], data.preset, values)
+        row = rows[spec.experiment]
+        assert limit.testable is not None  # records of the preset exist
+        if limit.testable is False:
+            assert row.scope == limit and not row.testable and row.blocked == limit.reason
+        else:
+            assert row.testable == scope.precision(
+                next(r for r in endpoints.test(values) if r.endpoint.name == spec.endpoint).paired).testable
+
+
+def test_every_row_answers_with_the_scope_rule(rows):
+    for row in rows.values():
+        assert isinstance(row.scope, scope.Scope) and row.testable == (row.scope.testable is True)
+        assert (row.blocked is None) == row.testable
+        assert row.testable or glance.NOT_TESTABLE in row.meaning

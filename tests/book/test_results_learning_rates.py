@@ -6,7 +6,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from convnorm_book.results import learning_rates, plots, tables
+from convnorm_book.results import learning_rates, plots
 from convnorm_book.results.records import RecordError, Records, load_result_files
 from convnorm_lab.experiments import run_record_path
 from convnorm_lab.training import save_results
@@ -41,9 +41,6 @@ def test_the_trials_are_read_from_the_records_the_files_name(tmp_path):
     none, bn = found
     assert (none.norm, none.chosen, none.rate, none.accuracies) == ("none", 3, BASE / 3, (0.23, 0.34, None))
     assert none.gain == pytest.approx(0.11) and bn.gain == 0 and bn.rate == BASE
-    table = tables.learning_rate_table(found)
-    assert table.columns == ["network", "rate ÷ 1", "rate ÷ 3", "rate ÷ 10", "rate chosen"]
-    assert table.rows[0] == ["vanilla", "0.1: 23.0", "0.0333: 34.0", "0.01: diverged", "0.0333 (+11.0 points)"]
     figure = plots.learning_rate_figure(found)
     assert [ax.get_title() for ax in figure.axes] == ["without BatchNorm", "with BatchNorm"]
     rings = [line for ax in figure.axes for line in ax.lines if line.get_markersize() > 6]

@@ -73,12 +73,11 @@ def test_paired_pairs_by_seed_and_enters_or_leaves_out_failed_trainings(tmp_path
     assert left_out.failed_short == "failed to train: B 1 of 3 (left out)"
 
 
-def test_curve_band_and_first_reach():
+def test_curve_band():
     h = [{"steps": [1, 2, 3], "acc": [0.1, 0.2, 0.3]}, {"steps": [1, 2], "acc": [0.3, 0.0]}]
     band = stats.curve_band(h, "acc", scale=100)
     assert np.allclose(band.x, [1, 2]) and np.allclose(band.mean, [20, 10]) and band.n == 2
     assert np.allclose(band.low, [10, 0]) and np.allclose(band.high, [30, 20])
-    assert stats.first_reach(band, 15) == 1 and stats.first_reach(band, 25) is None
     with pytest.raises(ValueError, match="lacks"):
         stats.curve_band(h, "loss")
     with pytest.raises(ValueError, match="empty"):

@@ -100,3 +100,27 @@ def test_part4_opens_with_the_glance_table(built_site):
     assert PAGES[0] == "book/part4/results-at-a-glance.html"
     text = main_text(built_site / PAGES[0])
     assert "can this scale test it?" in text and "the paper's claim" in text and "our result" in text
+
+
+#: the chapter of Part IV that shows each experiment of the glance table
+CHAPTER_OF = {"generalization": "08-training-and-generalization", "convergence": "08-training-and-generalization",
+              "ablation": "08-training-and-generalization", "adversarial": "09-robustness", "simba": "09-robustness",
+              "label-noise": "09-robustness", "data-scarcity": "09-robustness",
+              "conditioning": "10-conditioning-lipschitz-and-cost", "runtime": "10-conditioning-lipschitz-and-cost"}
+
+
+def test_the_glance_page_and_the_chapters_give_one_answer_on_scale(built_site):
+    """Where the scale cannot test a claim, the glance table and the chapter that shows the
+    experiment give the same reason, the one :mod:`convnorm_book.results.scope` decides."""
+    from convnorm_book.results import glance, paper_values
+
+    rows = glance.rows(paper_values.load_paper_values())
+    assert {row.experiment for row in rows} == set(CHAPTER_OF)
+    glance_page = main_text(built_site / PAGES[0]).replace("’", "'")
+    for row in rows:
+        if row.testable:
+            continue
+        chapter = main_text(built_site / f"book/part4/{CHAPTER_OF[row.experiment]}.html").replace("’", "'")
+        reason = " ".join(row.blocked.split())
+        assert reason in glance_page, row.experiment
+        assert f"{glance.NOT_TESTABLE}: {reason}" in chapter, (row.experiment, reason)

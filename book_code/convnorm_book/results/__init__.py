@@ -18,8 +18,10 @@ them, one job per module:
 * :mod:`~convnorm_book.results.sizes`, :mod:`~convnorm_book.results.power`: what an
   interval says of a claim's size; the seeds a test needs;
 * :mod:`~convnorm_book.results.endpoints`: the seeds each primary endpoint needs, and its test;
-* :mod:`~convnorm_book.results.glance`: one row per claim of the paper, and whether this
-  scale can test it (the page that opens Part IV);
+* :mod:`~convnorm_book.results.scope`: whether a scale can test a claim, and why (the one
+  rule the plan, the glance table and the chapters read);
+* :mod:`~convnorm_book.results.glance`: one row per claim of the paper beside our records
+  (the page that opens Part IV);
 * :mod:`~convnorm_book.results.prose`: what the records do not run, in a sentence;
 * :mod:`~convnorm_book.results.findings`, :mod:`~convnorm_book.results.diagnosis`: the
   other facts the chapters state, computed;

@@ -59,10 +59,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
             f"chosen for each network by one rule on validation data: trained on seed {TRIAL_SEED}'s data at its own "
             f"rate divided by {reductions}, a network keeps its own rate unless another reaches a best validation "
             f"accuracy more than {MARGIN * 100:g} points higher", "this book",
-            "the recipe's rate is set on networks with BatchNorm, whose scale invariance tolerates a large rate; a "
-            "network without it may need a lower one, and the same trials for every network keep any from being "
-            "tuned more than another; the margin is about the seed-to-seed spread of a network's validation "
-            "accuracy, so that a rate changes for a real gain, not for one seed's luck")
+            "a network without BatchNorm may need a lower rate than the recipe's; the same trials for every "
+            "network tune none more than another (the learning-rate rule, below)")
     if p.nesterov:
         row("momentum", "SGD, momentum 0.9", "SGD, Nesterov momentum 0.9", "this book",
             "the fast-CIFAR recipes use Nesterov momentum; it changes the update, not the network")
@@ -119,12 +117,11 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
             f"and {ref.epochs} passes over the subset at {smallest:.0%} of the data)",
             f"{rule}: at {smallest:.0%} of the data, {steps:,} steps and {passes:,.0f} passes over the subset",
             "this book", f"the paper's rule at this preset's length would give {training_steps(p, smallest * full):,} "
-            f"steps at {smallest:.0%} of the data, too few to train the network (the 20-epoch GPU records on a 10 % "
-            "subset, made so, stayed far below the full set's accuracy), so that scarcity would be confounded with "
-            "under-training" + ("; the paper's passes keep each image seen as often as in the paper, where the full "
-                                "set's steps would pass over a small subset several times as often" if
-                                p.scarcity_passes is not None else
-                                f"; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do"))
+            f"steps at {smallest:.0%} of the data, too few to train the network, so that scarcity would be "
+            "confounded with under-training"
+            + ("; the paper's passes keep each image seen as often as in the paper, where the full set's steps "
+               "would pass over a small subset several times as often" if p.scarcity_passes is not None else
+               f"; the same steps keep the subsets trained, as the paper's {ref.epochs} epochs do"))
     row("label noise", "symmetric, noise rate r_noise", "symmetric: a flipped label is uniform over all classes, so "
         "about 9/10 of r_noise of the labels change (CIFAR-10), on the training and validation labels", "paper",
         "the paper's definition (its appendix)")
@@ -152,9 +149,8 @@ def protocol_deviations(name: str) -> list[dict[str, str]]:
             f"{schedule(p)}: whether the networks reach the memorizing regime is read from their training "
             "accuracy on the noisy labels (near the share of correct labels: not memorized; near 100 %: memorized), "
             "which the chapter on robustness shows", "this book",
-            "the paper's gaps under label noise may arise as its networks memorize the wrong labels; a schedule "
-            "too short to memorize tests the gaps before that regime, so the chapter says which regime its "
-            "records are in")
+            "a schedule too short to memorize tests the paper's gaps before the regime they may arise in, so the "
+            "chapter says which regime its records are in")
     if p.max_train is not None:
         row("training images", "45,000 (10% of 50,000 held out)", f"{p.max_train:,} (class-balanced)",
             "this book", "a training set a processor can take")

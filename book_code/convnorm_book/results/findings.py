@@ -17,53 +17,14 @@ from convnorm_lab.models.normalizations import BN, CAYLEY, CONVNORM, CONVNORM_BN
 
 from .paper_values import paper_mean, paper_value
 from .records import Records, StoredFile, classes, failure, is_diverged, lookup, simba_iterations, training_images
+from .scope import correct_share
 from .stats import collect
 from .tables import STEP_BENCHMARK_MODELS, STEP_BENCHMARK_MODES, Table
 from .words import device_name, group_name, listing, method_label, number, spelled
 
-#: below this ratio of standard deviations one method "varies less" than another, above its inverse "more"
-_SPREAD_RATIO = 0.8
-
 
 def _percent(value: float) -> str:
     return f"{value:.1f} %"
-
-
-#: points below the paper's least accurate network beyond which our most accurate one counts
-#: as far from trained: then only the differences between methods are set beside the paper's
-FAR_POINTS = 5
-
-
-def _best_against_paper(records: Records, paper_values: dict, measure: str, group: str | None):
-    """``(our most accurate method, its mean, the paper's least accurate mean, the measure)``."""
-    schema, settings = records.schema, records.settings
-    group = schema.group_keys(settings)[0] if group is None else group
-    chosen = schema.measure(measure, settings)
-    ours = means(records, measure, group)
-    paper = [paper_mean(paper_value(paper_values, records.experiment, m, chosen, group))
-             for m in schema.method_keys(settings)]
-    paper = [p for p in paper if p is not None]
-    if not paper:
-        raise ValueError(f"the paper reports no {chosen.label} for {records.experiment!r}")
-    best = max(ours, key=ours.get)
-    return best, ours[best], min(paper), chosen
-
-
-def far_from_trained(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> bool:
-    """Whether our most accurate network's mean ``measure`` ends more than :data:`FAR_POINTS`
-    below the paper's least accurate (in ``group``, default the first)."""
-    _, ours, paper, _ = _best_against_paper(records, paper_values, measure, group)
-    return paper - ours > FAR_POINTS
-
-
-def accuracy_gap(records: Records, paper_values: dict, measure: str = "test_acc", group: str | None = None) -> str:
-    """Our most accurate network's mean ``measure`` beside the paper's least accurate
-    (in ``group``, default the first): how far apart the absolute accuracies are."""
-    best, ours, paper, chosen = _best_against_paper(records, paper_values, measure, group)
-    verdict = ("so only the differences between methods can be set beside the paper's" if paper - ours > FAR_POINTS else
-               "close enough that the absolute numbers can be set side by side")
-    return (f"Our most accurate network, {method_label(best)}, reaches {_percent(ours)} ({chosen.label}), "
-            f"the paper's least accurate {_percent(paper)}: {verdict}.")
 
 
 def ranking(records: Records, paper_values: dict | None, method: str, group: str | None = None) -> str:
@@ -326,7 +287,8 @@ def singular_layers(records: Records, method: str = ONI) -> str:
 
 def noise_regime(records: Records) -> Table:
     """Whether the networks under label noise reached the memorizing regime: per noise rate
-    :math:`r`, the share of training labels that stayed correct, :math:`1 - r (K-1)/K`, and
+    :math:`r`, the share of training labels that stayed correct
+    (:func:`~convnorm_book.results.scope.correct_share`), and
     each method's mean training accuracy on the noisy labels after the last epoch. A network
     that fits only the correct labels stays near that share; one that memorizes the wrong
     ones climbs towards 100 %."""
@@ -334,7 +296,7 @@ def noise_regime(records: Records) -> Table:
     methods = schema.method_keys(settings)
     rows = []
     for rate in schema.group_keys(settings):
-        share = 1 - float(rate) * (classes((rate,)) - 1) / classes((rate,))
+        share = correct_share(float(rate), classes((rate,)))
         finals = [collect(records, schema.record_path(rate, m) + ("summary", "final_train_acc"), 100, accuracy=True)
                   for m in methods]
         rows.append([group_name(schema, rate), f"{100 * share:.0f}"] + [f"{s.mean:.0f}" for s in finals])

@@ -278,24 +278,42 @@ class SpeedUp:
         iterations = _paper_iterations(paper_values)
         return math.log2(iterations["BN"] / iterations["ConvNorm"])
 
+    @staticmethod
+    def _seen(record: dict) -> list[int]:
+        """The images ``record`` has seen after each epoch."""
+        return [steps * record["batch_size"] for steps in record["history"]["steps"]]
+
+    @classmethod
+    def level(cls, b: dict, budget: int, k: int = 10) -> float:
+        """:math:`L`: the best test accuracy of the training record ``b`` within ``budget`` images
+        (over all its epochs where none lies within; chance, :math:`1/K`, where it recorded none)."""
+        within = [acc for acc, images in zip(b["history"]["test_acc"], cls._seen(b)) if images <= budget]
+        return max(within or b["history"]["test_acc"] or [1 / k])
+
+    @classmethod
+    def _reach(cls, record: dict, level: float, epochs: int) -> int:
+        """:math:`I_x(L)`: the images ``record`` had seen when its test accuracy first reached
+        ``level``; one epoch after the study of ``epochs`` epochs ends where it never did."""
+        images = cls._seen(record)
+        first = next((i for i, acc in enumerate(record["history"]["test_acc"]) if acc >= level), None)
+        if first is not None:
+            return images[first]
+        per_epoch = images[0] if images else record["batch_size"] * math.ceil(
+            record["data"]["n_train"] / record["batch_size"])
+        return (epochs + 1) * per_epoch
+
     def value(self, a: dict, b: dict, epochs: int, budget: int, k: int = 10) -> float:
         """:math:`S` of one seed, from the training records of ``a`` and ``b`` (a study of
         ``epochs`` epochs, the paper's budget of ``budget`` images, ``k`` classes)."""
-        def seen(record) -> list[int]:
-            return [steps * record["batch_size"] for steps in record["history"]["steps"]]
+        level = self.level(b, budget, k)
+        return math.log2(self._reach(b, level, epochs) / self._reach(a, level, epochs))
 
-        within = [acc for acc, images in zip(b["history"]["test_acc"], seen(b)) if images <= budget]
-        level = max(within or b["history"]["test_acc"] or [1 / k])
-
-        def reach(record) -> int:
-            images = seen(record)
-            first = next((i for i, acc in enumerate(record["history"]["test_acc"]) if acc >= level), None)
-            if first is not None:
-                return images[first]
-            per_epoch = images[0] if images else record["batch_size"] * math.ceil(
-                record["data"]["n_train"] / record["batch_size"])
-            return (epochs + 1) * per_epoch  # one epoch after the study ends
-        return math.log2(reach(b) / reach(a))
+    @classmethod
+    def bound(cls, b: dict, budget: int) -> float:
+        r"""The largest :math:`S` a seed can give, from ``b``'s training record that has trained
+        at least an epoch: :math:`\log_2` of :math:`I_b(L)` over the images of one epoch, since
+        ``a`` needs at least one epoch to reach :math:`L`."""
+        return math.log2(cls._reach(b, cls.level(b, budget), 0) / cls._seen(b)[0])
 
     def range_of(self, epochs: int) -> float:
         """From one epoch against one after the end, and back: :math:`2\\log_2(E+1)`."""

@@ -1,51 +1,73 @@
-r"""Whether a scale can test a primary endpoint at the paper's effect, and why.
+r"""Whether a scale can test a claim of the paper, and why: the one rule of Part IV.
 
-A plan asks seeds for the power to find the paper's effect. That is meaningful only where
-the scale can show an effect of that size; where it cannot, the endpoint needs no seeds
-there. Three endpoints have such a limit:
+A scale tests a claim only where the paper's effect could show in it. Both readers of the
+rule ask it here: the plan, which asks seeds only for endpoints the scale can test
+(:mod:`~convnorm_book.results.endpoints`), and the glance table and the chapters, which say
+"cannot be tested at this scale" where it fails (:mod:`~convnorm_book.results.glance`).
+Three claims have a limit of scale (:func:`scope`):
 
 * **convergence**: the speed-up :math:`S` (:class:`~convnorm_book.results.quantities.SpeedUp`)
   compares the images BN needs to reach its best accuracy within the paper's budget with
   those ConvNorm+BN needs. ConvNorm+BN needs at least one epoch, so a seed's :math:`S` is at
   most :math:`\log_2 e_{\mathrm{BN}}`, with :math:`e_{\mathrm{BN}}` the epoch at which BN
-  first reaches that accuracy (counted in epochs of equal images). The scale tests the
-  paper's :math:`S` only where that bound, averaged over the seeds, exceeds it. Where records
-  of the scale exist, :math:`e_{\mathrm{BN}}` is read from them; else it is the last epoch
-  within the paper's budget, the most the schedule allows.
+  first reaches that accuracy (counted in epochs of equal images). The mean of :math:`S`
+  over the seeds, which the test reads, can then reach the paper's :math:`S` only where the
+  mean of that bound exceeds it. Where records of the scale exist, :math:`e_{\mathrm{BN}}`
+  is read from them; else it is the last epoch within the paper's budget, the most the
+  schedule allows.
 * **data scarcity**: a fraction means different images at different scales, so the subset is
-  compared by its absolute number of training images with the paper's (its 10 % of 45,000
-  is 4,500). The paper's gap of ConvNorm+BN over BN grows as its subsets shrink (its Table 7,
-  which :func:`scarcity_gap_grows` reads), so its effect at 4,500 images is no more than the
-  one to expect with fewer: the scale tests it where its subset holds at most the paper's
-  number of images.
-* **label noise**: at a noise rate where both networks sit at chance, no difference can show.
-  "At chance" is the book's failure rule (:func:`~convnorm_book.results.records.failure`:
-  never above twice chance, or diverged), in every stored seed of both networks; where the
-  scale has no records yet, it is not known until they are trained, and the seeds are planned.
+  compared by its absolute number of training images with the paper's. The paper's gap of
+  ConvNorm+BN over BN grows as its subsets shrink (its Table 7, which
+  :func:`scarcity_gap_grows` reads), so on more images than the paper's subset of the same
+  fraction its own trend expects less than its number. Below its smallest subset it measured
+  nothing, and there the trend cannot go on: with no images both networks sit at chance and
+  the gap is zero. The scale tests the claim where its subset holds no more images than the
+  paper's of the same fraction and no fewer than the paper's smallest.
+* **label noise**: the paper's gap is a regularizer's: overparameterized networks memorize
+  wrong labels, and normalizing the weights holds that back (its Section 4.1). A network's
+  training accuracy on the noisy labels exceeds the share of labels still correct,
+  :math:`1 - r(K-1)/K` at noise rate :math:`r` with :math:`K` classes (:func:`correct_share`),
+  only once it fits wrong labels, and climbs towards 100 % as it memorizes them; a network at
+  chance stays far below that share. The scale tests the claim where at least one of the two
+  networks, on the mean over its stored seeds, climbs above it: below it, the networks have not
+  even fitted the correct labels, and the paper's gap has nothing to act on. Where the scale has
+  no records yet, that is not known until they are trained, and the seeds are planned.
 
-The other endpoints (the channel condition number of trained layers) have no such limit. A
-smoke preset (``<name>-smoke``) rehearses the plan of the preset it shrinks, so its limits are
-that preset's (where it runs the endpoint at all).
+Records add two conditions (:func:`of_records`): the measure must be the paper's (a SimBA
+attack of another length counts other queries), and the interval must be narrower than the
+paper's effect, its half-width below :math:`|d_{\mathrm{paper}}|` (:func:`precision`): were
+the true effect the paper's, the interval would then leave zero out. A time is the paper's
+only on the kind of device it ran on, a GPU (:func:`timing`).
+
+A smoke preset (``<name>-smoke``) rehearses the plan of the preset it shrinks, so its limits
+are that preset's (where it runs the endpoint at all).
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from convnorm_lab.experiments import get_preset
 from convnorm_lab.experiments.catalog import CONVERGENCE, DATA_SCARCITY, LABEL_NOISE
-from convnorm_lab.experiments.experiment import TRAINING_SPLIT
+from convnorm_lab.experiments.experiment import TRAINING_SPLIT, training_images
 
+from . import sizes
 from .claims import Endpoint
 from .paper_values import paper_leads
 from .quantities import SpeedUp
-from .records import Records, classes, failure, is_complete, load_result_files, lookup
+from .records import Records, classes, is_complete, load_result_files, lookup
+from .stats import Paired, collect
+from .words import percent
+
+#: what a row or a chapter says where a scale cannot test a claim
+NOT_TESTABLE = "cannot be tested at this scale"
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Whether a scale can test an endpoint (``None``: not known until trained) and why."""
+    """Whether a scale can test a claim (``None``: not known until trained) and why."""
 
     testable: bool | None
     reason: str
@@ -77,71 +99,121 @@ def scope(endpoint: Endpoint, preset: str, paper_values: dict, root: str | Path 
     return Scope(True, "no limit of scale applies")
 
 
+def precision(c: Paired) -> Scope:
+    """Whether the interval of ``c`` can resolve the paper's effect: its half-width below
+    :math:`|d_{\\mathrm{paper}}|`."""
+    if c.interval is None or c.paper is None:
+        return Scope(False, "no interval to set beside the paper's number")
+    unit = f" {c.unit}" if c.unit else ""
+    half = (c.interval[1] - c.interval[0]) / 2
+    if half >= abs(c.paper):
+        return Scope(False, f"the interval's half-width, {half:.{sizes.places(c)}f}{unit}, exceeds the paper's "
+                            f"effect, {abs(c.paper):.{sizes.paper_places(c.paper)}f}{unit}")
+    return Scope(True, "the interval is narrower than the paper's effect")
+
+
+def of_records(c: Paired, limit: Scope | None = None, measure: str | None = None) -> Scope:
+    """Whether records giving ``c`` test the claim: the first condition that fails of the
+    measure (``measure``: why ours is not the paper's), the scale's ``limit`` (:func:`scope`)
+    and the interval's :func:`precision`."""
+    if measure is not None:
+        return Scope(False, measure)
+    if limit is not None and limit.testable is False:
+        return limit
+    return precision(c)
+
+
+def timing(devices: Iterable[str]) -> Scope:
+    """Whether timings on ``devices`` (their names) can be set beside the paper's, made on GPUs."""
+    if all("cpu" in device.lower() for device in devices):
+        return Scope(False, "timed on a CPU only, the paper on GPUs")
+    return Scope(True, "timed on a GPU, as the paper")
+
+
 def epoch_images(preset: str) -> int:
     """The images of one training epoch at ``preset`` (whole minibatches)."""
     settings = get_preset(preset)
-    images = min(settings.max_train or TRAINING_SPLIT, TRAINING_SPLIT)
-    return math.ceil(images / settings.batch_size) * settings.batch_size
+    return math.ceil(training_images(settings) / settings.batch_size) * settings.batch_size
+
+
+def speed_up_bounds(endpoint: Endpoint, records: Records, budget: int) -> list[float]:
+    """The largest speed-up each seed of ``records`` can give
+    (:meth:`~convnorm_book.results.quantities.SpeedUp.bound`), for every seed whose BN training
+    has a history."""
+    path = records.schema.record_path(endpoint.group_at(records.settings), endpoint.b)
+    trainings = (lookup(file.results, path) for file in records.files)
+    return [SpeedUp.bound(bn, budget) for bn in trainings
+            if bn is not None and (bn.get("history") or {}).get("test_acc")]
 
 
 def _convergence(endpoint: Endpoint, preset: str, paper_values: dict, root: str | Path | None) -> Scope:
     effect = endpoint.paper_effect(paper_values, root)
     budget = SpeedUp.budget(paper_values)
     records = complete_records(endpoint.experiment, preset, root)
-    group = endpoint.group_at(get_preset(preset))
-    bounds = []
-    for file in records.files if records else ():
-        bn = lookup(file.results, records.schema.record_path(group, endpoint.b))
-        if bn is not None and (bn.get("history") or {}).get("test_acc"):
-            bounds.append(speed_up_bound(bn, budget))
+    bounds = speed_up_bounds(endpoint, records, budget) if records else []
     if bounds:
-        bound, basis = sum(bounds) / len(bounds), f"BN's best epoch in {len(bounds)} seeds' records"
+        bound = sum(bounds) / len(bounds)
+        low, high = min(bounds), max(bounds)
+        values = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+        basis = f"{values} doublings (mean {bound:.2f}, {len(bounds)} seeds)"
     else:
         epochs = min(get_preset(preset).epochs, budget // epoch_images(preset))
-        bound, basis = math.log2(max(epochs, 1)), f"the schedule's last epoch within the paper's budget, {epochs}"
-    return Scope(bound > effect, f"S attains at most log2 of BN's best epoch, {bound:.2f} doublings ({basis}), "
-                                 f"{'above' if bound > effect else 'not above'} the paper's {effect:.2f}")
-
-
-def speed_up_bound(bn: dict, budget: int) -> float:
-    """:math:`\\log_2 e_{\\mathrm{BN}}` of one BN training record: the images it had seen when it
-    first reached its best test accuracy within ``budget`` images, over those of its first epoch."""
-    seen = [steps * bn["batch_size"] for steps in bn["history"]["steps"]]
-    accuracies = bn["history"]["test_acc"]
-    within = [acc for acc, images in zip(accuracies, seen) if images <= budget]
-    level = max(within or accuracies)
-    first = next(images for acc, images in zip(accuracies, seen) if acc >= level)
-    return math.log2(first / seen[0])
+        bound = math.log2(max(epochs, 1))
+        basis = f"{bound:.2f} doublings (the schedule's last epoch within the paper's budget, {epochs})"
+    above = bound > effect
+    return Scope(above, f"S attains at most log₂ of the epoch at which BN peaks: {basis}, "
+                        f"{'above' if above else 'not above'} the paper's {effect:.2f}")
 
 
 def scarcity_gap_grows(paper_values: dict, a: str, b: str) -> bool:
     """Whether the paper's ``a`` − ``b`` grows as its training subsets shrink (its Table 7)."""
     leads = paper_leads(paper_values, DATA_SCARCITY.name, a, b)
-    ordered = [leads[key] for key in sorted(leads, key=lambda k: float(k.rstrip("%")))]
+    ordered = [leads[key] for key in sorted(leads, key=_fraction)]
     return all(smaller >= larger for smaller, larger in zip(ordered, ordered[1:]))
+
+
+def _fraction(column: str) -> float:
+    return float(column.rstrip("%")) / 100
 
 
 def _scarcity(endpoint: Endpoint, preset: str, paper_values: dict) -> Scope:
     fraction = float(endpoint.group_at(get_preset(preset)))
-    ours = round(fraction * min(get_preset(preset).max_train or TRAINING_SPLIT, TRAINING_SPLIT))
+    ours = round(fraction * training_images(get_preset(preset)))
     paper = round(float(endpoint.group) * TRAINING_SPLIT)
+    smallest = round(min(map(_fraction, paper_leads(paper_values, DATA_SCARCITY.name, endpoint.a, endpoint.b)))
+                     * TRAINING_SPLIT)
     grows = scarcity_gap_grows(paper_values, endpoint.a, endpoint.b)
-    testable = ours <= paper and grows
-    return Scope(testable, f"{ours:,} training images against the paper's {paper:,}"
-                 + ("" if grows else "; the paper's gap does not grow as its subsets shrink")
-                 + ("" if ours <= paper else ": more images than the paper's, where its gap is smaller"))
+    if not grows:
+        why = "the paper's gap does not grow as its subsets shrink, so no other number of images stands in for its"
+    elif ours > paper:
+        why = "more images than the paper's, where its own trend expects a smaller gap"
+    elif ours < smallest:
+        why = "fewer than its smallest subset" + (f" ({smallest:,})" if smallest != paper else "") \
+              + ", below which it measured nothing"
+    else:
+        why = "within the paper's subsets, at or below its number"
+    testable = grows and smallest <= ours <= paper
+    return Scope(testable, f"{ours:,} training images, the paper's {paper:,}: {why}")
+
+
+def correct_share(rate: float, k: int) -> float:
+    r"""The share of labels still correct under symmetric noise at ``rate`` among ``k`` classes,
+    :math:`1 - r(K-1)/K`: a flipped label lands on any of the other :math:`K-1` classes or
+    back on its own."""
+    return 1 - rate * (k - 1) / k
 
 
 def _noise(endpoint: Endpoint, preset: str, root: str | Path | None) -> Scope:
     records = complete_records(endpoint.experiment, preset, root)
     group = endpoint.group_at(get_preset(preset))
-    rate = f"{float(group):.0%}"
-    trainings = [] if records is None else [
-        lookup(file.results, records.schema.record_path(group, m)) for file in records.files
-        for m in (endpoint.a, endpoint.b)]
-    trainings = [t for t in trainings if t is not None]
-    if not trainings:
-        return Scope(None, f"whether the networks sit at chance at {rate} noise")
-    failed = sum(failure(t, classes((group,))) is not None for t in trainings)
-    return Scope(failed < len(trainings), f"at {rate} noise {failed} of {len(trainings)} stored trainings of the "
-                                          "two networks sit at chance (the failure rule)")
+    share = 100 * correct_share(float(group), classes((group,)))
+    rate = percent(float(group))
+    paths = [] if records is None else [records.schema.record_path(group, m) for m in (endpoint.a, endpoint.b)]
+    trained = [path for path in paths if any(lookup(file.results, path) is not None for file in records.files)]
+    if not trained:
+        return Scope(None, f"whether either network fits wrong labels at {rate} noise")
+    top = max(collect(records, path + ("summary", "final_train_acc"), 100, accuracy=True).mean for path in trained)
+    fits = top > share
+    return Scope(fits, f"at {rate} noise, training accuracy at most {top:.0f} % with {share:.0f} % of the labels "
+                       f"correct: {'a network' if fits else 'neither network'} fits wrong labels, the regime where "
+                       "the paper's gap arises")

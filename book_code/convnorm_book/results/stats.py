@@ -268,12 +268,6 @@ def history_band(records: Records, method: str, metric: str, group: str | None =
     return curve_band([FAILED if is_diverged(t) else t["history"] for t in trainings], metric, x, scale, failed)
 
 
-def first_reach(band: Band, target: float) -> float | None:
-    """The first ``x`` at which the mean curve reaches ``target``; ``None`` if it never does."""
-    above = np.nonzero(band.mean >= target)[0]
-    return float(band.x[above[0]]) if len(above) else None
-
-
 @dataclass(frozen=True)
 class Paired:
     """Per-seed differences ``a - b`` (paired by seed) over ``seeds`` seeds; of these, a

@@ -13,13 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from convnorm_lab.experiments import EXPERIMENTS
-from convnorm_lab.experiments.learning_rate import MARGIN, TRIAL_SEED
 from convnorm_lab.experiments.schema import Measure
 
 from . import sizes
 from .comparisons import Comparison, shared_label, short_facets, varying
 from .endpoints import Result, SampleSize
-from .learning_rates import Trials
 from .paper_values import MARKS, paper_value
 from .power import SPREAD_CONFIDENCE
 from .quantities import Measured
@@ -362,17 +360,3 @@ def primary_results_table(results: Sequence[Result]) -> Table:
                   "mean lies in the paper's direction; contradicted: below 0.05 and the other way; inconclusive "
                   "otherwise. Under label noise the test is of the test accuracy at the best noisy-validation epoch; "
                   "the paper's metric, the maximum test accuracy over the epochs, is shown beside it, not tested."])
-
-
-def learning_rate_table(found: Sequence[Trials]) -> Table:
-    """The learning-rate rule's trials: per network, the best validation accuracy at each
-    rate tried and the rate chosen (:mod:`convnorm_book.results.learning_rates`)."""
-    reductions = found[0].reductions
-    rows = [[method_label(t.norm)]
-            + [f"{t.rates[i]:.3g}: " + ("diverged" if a is None else f"{100 * a:.1f}")
-               for i, a in enumerate(t.accuracies)]
-            + [f"{t.rate:.3g}" + ("" if t.chosen == 1 else f" (+{100 * t.gain:.1f} points)")] for t in found]
-    return Table("Best validation accuracy (%) of each network at each rate tried",
-                 ["network"] + [f"rate ÷ {r}" for r in reductions] + ["rate chosen"], rows,
-                 [f"Each trial trains the network once, on seed {TRIAL_SEED}'s data; a network keeps its own rate "
-                  f"unless another is better by more than {100 * MARGIN:g} points."])
