@@ -444,9 +444,9 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     for eager, every ``out=`` or ``copy_`` into a slice of a shared buffer and every ``index_put``
     on one becomes a ``slice_scatter`` of the whole buffer, each reading the one before, which
     inductor inlines into one another: scalar C++ loops of nested conditionals and integer
-    divisions, whose code and compile time grow with every write (a training step of three
-    layers took about 20 times a plain network's CPU time to compile, and ran 2.5 times slower
-    than eager on a CPU). Compiled, the buffers are the compiler's business anyway.
+    divisions, whose code and compile time grow with every write (``benchmarks/bench_compile.py``'s
+    training step then compiled in many times a plain network's time and ran slower than eager on a
+    CPU). Compiled, the buffers are the compiler's business anyway.
     """
 
     @staticmethod
