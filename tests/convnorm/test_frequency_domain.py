@@ -11,6 +11,7 @@ from torch._dynamo.backends.common import aot_autograd
 
 from convnorm import ConvNorm2d
 from convnorm._frequency_domain import frequency_layout
+from convnorm._policy import ComputationPolicy, use_policy
 
 
 @pytest.mark.parametrize("length", list(itertools.product([1, 2, 5, 6], [1, 2, 5, 6])))
@@ -52,13 +53,21 @@ SCATTERS = {"aten.slice_scatter.default", "aten.select_scatter.default", "aten.i
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("size", [8, 16])
-def test_the_compiled_frequency_domain_writes_into_no_view(size):
+@pytest.mark.parametrize("size, chunk_bytes", [(8, None), (16, None), (16, 4096)])
+def test_the_compiled_frequency_domain_writes_into_no_view(size, chunk_bytes):
     """Traced by ``torch.compile``, the frequency-domain computation (forward and hand-written
-    backward, on a map transformed per axis, 16x16, and on one transformed by dense 2D maps, 8x8)
-    writes into no view of a buffer: no ``slice_scatter``, ``select_scatter`` or ``index_put`` in
-    the programs AOT autograd makes, which inductor turned into slow scalar loops that took most of
-    the compile time; and it computes what the eager layer computes."""
+    backward, on a map transformed per axis, 16x16, and on one transformed by dense 2D maps, 8x8;
+    in one chunk of frequencies, and in several) writes into no view of a buffer: no
+    ``slice_scatter``, ``select_scatter`` or ``index_put`` in the programs AOT autograd makes, which
+    inductor turned into slow scalar loops that took most of the compile time; and it computes
+    what the eager layer computes, output and gradients."""
+    policy = ComputationPolicy() if chunk_bytes is None else ComputationPolicy(chunk_bytes=chunk_bytes)
+    with use_policy(policy):
+        compiled_and_eager(size, chunk_bytes is not None)
+
+
+def compiled_and_eager(size: int, chunked: bool) -> None:
+    """:func:`test_the_compiled_frequency_domain_writes_into_no_view`'s check under the policy in force."""
     torch.manual_seed(3)
     layer, twin = ConvNorm2d(4, 6, 3, padding=1), ConvNorm2d(4, 6, 3, padding=1)
     twin.load_state_dict(layer.state_dict())
@@ -66,6 +75,7 @@ def test_the_compiled_frequency_domain_writes_into_no_view(size):
     want_out = twin(x)
     plan = twin._prepared.prepared.plan
     assert plan.method == "frequency_domain" and plan.dense_input == (size == 8), plan
+    assert (len(twin._prepared.prepared.computation.constants.chunks) > 1) == chunked
     operators: set[str] = set()
 
     def record(graph, inputs):
@@ -76,8 +86,8 @@ def test_the_compiled_frequency_domain_writes_into_no_view(size):
     compiled = torch.compile(layer, backend=aot_autograd(fw_compiler=record, bw_compiler=record), fullgraph=True)
     out = compiled(x)
     grad = torch.randn_like(out)
-    (got,) = torch.autograd.grad(out, x, grad)
-    (want,) = torch.autograd.grad(want_out, x, grad)
+    got = torch.autograd.grad(out, (x, layer.weight, layer.affine_weight), grad)
+    want = torch.autograd.grad(want_out, (x, twin.weight, twin.affine_weight), grad)
     assert "aten.bmm.default" in operators and not operators & SCATTERS, operators & SCATTERS
     torch.testing.assert_close(out, want_out)
     torch.testing.assert_close(got, want)
