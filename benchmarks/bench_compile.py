@@ -9,7 +9,8 @@ call, so the program reads the constants instead of building them at every call.
 In one process, with the same initial weights for both networks:
 
 1. the compile time: the first training step of ``torch.compile`` of a copy of each network, the
-   plain one first, with the compilers' on-disk caches off, so that each compile does all its
+   plain one first, with the compilers' on-disk caches off and inductor's directory a new, empty
+   one (where it keeps the C++ kernels it built, by their source), so that each compile does all its
    work (once each: compiling takes minutes on a loaded machine; the load is recorded), on the
    wall clock and in CPU time, the ratios, and how many graphs Dynamo captured (one: no graph
    break);
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import platform
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,9 +92,12 @@ def main() -> None:
         parser.error("--batch and --repeats must be at least 1")
     if args.threads:
         torch.set_num_threads(args.threads)
-    # every compile does its whole work: the compilers' caches on disk are off
+    # every compile does its whole work: the compilers' caches on disk are off, and the C++ kernels
+    # built by an earlier run are not found
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
+    kernels = tempfile.TemporaryDirectory(prefix="bench_compile_inductor_")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = kernels.name
     start, cpu = time.time(), cpu_info()  # the load average before the run
     g = torch.Generator().manual_seed(0)
     images, labels = torch.randn(args.batch, 3, 32, 32, generator=g), torch.randint(0, 10, (args.batch,), generator=g)
@@ -118,7 +124,8 @@ def main() -> None:
                   "train_step": "forward + cross-entropy + backward + SGD(momentum) step; model.compile() "
                                 "(inductor), the optimizer step eager",
                   "compile": "first training step of torch.compile(copy), plain network first, "
-                             "inductor's FX graph and autograd caches off", "device": device_name("cpu"), "cpu": cpu,
+                             "inductor's FX graph and autograd caches off, its directory new and empty",
+                  "device": device_name("cpu"), "cpu": cpu,
                   "python": platform.python_version(), "repeats": args.repeats,
                   "threads": torch.get_num_threads()},
         "compile_s": compile_s,
@@ -142,6 +149,7 @@ def main() -> None:
         print(f"compiled step / eager step, {name}: {ratio:.2f}")
     experiment = provenance("bench_compile", f"batch{args.batch}", 0, None, time.time() - start, "cpu")
     print(f"written {save_results(args.out, experiment, results)}")
+    kernels.cleanup()
 
 
 if __name__ == "__main__":

@@ -253,14 +253,6 @@ def _chunks(frequencies: int, frequencies_per_chunk: int | None) -> list[slice]:
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def _into(op, *args, out: torch.Tensor, compiling: bool) -> torch.Tensor:
-    """``op(*args, out=out)``, written in place into a view such as one plane of a chunk;
-    while ``compiling`` (Dynamo takes no ``out=`` that is not contiguous) ``out.copy_(op(*args))``."""
-    if compiling:
-        return out.copy_(op(*args))
-    return op(*args, out=out)
-
-
 def _planes_forward(t: torch.Tensor, cols: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Real ``(N, C, a, b)`` → ``(K, 2 L_0, N C)``: the per-column transform ``cols``
     ``(2K, b)`` computed transposed, as ``(2K, N C a)`` (real planes above imaginary ones),
@@ -279,10 +271,13 @@ def _planes_backward(spectrum: torch.Tensor, rows: torch.Tensor, cols: torch.Ten
     one product with ``cols`` ``(2K, b)``."""
     _, k, l2, a = rows.shape
     nc = spectrum[0].numel() // 2
-    columns = spectrum.new_empty(2, k, nc, a)
     transposed = spectrum.view(k, l2, nc).transpose(1, 2)
-    for plane in range(2):
-        torch.bmm(transposed, rows[plane], out=columns[plane])
+    if torch.compiler.is_dynamo_compiling():  # no writes into views: see FrequencyDomainConvNorm
+        columns = torch.stack([torch.bmm(transposed, rows[plane]) for plane in range(2)])
+    else:
+        columns = spectrum.new_empty(2, k, nc, a)
+        for plane in range(2):
+            torch.bmm(transposed, rows[plane], out=columns[plane])
     return (columns.view(2 * k, nc * a).T @ cols).view(shape)
 
 
@@ -303,6 +298,34 @@ def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants)
     return _planes_backward(z_all, constants.out_rows, constants.out_cols, (n, c, o0, o1))
 
 
+def _with_repeats(z: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """``(F_d, 2N, C)`` planar at the distinct frequencies → ``(F, 2N, C)`` in the layout's order,
+    each repeated frequency its mirror's conjugate: :func:`_inverse_transform`'s filling in,
+    without writing into a view (the repeats lie before and after the distinct ones)."""
+    layout = constants.layout
+    start = layout.distinct.start
+    if layout.repeats.numel() == 0:
+        return z
+    mirrored = _conjugate(z.view(z.shape[0], 2, -1).index_select(0, layout.mirrors - start)).view(-1, *z.shape[1:])
+    return torch.cat([mirrored[:start], z, mirrored[start:]])
+
+
+def _conjugate(planes: torch.Tensor) -> torch.Tensor:
+    """``(F, 2, ·)`` planar (real, imaginary) → its conjugate."""
+    return torch.cat([planes[:, :1], -planes[:, 1:]], 1)
+
+
+def _inverse_transform_functional(z: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+    """:func:`_inverse_transform` of the distinct frequencies ``z`` ``(F_d, 2N, C)`` alone,
+    without writing into a view (the compiled form)."""
+    _, n2, c = z.shape
+    n = n2 // 2
+    o0, o1 = constants.out_rows.shape[-1], constants.out_cols.shape[1]
+    if constants.out_dense is not None:
+        return (z.reshape(constants.out_dense.shape[0], n * c).T @ constants.out_dense).view(n, c, o0, o1)
+    return _planes_backward(_with_repeats(z, constants), constants.out_rows, constants.out_cols, (n, c, o0, o1))
+
+
 def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
     """Adjoint of :func:`_inverse_transform`: ``(N, C, O_0, O_1)`` → ``(F_d, 2N, C)`` planar
     (the gradients of the real parts above those of the imaginary parts)."""
@@ -314,6 +337,10 @@ def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainCon
     grad_z = _planes_forward(grad, constants.out_cols, constants.out_rows)              # (K, 2 L_0, N C)
     frequencies = layout.grid.numel()
     planes = grad_z.view(frequencies, 2, n * c)
+    if torch.compiler.is_dynamo_compiling():  # no writes into views: see FrequencyDomainConvNorm
+        folded = planes[layout.distinct].index_add(0, layout.mirrors - layout.distinct.start,
+                                                   _conjugate(planes.index_select(0, layout.repeats)))
+        return folded.view(-1, 2 * n, c)
     planes[:, 0].index_add_(0, layout.mirrors, planes[layout.repeats, 0])   # the repeats are conj(mirrors)
     planes[:, 1].index_add_(0, layout.mirrors, planes[layout.repeats, 1], alpha=-1)
     return grad_z.view(frequencies, 2 * n, c)[layout.distinct]
@@ -331,6 +358,74 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
     return _planes_backward(grad_all, constants.in_rows, constants.in_cols, (n, c, *size))
 
 
+def _kernel_spectra(constants: FrequencyDomainConstants, part: slice, weight_t: torch.Tensor,
+                    c_in: int) -> torch.Tensor:
+    """``(f, 2 C_out, C_in)``: :math:`[A_r; A_i]` at the ``f`` distinct frequencies ``part``, from
+    the weights ``weight_t`` ``(taps, C_out C_in)``."""
+    return (constants.weight_basis[:, 2 * part.start:2 * part.stop].T @ weight_t).view(part.stop - part.start, -1,
+                                                                                        c_in)
+
+
+def _products_functional(stacked: torch.Tensor, weight_t: torch.Tensor, multiplier: torch.Tensor,
+                         constants: FrequencyDomainConstants) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The compiled form of the forward pass's products: :math:`U = X A^\top` and :math:`Z = M U`,
+    ``(F_d, 2N, C_out)`` each, planar, chunk by chunk, joined by ``torch.cat`` instead of written
+    into views of shared buffers."""
+    n = stacked.shape[1] // 2
+    c_out = multiplier.shape[-1]
+    us, zs = [], []
+    for part in constants.chunks:
+        a = _kernel_spectra(constants, part, weight_t, stacked.shape[2])
+        r = torch.bmm(stacked[part], a.transpose(1, 2))                                  # (f, 2N, 2C_out)
+        u_r = r[:, :n, :c_out] - r[:, n:, c_out:]
+        u_i = r[:, :n, c_out:] + r[:, n:, :c_out]
+        m_r, m_i = multiplier[part, 0], multiplier[part, 1]
+        us.append(torch.cat([u_r, u_i], 1))
+        zs.append(torch.cat([u_r * m_r - u_i * m_i, u_i * m_r + u_r * m_i], 1))
+    return torch.cat(us), torch.cat(zs)
+
+
+def _products_adjoint_functional(ctx, grad_z: torch.Tensor, stacked: torch.Tensor, u: torch.Tensor,
+                                 weight: torch.Tensor, weight_t: torch.Tensor, affine_weight: torch.Tensor,
+                                 v_hat: torch.Tensor, multiplier: torch.Tensor) -> tuple:
+    """The compiled form of :meth:`FrequencyDomainConvNorm.backward` after the output gradient's
+    transform ``grad_z``: the same products, chunk by chunk, joined by ``torch.cat`` instead of
+    written into views of shared buffers."""
+    constants = ctx.constants
+    layout = constants.layout
+    n2, c_in = stacked.shape[1:]
+    n, c_out = n2 // 2, weight.shape[0]
+    grad_stacked, grad_multiplier = [], []
+    grad_weight = None
+    for part in constants.chunks:
+        f = part.stop - part.start
+        dz_r, dz_i, m_r, m_i = grad_z[part, :n], grad_z[part, n:], multiplier[part, 0], multiplier[part, 1]
+        if ctx.needs_input_grad[2]:  # dM = sum_n dZ conj(U)
+            u_r, u_i = u[part, :n], u[part, n:]
+            grad_multiplier.append(torch.stack([(grad_z[part] * u[part]).sum(1), (dz_i * u_r - dz_r * u_i).sum(1)], 1))
+        du_r, du_i = dz_r * m_r + dz_i * m_i, dz_i * m_r - dz_r * m_i                     # dU = conj(M) dZ
+        w = torch.cat([torch.cat([du_r, du_i], 2), torch.cat([du_i, -du_r], 2)], 1)       # (f, 2N, 2C_out)
+        if ctx.needs_input_grad[0]:
+            grad_stacked.append(torch.bmm(w, _kernel_spectra(constants, part, weight_t, c_in)))
+        if ctx.needs_input_grad[1]:
+            term = constants.weight_basis[:, 2 * part.start:2 * part.stop] @ torch.bmm(w.transpose(1, 2),
+                                                                                        stacked[part]).view(2 * f, -1)
+            grad_weight = term if grad_weight is None else grad_weight + term
+    grad_x = grad_w = grad_affine = None
+    if ctx.needs_input_grad[0]:  # the repeated frequencies of X were not used: zero gradient
+        distinct = torch.cat(grad_stacked)
+        grad_all = torch.cat([distinct.new_zeros(layout.distinct.start, n2, c_in), distinct,
+                              distinct.new_zeros(layout.grid.numel() - layout.distinct.stop, n2, c_in)])
+        grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
+    if grad_weight is not None:
+        grad_w = grad_weight.T.reshape(weight.shape)
+    if grad_multiplier:  # d rho = Re(conj(basis) v-hat dM)
+        grad_spectrum = torch.cat(grad_multiplier) * v_hat.permute(1, 2, 0)
+        grad_affine = (grad_spectrum.permute(2, 0, 1).reshape(c_out, -1) @ constants.affine_basis.T).reshape(
+            affine_weight.shape)
+    return grad_x, grad_w, grad_affine, None
+
+
 class FrequencyDomainConvNorm(torch.autograd.Function):
     r"""``z = sample(F^{-1}[M ⊙ (X A^T)])``, see the module docstring.
 
@@ -342,6 +437,16 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
     frequency ``(2N, C)``, the real parts of the N samples above their imaginary parts. The
     kernel spectra of a chunk are built into one buffer and its products into another, both
     reused by every chunk (``out=``), so the chunk loop allocates nothing.
+
+    Under ``torch.compile`` the same products are written without a write into a view
+    (:func:`_products_functional`, :func:`_products_adjoint_functional`, the repeated frequencies
+    by :func:`_with_repeats`): each chunk's parts joined by ``torch.cat``. Traced as written
+    for eager, every ``out=`` or ``copy_`` into a slice of a shared buffer and every ``index_put``
+    on one becomes a ``slice_scatter`` of the whole buffer, each reading the one before, which
+    inductor inlines into one another: scalar C++ loops of nested conditionals and integer
+    divisions, whose code and compile time grow with every write (``benchmarks/bench_compile.py``'s
+    training step then compiled in many times a plain network's time and ran slower than eager on a
+    CPU). Compiled, the buffers are the compiler's business anyway.
     """
 
     @staticmethod
@@ -359,38 +464,37 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
                                                                                     c_in)[layout.distinct]
         frequencies = stacked.shape[0]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        u = x.new_empty(frequencies, 2 * n, c_out)                                        # [U_r; U_i], U = X A^T
         affine = (affine_weight.reshape(c_out, -1) @ constants.affine_basis).view(c_out, frequencies, 2)
         v_hat = v_hat.reshape(c_out, -1)[:, constants.distinct_grid, None]                # (C_out, F_d, 1)
         multiplier = v_hat * affine                                                       # M, (C_out, F_d, 2)
         multiplier = multiplier.permute(1, 2, 0).unsqueeze(2).contiguous()                # (F_d, 2, 1, C_out)
-        z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
-        z = z_all[layout.distinct]                                                        # [Z_r; Z_i], Z = M U
-        f_max = constants.largest_chunk
-        spectra, products = x.new_empty(f_max * 2 * c_out * c_in), x.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
-        for part in constants.chunks:
-            f = part.stop - part.start
-            a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
-                         out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
-            # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
-            r = torch.bmm(stacked[part], a.transpose(1, 2), out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
-            u_r, u_i, m_r, m_i = u[part, :n], u[part, n:], multiplier[part, 0], multiplier[part, 1]
-            if compiling:  # Dynamo takes no out= that is not contiguous
-                u_r.copy_(r[:, :n, :c_out] - r[:, n:, c_out:])
-                u_i.copy_(r[:, :n, c_out:] + r[:, n:, :c_out])
-                z[part, :n].copy_(u_r * m_r).addcmul_(u_i, m_i, value=-1)
-                z[part, n:].copy_(u_i * m_r).addcmul_(u_r, m_i)
-            else:
+        if torch.compiler.is_dynamo_compiling():  # no writes into views: see the class docstring
+            u, z = _products_functional(stacked, weight_t, multiplier, constants)
+            out = _inverse_transform_functional(z, constants)
+        else:
+            u = x.new_empty(frequencies, 2 * n, c_out)                                    # [U_r; U_i], U = X A^T
+            z_all = x.new_empty(layout.grid.numel(), 2 * n, c_out)
+            z = z_all[layout.distinct]                                                    # [Z_r; Z_i], Z = M U
+            f_max = constants.largest_chunk
+            spectra, products = x.new_empty(f_max * 2 * c_out * c_in), x.new_empty(f_max * 4 * n * c_out)
+            for part in constants.chunks:
+                f = part.stop - part.start
+                a = torch.mm(constants.weight_basis[:, 2 * part.start:2 * part.stop].T, weight_t,
+                             out=spectra[:2 * f * c_out * c_in].view(2 * f, -1)).view(f, 2 * c_out, c_in)
+                # [X_r; X_i] [A_r; A_i]^T, (f, 2N, 2C_out)
+                r = torch.bmm(stacked[part], a.transpose(1, 2),
+                              out=products[:f * 4 * n * c_out].view(f, 2 * n, 2 * c_out))
+                u_r, u_i, m_r, m_i = u[part, :n], u[part, n:], multiplier[part, 0], multiplier[part, 1]
                 torch.sub(r[:, :n, :c_out], r[:, n:, c_out:], out=u_r)  # U_r = X_r A_r^T - X_i A_i^T
                 torch.add(r[:, :n, c_out:], r[:, n:, :c_out], out=u_i)  # U_i = X_r A_i^T + X_i A_r^T
                 torch.mul(u_r, m_r, out=z[part, :n]).addcmul_(u_i, m_i, value=-1)  # while the chunk is in cache
                 torch.mul(u_i, m_r, out=z[part, n:]).addcmul_(u_r, m_i)
+            out = _inverse_transform(z_all, constants)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(stacked, u, weight, affine_weight, v_hat, multiplier)
             ctx.constants = constants
             ctx.size = (n0, n1)
-        return _inverse_transform(z_all, constants)
+        return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -402,6 +506,9 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         n, c_out = n2 // 2, weight.shape[0]
         grad_z = _inverse_transform_adjoint(grad, constants)                              # [dZ_r; dZ_i]
         weight_t = weight.reshape(c_out * c_in, -1).T
+        if torch.compiler.is_dynamo_compiling():  # no writes into views: see the class docstring
+            return _products_adjoint_functional(ctx, grad_z, stacked, u, weight, weight_t, affine_weight, v_hat,
+                                                multiplier)
         grad_all = grad_stacked = None
         if ctx.needs_input_grad[0]:  # the repeated frequencies of X were not used: zero gradient
             grad_all = stacked.new_empty(layout.grid.numel(), n2, c_in)
@@ -412,7 +519,6 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         grad_multiplier = multiplier.new_empty(frequencies, 2, c_out) if ctx.needs_input_grad[2] else None
         f_max = constants.largest_chunk
         spectra, blocks = stacked.new_empty(f_max * 2 * c_out * c_in), stacked.new_empty(f_max * 4 * n * c_out)
-        compiling = torch.compiler.is_dynamo_compiling()  # one Python frame, not two
         for part in constants.chunks:
             f = part.stop - part.start
             basis = constants.weight_basis[:, 2 * part.start:2 * part.stop]
@@ -420,17 +526,16 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
             dz_r, dz_i, m_r, m_i = grad_z[part, :n], grad_z[part, n:], multiplier[part, 0], multiplier[part, 1]
             if grad_multiplier is not None:  # dM = sum_n dZ conj(U), while the chunk is in cache (w as scratch)
                 u_r, u_i = u[part, :n], u[part, n:]
-                products = _into(torch.mul, grad_z[part], u[part], out=w[:, :, :c_out], compiling=compiling)
-                _into(torch.sum, products, 1, out=grad_multiplier[part, 0], compiling=compiling)
-                products = _into(torch.mul, dz_i, u_r, out=w[:, :n, c_out:], compiling=compiling)
-                _into(torch.sum, products.addcmul_(dz_r, u_i, value=-1), 1, out=grad_multiplier[part, 1],
-                      compiling=compiling)
+                products = torch.mul(grad_z[part], u[part], out=w[:, :, :c_out])
+                torch.sum(products, 1, out=grad_multiplier[part, 0])
+                products = torch.mul(dz_i, u_r, out=w[:, :n, c_out:])
+                torch.sum(products.addcmul_(dz_r, u_i, value=-1), 1, out=grad_multiplier[part, 1])
             # W = [[dU_r, dU_i], [dU_i, -dU_r]] with dU = conj(M) dZ:
             # [dX_r; dX_i] = W [A_r; A_i], [dA_r; dA_i] = W^T [X_r; X_i]
-            _into(torch.mul, dz_r, m_r, out=w[:, :n, :c_out], compiling=compiling).addcmul_(dz_i, m_i)
-            _into(torch.mul, dz_i, m_r, out=w[:, :n, c_out:], compiling=compiling).addcmul_(dz_r, m_i, value=-1)
+            torch.mul(dz_r, m_r, out=w[:, :n, :c_out]).addcmul_(dz_i, m_i)
+            torch.mul(dz_i, m_r, out=w[:, :n, c_out:]).addcmul_(dz_r, m_i, value=-1)
             w[:, n:, :c_out].copy_(w[:, :n, c_out:])
-            _into(torch.neg, w[:, :n, :c_out], out=w[:, n:, c_out:], compiling=compiling)
+            torch.neg(w[:, :n, :c_out], out=w[:, n:, c_out:])
             a = spectra[:2 * f * c_out * c_in].view(f, 2 * c_out, c_in)
             if grad_stacked is not None:
                 torch.mm(basis.T, weight_t, out=a.view(2 * f, -1))
