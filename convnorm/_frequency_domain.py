@@ -265,14 +265,15 @@ def _planes_forward(t: torch.Tensor, cols: torch.Tensor, rows: torch.Tensor) -> 
 
 
 def _planes_backward(spectrum: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
-                     shape: tuple[int, ...]) -> torch.Tensor:
+                     shape: tuple[int, ...], functional: bool) -> torch.Tensor:
     """The transpose of :func:`_planes_forward`'s map: ``(F, 2N, C)`` in the layout's order →
     real ``shape`` ``(N, C, a, b)``, one ``bmm`` per plane writing the column spectra, then
-    one product with ``cols`` ``(2K, b)``."""
+    one product with ``cols`` ``(2K, b)``; ``functional``: without writing into a view (the
+    compiled form; the caller knows which form it is in, so the check is not repeated here)."""
     _, k, l2, a = rows.shape
     nc = spectrum[0].numel() // 2
     transposed = spectrum.view(k, l2, nc).transpose(1, 2)
-    if torch.compiler.is_dynamo_compiling():  # no writes into views: see FrequencyDomainConvNorm
+    if functional:  # no writes into views: see FrequencyDomainConvNorm
         columns = torch.stack([torch.bmm(transposed, rows[plane]) for plane in range(2)])
     else:
         columns = spectrum.new_empty(2, k, nc, a)
@@ -295,7 +296,7 @@ def _inverse_transform(z_all: torch.Tensor, constants: FrequencyDomainConstants)
     planes = z_all.view(z_all.shape[0], 2, n * c)
     planes[layout.repeats, 0] = planes[layout.mirrors, 0]
     planes[layout.repeats, 1] = -planes[layout.mirrors, 1]
-    return _planes_backward(z_all, constants.out_rows, constants.out_cols, (n, c, o0, o1))
+    return _planes_backward(z_all, constants.out_rows, constants.out_cols, (n, c, o0, o1), functional=False)
 
 
 def _with_repeats(z: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
@@ -323,12 +324,15 @@ def _inverse_transform_functional(z: torch.Tensor, constants: FrequencyDomainCon
     o0, o1 = constants.out_rows.shape[-1], constants.out_cols.shape[1]
     if constants.out_dense is not None:
         return (z.reshape(constants.out_dense.shape[0], n * c).T @ constants.out_dense).view(n, c, o0, o1)
-    return _planes_backward(_with_repeats(z, constants), constants.out_rows, constants.out_cols, (n, c, o0, o1))
+    return _planes_backward(_with_repeats(z, constants), constants.out_rows, constants.out_cols, (n, c, o0, o1),
+                            functional=True)
 
 
-def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants) -> torch.Tensor:
+def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainConstants,
+                               functional: bool) -> torch.Tensor:
     """Adjoint of :func:`_inverse_transform`: ``(N, C, O_0, O_1)`` → ``(F_d, 2N, C)`` planar
-    (the gradients of the real parts above those of the imaginary parts)."""
+    (the gradients of the real parts above those of the imaginary parts); ``functional``: without
+    writing into a view (the compiled form)."""
     layout = constants.layout
     n, c = grad.shape[:2]
     if constants.out_dense is not None:
@@ -337,7 +341,7 @@ def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainCon
     grad_z = _planes_forward(grad, constants.out_cols, constants.out_rows)              # (K, 2 L_0, N C)
     frequencies = layout.grid.numel()
     planes = grad_z.view(frequencies, 2, n * c)
-    if torch.compiler.is_dynamo_compiling():  # no writes into views: see FrequencyDomainConvNorm
+    if functional:  # no writes into views: see FrequencyDomainConvNorm
         folded = planes[layout.distinct].index_add(0, layout.mirrors - layout.distinct.start,
                                                    _conjugate(planes.index_select(0, layout.repeats)))
         return folded.view(-1, 2 * n, c)
@@ -347,7 +351,7 @@ def _inverse_transform_adjoint(grad: torch.Tensor, constants: FrequencyDomainCon
 
 
 def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomainConstants,
-                              size: tuple[int, int]) -> torch.Tensor:
+                              size: tuple[int, int], functional: bool) -> torch.Tensor:
     """Adjoint of :func:`_stacked_spectrum`: ``(F, 2N, C)`` in the layout's order, zero at the
     repeated frequencies (which :func:`_stacked_spectrum` does not return) → ``(N, C, n_0, n_1)``."""
     _, n2, c = grad_all.shape
@@ -355,7 +359,7 @@ def _stacked_spectrum_adjoint(grad_all: torch.Tensor, constants: FrequencyDomain
     if constants.in_dense is not None:
         rows = constants.in_dense.shape[0]
         return (grad_all[constants.layout.distinct].view(rows, n * c).T @ constants.in_dense).view(n, c, *size)
-    return _planes_backward(grad_all, constants.in_rows, constants.in_cols, (n, c, *size))
+    return _planes_backward(grad_all, constants.in_rows, constants.in_cols, (n, c, *size), functional)
 
 
 def _kernel_spectra(constants: FrequencyDomainConstants, part: slice, weight_t: torch.Tensor,
@@ -416,7 +420,7 @@ def _products_adjoint_functional(ctx, grad_z: torch.Tensor, stacked: torch.Tenso
         distinct = torch.cat(grad_stacked)
         grad_all = torch.cat([distinct.new_zeros(layout.distinct.start, n2, c_in), distinct,
                               distinct.new_zeros(layout.grid.numel() - layout.distinct.stop, n2, c_in)])
-        grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
+        grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size, functional=True)
     if grad_weight is not None:
         grad_w = grad_weight.T.reshape(weight.shape)
     if grad_multiplier:  # d rho = Re(conj(basis) v-hat dM)
@@ -504,9 +508,10 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
         layout = constants.layout
         frequencies, n2, c_in = stacked.shape
         n, c_out = n2 // 2, weight.shape[0]
-        grad_z = _inverse_transform_adjoint(grad, constants)                              # [dZ_r; dZ_i]
+        compiling = torch.compiler.is_dynamo_compiling()  # no writes into views: see the class docstring
+        grad_z = _inverse_transform_adjoint(grad, constants, compiling)                   # [dZ_r; dZ_i]
         weight_t = weight.reshape(c_out * c_in, -1).T
-        if torch.compiler.is_dynamo_compiling():  # no writes into views: see the class docstring
+        if compiling:
             return _products_adjoint_functional(ctx, grad_z, stacked, u, weight, weight_t, affine_weight, v_hat,
                                                 multiplier)
         grad_all = grad_stacked = None
@@ -544,7 +549,7 @@ class FrequencyDomainConvNorm(torch.autograd.Function):
                 grad_weight.addmm_(basis, torch.bmm(w.transpose(1, 2), stacked[part], out=a).view(2 * f, -1))
         grad_x = grad_w = grad_affine = None
         if grad_all is not None:
-            grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size)
+            grad_x = _stacked_spectrum_adjoint(grad_all, constants, ctx.size, functional=False)
         if ctx.needs_input_grad[1]:
             grad_w = grad_weight.T.reshape(weight.shape)
         if grad_multiplier is not None:  # d rho = Re(conj(basis) v-hat dM)
